@@ -1,0 +1,211 @@
+/*
+ * rdlock.h - distributed mutexes and read-write locks on Redis, shaped like
+ * pthreads.
+ *
+ * Every function returns 0 on success or a positive errno value (never -1
+ * with errno set), exactly as pthread_mutex_lock(3) does.  On failure the
+ * objects passed in are left as they were unless the comment says otherwise.
+ *
+ * One name is one lock with two modes: rdlock_lock() and rdrwlock_wrlock()
+ * take it exclusively, rdrwlock_rdlock() shares it.  A service using
+ * rdlock_t, another using rdrwlock_t and a shell script using rdlock(1) on
+ * the same name all exclude each other.
+ *
+ * Thread safety: every function may be called from any thread.  One
+ * rdlock_t may be used by many threads; they contend with each other as
+ * they contend with other processes.  The owner of a hold is the calling
+ * thread of one client.
+ */
+#ifndef RDLOCK_H
+#define RDLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RDLOCK_VERSION_MAJOR 0
+#define RDLOCK_VERSION_MINOR 1
+#define RDLOCK_VERSION_PATCH 0
+
+#if defined(RDLOCK_BUILDING) && defined(__GNUC__)
+#define RDLOCK_API __attribute__((visibility("default")))
+#else
+#define RDLOCK_API
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Clients and configuration (SPEC section 3)                          */
+/* ------------------------------------------------------------------ */
+
+/* A client owns its Redis connections and one background (watchdog and
+ * wake-up) thread.  It is safe to share between threads. */
+typedef struct rdlock_client rdlock_client_t;
+
+/* Open a client from the ini file at ini_path; NULL searches $RDLOCK_CONF,
+ * then $(sysconfdir)/rdlock.ini, then uses built-in defaults.  Tries to
+ * connect once: an unreachable server is not an error unless
+ * [lock] fail_fast = yes.
+ * Returns 0 and sets *client, or:
+ *   EINVAL  client is NULL, or the file has a bad section, key or value
+ *           (each reported through the log hook)
+ *   ENOENT  the named file (or password_file) does not exist
+ *   EACCES  Redis refused authentication, or password_file is unreadable
+ *   EIO     Redis unreachable and fail_fast = yes
+ *   ENOMEM  out of memory
+ * On failure *client is left untouched. */
+RDLOCK_API int rdlock_client_open(rdlock_client_t **client, const char *ini_path);
+
+/* Stop the client's thread, close its connections and free it.
+ *   EINVAL  client is NULL
+ *   EBUSY   a lock initialised on this client is not destroyed yet; the
+ *           client stays open and usable. */
+RDLOCK_API int rdlock_client_close(rdlock_client_t *client);
+
+enum { RDLOCK_LOG_ERROR, RDLOCK_LOG_WARN, RDLOCK_LOG_INFO, RDLOCK_LOG_DEBUG };
+typedef void (*rdlock_log_fn)(int level, const char *msg, void *arg);
+
+/* Route the library's log lines to fn (NULL restores the default: one line
+ * to stderr for ERROR and WARN).  fn may be called from any thread,
+ * including the background thread; it must not call back into rdlock. */
+RDLOCK_API void rdlock_set_logger(rdlock_log_fn fn, void *arg);
+
+/* Text for every code the library returns; never NULL. */
+RDLOCK_API const char *rdlock_strerror(int code);
+
+/* "MAJOR.MINOR.PATCH" of the library actually linked. */
+RDLOCK_API const char *rdlock_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Attributes (SPEC section 4)                                         */
+/* ------------------------------------------------------------------ */
+
+enum {
+    RDLOCK_ERRORCHECK = 2,
+    RDLOCK_RECURSIVE = 1,
+    /* A distributed self-deadlock is never useful: NORMAL and DEFAULT
+     * are error-checking. */
+    RDLOCK_NORMAL = RDLOCK_ERRORCHECK,
+    RDLOCK_DEFAULT = RDLOCK_ERRORCHECK
+};
+
+enum { RDLOCK_STALLED = 0, RDLOCK_ROBUST = 1 };
+
+typedef void (*rdlock_lost_fn)(const char *name, void *arg);
+
+/* Fields are private; the size is ABI. */
+typedef struct rdlock_attr {
+    unsigned int __magic;
+    int __type;
+    unsigned int __lease_ms;
+    int __watchdog; /* -1 = from config */
+    int __robust;
+    rdlock_client_t *__client;
+    rdlock_lost_fn __lostcb;
+    void *__lostarg;
+    void *__reserved[4];
+} rdlock_attr_t;
+
+/* All return EINVAL for a NULL or uninitialised attribute object or an
+ * out-of-range value, leaving it unchanged. */
+RDLOCK_API int rdlock_attr_init(rdlock_attr_t *a);
+RDLOCK_API int rdlock_attr_destroy(rdlock_attr_t *a);
+RDLOCK_API int rdlock_attr_settype(rdlock_attr_t *a, int type);
+RDLOCK_API int rdlock_attr_gettype(const rdlock_attr_t *a, int *type);
+/* lease_ms: 0 = from config, else 10..86400000. */
+RDLOCK_API int rdlock_attr_setlease(rdlock_attr_t *a, unsigned lease_ms);
+RDLOCK_API int rdlock_attr_setwatchdog(rdlock_attr_t *a, int enabled);
+/* c = NULL: the process default client. */
+RDLOCK_API int rdlock_attr_setclient(rdlock_attr_t *a, rdlock_client_t *c);
+/* fn runs once, on the client's background thread, when a hold taken with
+ * these attributes is found lost. */
+RDLOCK_API int rdlock_attr_setlostcb(rdlock_attr_t *a, rdlock_lost_fn fn, void *arg);
+/* RDLOCK_STALLED (default) or RDLOCK_ROBUST.  Robust locks are not
+ * implemented yet: RDLOCK_ROBUST gives EINVAL. */
+RDLOCK_API int rdlock_attr_setrobust(rdlock_attr_t *a, int robust);
+RDLOCK_API int rdlock_attr_getrobust(const rdlock_attr_t *a, int *robust);
+
+/* ------------------------------------------------------------------ */
+/* Mutex (SPEC section 5)                                              */
+/* ------------------------------------------------------------------ */
+
+/* Fields are private.  The size is ABI because RDLOCK_INITIALIZER puts an
+ * rdlock_t in static storage. */
+typedef struct rdlock {
+    unsigned int __magic;
+    const char *__static_name;
+    void *__impl;
+    void *__reserved[5];
+} rdlock_t;
+
+#define RDLOCK__STATIC_MAGIC 0x52444c53u /* "RDLS" */
+#define RDLOCK__MAGIC 0x52444c4du        /* "RDLM" */
+#define RDRWLOCK__MAGIC 0x52445257u      /* "RDRW" */
+
+/* Static initialisation with the process default client and default
+ * attributes; the lock is initialised on first use, safely under races.
+ * name must be a string that outlives the lock (a literal). */
+#define RDLOCK_INITIALIZER(name) { RDLOCK__STATIC_MAGIC, (name), 0, { 0 } }
+
+/* Names are 1 to 512 bytes, any bytes but NUL.  init does no network I/O.
+ *   EINVAL  m or name NULL, name empty or longer than 512 bytes, a invalid
+ *           or RDLOCK_ROBUST
+ *   ENOMEM  out of memory */
+RDLOCK_API int rdlock_init(rdlock_t *m, const char *name, const rdlock_attr_t *a);
+
+/*   EINVAL  m NULL or not initialised
+ *   EBUSY   a thread of this process holds it through this handle */
+RDLOCK_API int rdlock_destroy(rdlock_t *m);
+
+/* Blocks until held.  Returns 0, or:
+ *   EINVAL  m not initialised, or the default client's config is bad
+ *   EDEADLK the caller holds it already (error-checking type)
+ *   EAGAIN  the recursion count would pass 2^31-1
+ *   EACCES  Redis refused authentication
+ *   EIO     only with [lock] fail_fast = yes: Redis unreachable
+ *   ENOMEM  out of memory
+ * While Redis is unreachable it reconnects with backoff and keeps waiting. */
+RDLOCK_API int rdlock_lock(rdlock_t *m);
+
+/* As rdlock_lock but never waits: EBUSY if another owner holds it (or the
+ * caller does, error-checking type); EIO after command_retries. */
+RDLOCK_API int rdlock_trylock(rdlock_t *m);
+
+/* As rdlock_lock with an absolute CLOCK_REALTIME deadline: ETIMEDOUT when
+ * it passes with the lock held by others, EIO when it passes with Redis
+ * unreachable.  A past deadline on a free lock still acquires.  EINVAL if
+ * abstime is NULL or tv_nsec is outside [0, 1e9), checked first. */
+RDLOCK_API int rdlock_timedlock(rdlock_t *m, const struct timespec *abstime);
+
+/* As rdlock_timedlock on clock CLOCK_REALTIME or CLOCK_MONOTONIC; any
+ * other clock is EINVAL. */
+RDLOCK_API int rdlock_clocklock(rdlock_t *m, clockid_t clock, const struct timespec *abstime);
+
+/* Release one level of the caller's hold.  Inner unlocks of a recursive
+ * hold are local and return 0.  The final one returns:
+ *   0       released
+ *   ENOLCK  the lease had been lost before this unlock (expired, taken
+ *           over or deleted): the critical section was not protected to
+ *           its end.  The whole local hold is cleared.
+ *   EPERM   the caller does not hold it (or holds it through rdrwlock_t)
+ *   EINVAL  m not initialised
+ *   EIO     Redis unreachable after command_retries; the hold stays
+ *           recorded and renewed, so unlock may be called again. */
+RDLOCK_API int rdlock_unlock(rdlock_t *m);
+
+/* Robust locks: not implemented yet, always EINVAL. */
+RDLOCK_API int rdlock_consistent(rdlock_t *m);
+
+/* The fencing token of the caller's hold: strictly increasing across all
+ * holders of the name.  EPERM unless the caller holds it; EINVAL for NULL. */
+RDLOCK_API int rdlock_fencing_token(rdlock_t *m, uint64_t *token);
+
+/* The caller's recursion depth, 0 if it does not hold it. */
+RDLOCK_API int rdlock_holdcount(rdlock_t *m, unsigned *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RDLOCK_H */

@@ -1,0 +1,408 @@
+/* client.c - clients, their connection pool, the process default client
+ * and fork() handling.  See client.h. */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "events.h"
+#include "handle.h"
+#include "hold.h"
+#include "log.h"
+#include "timeutil.h"
+
+#ifndef RDLOCK_SYSCONFDIR
+#define RDLOCK_SYSCONFDIR "/etc"
+#endif
+
+#define RDL_POOL_MAX 16
+
+/* Lock order: default_mu -> registry_mu -> client mu.  The fork handlers
+ * take them all in that order so that the child never inherits a mutex
+ * locked by a thread that does not exist there. */
+static pthread_mutex_t default_mu = PTHREAD_MUTEX_INITIALIZER;
+static rdlock_client_t *default_client;
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static rdlock_client_t *registry;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* ---------------------------------------------------------------- ids */
+
+static unsigned thread_counter;
+static __thread unsigned thread_no;
+
+unsigned rdl_thread_no(void)
+{
+    if (thread_no == 0)
+        thread_no = __atomic_add_fetch(&thread_counter, 1, __ATOMIC_RELAXED);
+    return thread_no;
+}
+
+size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf)
+{
+    return (size_t)snprintf(buf, RDL_OWNER_MAX, "%s:%u", c->id, thread);
+}
+
+static int new_id(char *hex)
+{
+    unsigned char b[16];
+    size_t got = 0;
+    int i;
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rdl_log(RDLOCK_LOG_ERROR, "getrandom failed: %s", strerror(errno));
+            return EIO;
+        }
+        got += (size_t)n;
+    }
+    for (i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- fork */
+
+static void atfork_prepare(void)
+{
+    rdlock_client_t *c;
+    RDL_CHECK(pthread_mutex_lock(&default_mu));
+    RDL_CHECK(pthread_mutex_lock(&registry_mu));
+    for (c = registry; c != NULL; c = c->reg_next)
+        RDL_LOCK(c);
+}
+
+static void atfork_parent(void)
+{
+    rdlock_client_t *c;
+    for (c = registry; c != NULL; c = c->reg_next)
+        RDL_UNLOCK(c);
+    RDL_CHECK(pthread_mutex_unlock(&registry_mu));
+    RDL_CHECK(pthread_mutex_unlock(&default_mu));
+}
+
+/* The child holds none of the parent's locks (SPEC section 7): a new client
+ * id makes it a different owner, so it can never release or renew the
+ * parent's holds; its connections and thread start afresh on first use. */
+static void child_reset(rdlock_client_t *c)
+{
+    size_t i;
+    rdl_tnode_t *nd, *next;
+    rdl_conn_t *conn;
+
+    rdl_events_after_fork(c);
+    while ((conn = c->idle) != NULL) {
+        c->idle = conn->next;
+        rdl_conn_close(conn); /* closes only the child's descriptor */
+    }
+    c->nidle = 0;
+    for (i = 0; i < c->holds.nb; i++)
+        for (nd = c->holds.b[i]; nd != NULL; nd = next) {
+            rdl_hold_t *h = (rdl_hold_t *)nd;
+            next = nd->next;
+            if (h->handle != NULL)
+                h->handle->nholds--;
+            rdl_hold_free(h);
+        }
+    rdl_table_free(&c->holds);
+    rdl_waitq_free_all(c);
+    c->pid = getpid();
+    if (new_id(c->id) != 0)
+        snprintf(c->id, sizeof c->id, "%016llx%016llx", (unsigned long long)rdl_now_ms(),
+                 (unsigned long long)c->pid);
+}
+
+static void atfork_child(void)
+{
+    rdlock_client_t *c;
+    for (c = registry; c != NULL; c = c->reg_next) {
+        child_reset(c);
+        RDL_UNLOCK(c);
+    }
+    RDL_CHECK(pthread_mutex_unlock(&registry_mu));
+    RDL_CHECK(pthread_mutex_unlock(&default_mu));
+}
+
+static void atfork_register(void)
+{
+    RDL_CHECK(pthread_atfork(atfork_prepare, atfork_parent, atfork_child));
+}
+
+/* ---------------------------------------------------------------- open/close */
+
+static void client_free(rdlock_client_t *c)
+{
+    rdl_conn_t *conn;
+    while ((conn = c->idle) != NULL) {
+        c->idle = conn->next;
+        rdl_conn_close(conn);
+    }
+    rdl_table_free(&c->holds);
+    rdl_waitq_free_all(c);
+    if (c->wake[0] >= 0)
+        close(c->wake[0]);
+    if (c->wake[1] >= 0)
+        close(c->wake[1]);
+    pthread_mutex_destroy(&c->mu);
+    rdl_config_free(&c->cfg);
+    free(c);
+}
+
+int rdl_client_open(rdlock_client_t **out, const char *ini_path)
+{
+    rdlock_client_t *c;
+    rdl_conn_t *conn = NULL;
+    char where[300];
+    int rc;
+
+    pthread_once(&atfork_once, atfork_register);
+    c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return ENOMEM;
+    c->wake[0] = c->wake[1] = -1;
+    RDL_CHECK(pthread_mutex_init(&c->mu, NULL));
+    rc = rdl_config_load(&c->cfg, ini_path, RDLOCK_SYSCONFDIR "/rdlock.ini");
+    if (rc == 0)
+        rc = new_id(c->id);
+    if (rc == 0 && pipe2(c->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        rc = errno == EMFILE || errno == ENFILE ? EIO : ENOMEM;
+    if (rc != 0) {
+        client_free(c);
+        return rc;
+    }
+    c->pid = getpid();
+    if (gethostname(c->host, sizeof c->host - 1) != 0)
+        strcpy(c->host, "?");
+    /* ';' separates holder info fields on the server. */
+    for (char *p = c->host; *p; p++)
+        if (*p == ';')
+            *p = '_';
+
+    /* Connect once: refused authentication or a rejected db is an error
+     * now; an unreachable server only with fail_fast (SPEC section 3). */
+    rc = rdl_conn_open(&c->cfg, &conn);
+    if (rc == 0) {
+        c->idle = conn;
+        c->nidle = 1;
+    } else if (rc == EIO && !c->cfg.fail_fast) {
+        rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now; lock calls will wait for it",
+                rdl_conn_where(&c->cfg, where, sizeof where));
+        c->net_down = true;
+        rc = 0;
+    } else {
+        if (rc == EIO)
+            rdl_log(RDLOCK_LOG_ERROR, "%s unreachable (fail_fast)",
+                    rdl_conn_where(&c->cfg, where, sizeof where));
+        client_free(c);
+        return rc;
+    }
+
+    RDL_CHECK(pthread_mutex_lock(&registry_mu));
+    c->reg_next = registry;
+    registry = c;
+    RDL_CHECK(pthread_mutex_unlock(&registry_mu));
+    *out = c;
+    return 0;
+}
+
+static void unregister(rdlock_client_t *c)
+{
+    rdlock_client_t **pp;
+    RDL_CHECK(pthread_mutex_lock(&registry_mu));
+    for (pp = &registry; *pp != NULL; pp = &(*pp)->reg_next)
+        if (*pp == c) {
+            *pp = c->reg_next;
+            break;
+        }
+    RDL_CHECK(pthread_mutex_unlock(&registry_mu));
+}
+
+int rdlock_client_open(rdlock_client_t **client, const char *ini_path)
+{
+    if (client == NULL)
+        return EINVAL;
+    return rdl_client_open(client, ini_path);
+}
+
+int rdlock_client_close(rdlock_client_t *c)
+{
+    if (c == NULL || c->is_default)
+        return EINVAL;
+    RDL_LOCK(c);
+    if (c->nhandles > 0) {
+        int n = c->nhandles;
+        RDL_UNLOCK(c);
+        rdl_log(RDLOCK_LOG_WARN, "client_close: %d lock(s) initialised on this client are not destroyed",
+                n);
+        return EBUSY;
+    }
+    RDL_UNLOCK(c);
+    rdl_events_stop(c);
+    unregister(c);
+    client_free(c);
+    return 0;
+}
+
+/* Process exit: stop the default client's thread and close its connections
+ * (holds end at lease expiry, as after a crash: exit is not unlock).  The
+ * memory stays reachable: another thread may still be inside a call. */
+static void default_atexit(void)
+{
+    rdlock_client_t *c;
+    rdl_conn_t *conn;
+    RDL_CHECK(pthread_mutex_lock(&default_mu));
+    c = default_client;
+    RDL_CHECK(pthread_mutex_unlock(&default_mu));
+    if (c == NULL || c->pid != getpid())
+        return;
+    rdl_events_stop(c);
+    RDL_LOCK(c);
+    while ((conn = c->idle) != NULL) {
+        c->idle = conn->next;
+        rdl_conn_close(conn);
+    }
+    c->nidle = 0;
+    RDL_UNLOCK(c);
+}
+
+int rdl_client_default(rdlock_client_t **out)
+{
+    static int atexit_done;
+    rdlock_client_t *c;
+    int rc = 0;
+
+    c = __atomic_load_n(&default_client, __ATOMIC_ACQUIRE);
+    if (c != NULL) {
+        *out = c;
+        return 0;
+    }
+    RDL_CHECK(pthread_mutex_lock(&default_mu));
+    if (default_client == NULL) {
+        /* A config error is not cached: the next call tries again. */
+        rc = rdl_client_open(&c, NULL);
+        if (rc == 0) {
+            c->is_default = true;
+            __atomic_store_n(&default_client, c, __ATOMIC_RELEASE);
+            if (!atexit_done) {
+                atexit(default_atexit);
+                atexit_done = 1;
+            }
+        }
+    }
+    if (rc == 0)
+        *out = default_client;
+    RDL_CHECK(pthread_mutex_unlock(&default_mu));
+    return rc;
+}
+
+/* ---------------------------------------------------------------- pool */
+
+static rdl_conn_t *pool_get(rdlock_client_t *c)
+{
+    rdl_conn_t *conn;
+    RDL_LOCK(c);
+    conn = c->idle;
+    if (conn != NULL) {
+        c->idle = conn->next;
+        c->nidle--;
+    }
+    RDL_UNLOCK(c);
+    return conn;
+}
+
+static void pool_put(rdlock_client_t *c, rdl_conn_t *conn)
+{
+    RDL_LOCK(c);
+    if (c->nidle < RDL_POOL_MAX) {
+        conn->next = c->idle;
+        c->idle = conn;
+        c->nidle++;
+        conn = NULL;
+    }
+    RDL_UNLOCK(c);
+    rdl_conn_close(conn);
+}
+
+/* A broken connection usually means every idle one is broken too (server
+ * restart): drop them all so retries are spent on fresh connections. */
+static void pool_flush(rdlock_client_t *c)
+{
+    rdl_conn_t *list, *conn;
+    RDL_LOCK(c);
+    list = c->idle;
+    c->idle = NULL;
+    c->nidle = 0;
+    RDL_UNLOCK(c);
+    while ((conn = list) != NULL) {
+        list = conn->next;
+        rdl_conn_close(conn);
+    }
+}
+
+static void net_state(rdlock_client_t *c, bool down, const char *why)
+{
+    char where[300];
+    bool was;
+    RDL_LOCK(c);
+    was = c->net_down;
+    c->net_down = down;
+    RDL_UNLOCK(c);
+    if (down && !was)
+        rdl_log(RDLOCK_LOG_WARN, "%s: connection lost: %s", rdl_conn_where(&c->cfg, where, sizeof where),
+                why);
+    else if (!down && was)
+        rdl_log(RDLOCK_LOG_INFO, "%s: connected", rdl_conn_where(&c->cfg, where, sizeof where));
+}
+
+int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
+                      const char *const *argv, const size_t *lens, long long deadline,
+                      redisReply **reply)
+{
+    int attempt, rc;
+    char why[128] = "no connection";
+
+    for (attempt = 0;; attempt++) {
+        rdl_conn_t *conn = pool_get(c);
+        if (conn == NULL) {
+            rc = rdl_conn_open(&c->cfg, &conn);
+            if (rc != 0 && rc != EIO)
+                return rc; /* EACCES, EINVAL (db), ENOMEM: retrying won't help */
+        } else
+            rc = 0;
+        if (rc == 0) {
+            rc = rdl_conn_script(conn, script, nkeys, argc, argv, lens, reply);
+            if (rc == 0) {
+                pool_put(c, conn);
+                net_state(c, false, NULL);
+                return 0;
+            }
+            if (rdl_conn_ok(conn)) {
+                pool_put(c, conn); /* the server answered with an error */
+                return rc;
+            }
+            snprintf(why, sizeof why, "%s", conn->ctx->errstr);
+            rdl_conn_close(conn);
+            pool_flush(c);
+        }
+        if (attempt >= c->cfg.command_retries)
+            break;
+        {
+            long long pause = 10LL << (attempt < 6 ? attempt : 6), now = rdl_now_ms();
+            if (deadline >= 0 && now + pause > deadline)
+                pause = deadline - now;
+            if (pause <= 0)
+                break;
+            rdl_sleep_ms(pause);
+        }
+    }
+    net_state(c, true, why);
+    return EIO;
+}

@@ -1,0 +1,79 @@
+/* client.h - a client: its configuration, id, connection pool, local
+ * tables of holds and wait queues, and its background thread's state; plus
+ * the process default client.  One mutex (mu) guards everything here but
+ * the connections themselves, and is never held across network I/O. */
+#ifndef RDL_CLIENT_H
+#define RDL_CLIENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <hiredis/hiredis.h>
+
+#include "config.h"
+#include "conn.h"
+#include "rdlock.h"
+#include "table.h"
+#include "timeutil.h"
+
+#define RDL_ID_HEX 32
+#define RDL_OWNER_MAX (RDL_ID_HEX + 12)
+
+struct rdlock_client {
+    rdl_config_t cfg;
+    char id[RDL_ID_HEX + 1];  /* 128 random bits from the OS, hex */
+    char host[256];
+    pid_t pid;
+    pthread_mutex_t mu;
+
+    rdl_conn_t *idle;         /* connection pool for user threads */
+    int nidle;
+    bool net_down;            /* for one log line per outage, not per retry */
+
+    rdl_table_t holds;        /* rdl_hold_t by (key, thread) */
+    uint64_t next_serial;
+    long long wd_next;        /* earliest renewal / expiry due (monotonic ms) */
+
+    rdl_table_t waits;        /* rdl_waitq_t by key */
+
+    int nhandles;             /* locks initialised on this client, not destroyed */
+
+    /* Background thread (events.c). */
+    bool bg_running;
+    bool bg_stop;
+    pthread_t bg;
+    int wake[2];              /* self-pipe: wakes the thread's poll() */
+    rdl_conn_t *sub;          /* subscriber connection (bg thread only) */
+    rdl_conn_t *wd;           /* watchdog connection (bg thread only) */
+    long long sub_retry_at;
+    long long wd_retry_at;
+    int sub_fails, wd_fails;
+
+    bool is_default;
+    struct rdlock_client *reg_next; /* registry of clients, for fork() */
+};
+
+/* Open a client (rdlock_client_open without argument checks). */
+int rdl_client_open(rdlock_client_t **out, const char *ini_path);
+
+/* The process default client, created on first call (SPEC section 3). */
+int rdl_client_default(rdlock_client_t **out);
+
+/* This thread's number (1, 2, ...), stable for the thread's life. */
+unsigned rdl_thread_no(void);
+
+/* Owner id "<client id>:<thread number>" into buf (RDL_OWNER_MAX). */
+size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf);
+
+/* Run a script through a pooled connection, reconnecting and retrying up
+ * to command_retries times (backoff never sleeps past `deadline`, monotonic
+ * ms, < 0 for none).  Returns 0 with *reply, or EIO, EACCES, ENOMEM. */
+int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
+                      const char *const *argv, const size_t *lens, long long deadline,
+                      redisReply **reply);
+
+#define RDL_LOCK(c) RDL_CHECK(pthread_mutex_lock(&(c)->mu))
+#define RDL_UNLOCK(c) RDL_CHECK(pthread_mutex_unlock(&(c)->mu))
+
+#endif

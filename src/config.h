@@ -1,0 +1,56 @@
+/* config.h - the client configuration: defaults, ini loading, validation
+ * (SPEC section 3).  Loading never crashes on any input and never logs a
+ * password. */
+#ifndef RDL_CONFIG_H
+#define RDL_CONFIG_H
+
+#include <stdbool.h>
+
+#define RDL_NAME_MAX 512
+#define RDL_PREFIX_MAX 128
+
+typedef struct rdl_config {
+    /* [redis] */
+    char *host;          /* never NULL after load/defaults */
+    char *socket;        /* NULL = TCP; wins over host/port */
+    int port;            /* 1..65535 */
+    char *username;      /* NULL = none */
+    char *password;      /* NULL = none; from password or password_file */
+    int db;              /* >= 0 */
+    int connect_timeout_ms;
+    int command_timeout_ms;
+    int command_retries; /* 0..100 */
+    /* [lock] */
+    char *key_prefix;    /* never NULL; no '{' or '}' */
+    unsigned lease_ms;
+    unsigned retry_interval_ms;
+    unsigned retry_jitter_ms;
+    bool fail_fast;
+    /* [watchdog] */
+    bool watchdog_enabled;
+    unsigned watchdog_interval_ms; /* 0 = lease_ms / 3 */
+    unsigned max_hold_ms;          /* 0 = unlimited; else >= lease_ms */
+    /* Where it came from, for log lines ("built-in defaults" if no file). */
+    char *source;
+} rdl_config_t;
+
+/* Fill *cfg with the built-in defaults (127.0.0.1:6379, SPEC section 3).
+ * Returns 0 or ENOMEM. */
+int rdl_config_defaults(rdl_config_t *cfg);
+
+/* Load and validate.  path NULL: $RDLOCK_CONF if set (ENOENT if it names a
+ * missing file), else sysconf_path if that file exists, else defaults.
+ * sysconf_path is $(sysconfdir)/rdlock.ini, passed in so tests can point
+ * elsewhere.  Returns 0, EINVAL (each problem logged with file, section:key
+ * and reason), ENOENT, EACCES (unreadable password_file) or ENOMEM.  On
+ * failure *cfg is zeroed and owns nothing. */
+int rdl_config_load(rdl_config_t *cfg, const char *path, const char *sysconf_path);
+
+/* Free what *cfg owns; safe on a zeroed or already freed config. */
+void rdl_config_free(rdl_config_t *cfg);
+
+/* Parse a boolean as the ini file does (yes/no, true/false, on/off, 1/0,
+ * case-insensitive).  Returns 0 and sets *out, or EINVAL. */
+int rdl_config_parse_bool(const char *s, bool *out);
+
+#endif

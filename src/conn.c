@@ -1,0 +1,236 @@
+/* conn.c - see conn.h. */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+
+static struct timeval ms_to_tv(int ms)
+{
+    struct timeval tv;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    return tv;
+}
+
+const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n)
+{
+    if (cfg->socket != NULL)
+        snprintf(buf, n, "unix:%s", cfg->socket);
+    else
+        snprintf(buf, n, "%s:%d", cfg->host, cfg->port);
+    return buf;
+}
+
+int rdl_conn_reply_error(const redisReply *r)
+{
+    if (r->str != NULL && (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0 ||
+                           strncmp(r->str, "NOPERM", 6) == 0 ||
+                           strstr(r->str, "invalid password") != NULL ||
+                           strstr(r->str, "invalid username-password") != NULL))
+        return EACCES;
+    return EIO;
+}
+
+/* One setup command; 0, or EACCES/EINVAL/EIO as `what` dictates. */
+static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const char **argv,
+                         const char *what)
+{
+    char where[300];
+    redisReply *r = redisCommandArgv(c->ctx, argc, argv, NULL);
+    int rc = 0;
+
+    if (r == NULL) {
+        rdl_log(RDLOCK_LOG_WARN, "%s: %s failed: %s", rdl_conn_where(cfg, where, sizeof where), what,
+                c->ctx->errstr);
+        return EIO;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        rc = rdl_conn_reply_error(r);
+        if (rc != EACCES && strcmp(what, "SELECT") == 0)
+            rc = EINVAL;
+        /* The server's text never contains the password we sent. */
+        rdl_log(RDLOCK_LOG_ERROR, "%s: %s refused: %s", rdl_conn_where(cfg, where, sizeof where), what,
+                r->str);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out)
+{
+    rdl_conn_t *c;
+    char where[300], dbs[16];
+    int rc;
+
+    c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return ENOMEM;
+    if (cfg->socket != NULL)
+        c->ctx = redisConnectUnixWithTimeout(cfg->socket, ms_to_tv(cfg->connect_timeout_ms));
+    else
+        c->ctx = redisConnectWithTimeout(cfg->host, cfg->port, ms_to_tv(cfg->connect_timeout_ms));
+    if (c->ctx == NULL) {
+        free(c);
+        return ENOMEM;
+    }
+    if (c->ctx->err) {
+        rdl_log(RDLOCK_LOG_DEBUG, "%s: connect failed: %s", rdl_conn_where(cfg, where, sizeof where),
+                c->ctx->errstr);
+        rdl_conn_close(c);
+        return EIO;
+    }
+    if (redisSetTimeout(c->ctx, ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
+        rdl_conn_close(c);
+        return EIO;
+    }
+    if (cfg->socket == NULL)
+        redisEnableKeepAlive(c->ctx);
+
+    rc = 0;
+    if (cfg->password != NULL) {
+        const char *argv[3] = { "AUTH", cfg->username, cfg->password };
+        if (cfg->username != NULL)
+            rc = setup_command(c, cfg, 3, argv, "AUTH");
+        else {
+            argv[1] = cfg->password;
+            rc = setup_command(c, cfg, 2, argv, "AUTH");
+        }
+    }
+    if (rc == 0 && cfg->db != 0) {
+        const char *argv[2] = { "SELECT", dbs };
+        snprintf(dbs, sizeof dbs, "%d", cfg->db);
+        rc = setup_command(c, cfg, 2, argv, "SELECT");
+    }
+    if (rc == 0 && cfg->password == NULL && cfg->db == 0) {
+        /* Nothing was sent yet: find out now whether the server wants a
+         * password (NOAUTH), so that open reports EACCES. */
+        const char *argv[1] = { "PING" };
+        rc = setup_command(c, cfg, 1, argv, "PING");
+    }
+    if (rc != 0) {
+        rdl_conn_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void rdl_conn_close(rdl_conn_t *c)
+{
+    if (c == NULL)
+        return;
+    if (c->ctx != NULL)
+        redisFree(c->ctx);
+    free(c);
+}
+
+int rdl_conn_ok(const rdl_conn_t *c)
+{
+    return c->ctx != NULL && c->ctx->err == 0;
+}
+
+/* Build "EVALSHA sha nkeys argv..." (or EVAL body ...) and append it. */
+static int append_eval(rdl_conn_t *c, const char *cmd, const char *shabody, int nkeys, int argc,
+                       const char *const *argv, const size_t *lens)
+{
+    const char *small_v[16];
+    size_t small_l[16];
+    const char **v = small_v;
+    size_t *l = small_l;
+    char nk[16];
+    int i, rc = 0;
+
+    if (argc + 3 > 16) {
+        v = malloc((size_t)(argc + 3) * sizeof *v);
+        l = malloc((size_t)(argc + 3) * sizeof *l);
+        if (v == NULL || l == NULL) {
+            rc = ENOMEM;
+            goto out;
+        }
+    }
+    snprintf(nk, sizeof nk, "%d", nkeys);
+    v[0] = cmd;
+    l[0] = strlen(cmd);
+    v[1] = shabody;
+    l[1] = strlen(shabody);
+    v[2] = nk;
+    l[2] = strlen(nk);
+    for (i = 0; i < argc; i++) {
+        v[i + 3] = argv[i];
+        l[i + 3] = lens ? lens[i] : strlen(argv[i]);
+    }
+    if (redisAppendCommandArgv(c->ctx, argc + 3, v, l) != REDIS_OK)
+        rc = c->ctx->err ? EIO : ENOMEM;
+out:
+    if (v != small_v)
+        free(v);
+    if (l != small_l)
+        free(l);
+    return rc;
+}
+
+int rdl_conn_append_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+                           const char *const *argv, const size_t *lens)
+{
+    return append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens);
+}
+
+int rdl_conn_read(rdl_conn_t *c, redisReply **reply)
+{
+    void *r = NULL;
+    if (redisGetReply(c->ctx, &r) != REDIS_OK || r == NULL)
+        return EIO;
+    *reply = r;
+    return 0;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && r->str != NULL && strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+                    const char *const *argv, const size_t *lens, redisReply **reply)
+{
+    redisReply *r;
+    int rc;
+
+    if ((rc = append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens)) != 0)
+        return rc;
+    if ((rc = rdl_conn_read(c, &r)) != 0)
+        return rc;
+    if (is_noscript(r)) {
+        /* The server lost its script cache (restart, SCRIPT FLUSH): EVAL
+         * sends the body once and caches it again. */
+        freeReplyObject(r);
+        if ((rc = append_eval(c, "EVAL", script->body, nkeys, argc, argv, lens)) != 0)
+            return rc;
+        if ((rc = rdl_conn_read(c, &r)) != 0)
+            return rc;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        rc = rdl_conn_reply_error(r);
+        rdl_log(RDLOCK_LOG_ERROR, "script %s failed: %s", script->name, r->str ? r->str : "?");
+        freeReplyObject(r);
+        return rc;
+    }
+    *reply = r;
+    return 0;
+}
+
+int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script)
+{
+    redisReply *r = redisCommand(c->ctx, "SCRIPT LOAD %s", script->body);
+    int rc = 0;
+    if (r == NULL)
+        return EIO;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = rdl_conn_reply_error(r);
+    freeReplyObject(r);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* conn.h - one Redis connection: connect over TCP or a unix socket, AUTH,
+ * SELECT, timeouts, and script calls (EVALSHA, EVAL on NOSCRIPT).
+ * A connection is used by one thread at a time (hiredis contexts are not
+ * thread-safe): the client's pool hands it out. */
+#ifndef RDL_CONN_H
+#define RDL_CONN_H
+
+#include <stddef.h>
+#include <hiredis/hiredis.h>
+
+#include "config.h"
+#include "script.h"
+
+typedef struct rdl_conn {
+    redisContext *ctx;
+    struct rdl_conn *next; /* pool link */
+} rdl_conn_t;
+
+/* Connect, authenticate and select the db.  Returns 0 and *out, or
+ *   EIO     unreachable or no answer within the timeouts
+ *   EACCES  authentication refused (also NOAUTH: a password is needed)
+ *   EINVAL  the server rejected the db number
+ *   ENOMEM */
+int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out);
+void rdl_conn_close(rdl_conn_t *c);
+
+/* 1 while no I/O error happened on the connection. */
+int rdl_conn_ok(const rdl_conn_t *c);
+
+/* Run `script` with nkeys keys followed by the other arguments in argv
+ * (argc in all).  Returns 0 with *reply (the caller frees it; never an
+ * error reply), EIO (connection failed: close it; or the script failed:
+ * logged), EACCES (the server wants authentication) or ENOMEM. */
+int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+                    const char *const *argv, const size_t *lens, redisReply **reply);
+
+/* Pipelining: append an EVALSHA without waiting, then read replies in
+ * order with rdl_conn_read.  0, or EIO/ENOMEM. */
+int rdl_conn_append_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+                           const char *const *argv, const size_t *lens);
+/* Read one reply (an error reply is returned as is).  0 or EIO. */
+int rdl_conn_read(rdl_conn_t *c, redisReply **reply);
+
+/* Load a script into the server's cache (after NOSCRIPT in a pipeline). */
+int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
+
+/* Map an error reply to a code: EACCES for NOAUTH/WRONGPASS/NOPERM, else
+ * EIO. */
+int rdl_conn_reply_error(const redisReply *r);
+
+/* "host:port" or "unix:path", for log lines. */
+const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,696 @@
+/* events.c - the client's background thread and the local wait queues.
+ * See events.h.
+ *
+ * One thread per client, started on first need and joined at close.  It
+ * owns two connections: a subscriber (SUBSCRIBE to the channels of names
+ * that local threads wait on) and a watchdog connection that renews every
+ * hold of the client with pipelined batch scripts.  It never holds the
+ * client's mutex across network I/O. */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "events.h"
+#include "hold.h"
+#include "log.h"
+#include "script.h"
+#include "timeutil.h"
+
+#define RDL_RENEW_BATCH 500        /* holds per renew script call */
+#define RDL_UNSUB_IDLE_MS 2000     /* keep a quiet subscription this long */
+#define RDL_BACKOFF_MAX_MS 1000
+#define RDL_CHAN_SUFFIX ":c"
+
+/* ---------------------------------------------------------------- wait queues */
+
+struct wq_key {
+    const char *key;
+    size_t keylen;
+};
+
+static int wq_eq(const rdl_tnode_t *nd, const void *k)
+{
+    const rdl_waitq_t *q = (const rdl_waitq_t *)nd;
+    const struct wq_key *wk = k;
+    return q->keylen == wk->keylen && memcmp(q->key, wk->key, wk->keylen) == 0;
+}
+
+static rdl_waitq_t *wq_find(rdlock_client_t *c, const char *key, size_t keylen)
+{
+    struct wq_key wk = { key, keylen };
+    return (rdl_waitq_t *)rdl_table_find(&c->waits, rdl_hash(key, keylen, 0), wq_eq, &wk);
+}
+
+static void wq_free(rdl_waitq_t *q)
+{
+    pthread_cond_destroy(&q->cond);
+    free(q->key);
+    free(q);
+}
+
+static void wq_wake(rdl_waitq_t *q)
+{
+    q->gen++;
+    RDL_CHECK(pthread_cond_broadcast(&q->cond));
+}
+
+rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, long long until)
+{
+    rdl_waitq_t *q = wq_find(c, key, keylen);
+
+    if (q == NULL) {
+        q = calloc(1, sizeof *q);
+        if (q == NULL || (q->key = malloc(keylen + 1)) == NULL) {
+            free(q);
+            return NULL;
+        }
+        memcpy(q->key, key, keylen + 1);
+        q->keylen = keylen;
+        rdl_cond_init(&q->cond);
+        q->node.hash = rdl_hash(key, keylen, 0);
+        if (rdl_table_insert(&c->waits, &q->node) != 0) {
+            wq_free(q);
+            return NULL;
+        }
+    }
+    q->nwaiters++;
+    if (rdl_events_start(c) != 0)
+        return q; /* no thread, no wake-ups: the waiter polls */
+    if (q->sub == RDL_SUB_NONE)
+        rdl_events_poke(c);
+    /* Wait for SUBSCRIBE to be confirmed: only then can no release go
+     * unheard.  If the server is away, give up at `until` and poll. */
+    while (q->sub != RDL_SUB_ON && c->sub_fails == 0) {
+        if (rdl_cond_wait_until(&q->cond, &c->mu, until) == ETIMEDOUT)
+            break;
+    }
+    return q;
+}
+
+void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q)
+{
+    if (--q->nwaiters == 0)
+        q->idle_since = rdl_now_ms();
+}
+
+void rdl_waitq_wake(rdlock_client_t *c, const char *key, size_t keylen)
+{
+    rdl_waitq_t *q;
+    if (c->waits.n == 0)
+        return;
+    q = wq_find(c, key, keylen);
+    if (q != NULL && q->nwaiters > 0)
+        wq_wake(q);
+}
+
+void rdl_waitq_free_all(rdlock_client_t *c)
+{
+    size_t i;
+    rdl_tnode_t *nd, *next;
+    for (i = 0; i < c->waits.nb; i++)
+        for (nd = c->waits.b[i]; nd != NULL; nd = next) {
+            next = nd->next;
+            wq_free((rdl_waitq_t *)nd);
+        }
+    rdl_table_free(&c->waits);
+}
+
+/* ---------------------------------------------------------------- thread control */
+
+static void *bg_main(void *arg);
+
+int rdl_events_start(rdlock_client_t *c)
+{
+    int rc;
+    if (c->bg_running)
+        return 0;
+    c->bg_stop = false;
+    rc = pthread_create(&c->bg, NULL, bg_main, c);
+    if (rc != 0) {
+        rdl_log(RDLOCK_LOG_ERROR, "cannot start the background thread: %s", strerror(rc));
+        return rc == EAGAIN ? ENOMEM : rc;
+    }
+    c->bg_running = true;
+    return 0;
+}
+
+void rdl_events_poke(rdlock_client_t *c)
+{
+    char b = 1;
+    /* A full pipe already means "look again". */
+    if (write(c->wake[1], &b, 1) < 0 && errno != EAGAIN)
+        rdl_log(RDLOCK_LOG_DEBUG, "wake-up write failed: %s", strerror(errno));
+}
+
+void rdl_events_stop(rdlock_client_t *c)
+{
+    bool running;
+    RDL_LOCK(c);
+    running = c->bg_running;
+    c->bg_stop = true;
+    RDL_UNLOCK(c);
+    if (running) {
+        rdl_events_poke(c);
+        RDL_CHECK(pthread_join(c->bg, NULL));
+    }
+    RDL_LOCK(c);
+    c->bg_running = false;
+    RDL_UNLOCK(c);
+    rdl_conn_close(c->sub);
+    rdl_conn_close(c->wd);
+    c->sub = c->wd = NULL;
+}
+
+void rdl_events_after_fork(rdlock_client_t *c)
+{
+    rdl_conn_close(c->sub);
+    rdl_conn_close(c->wd);
+    c->sub = c->wd = NULL;
+    c->bg_running = false;
+    c->bg_stop = false;
+    c->wd_next = 0;
+    c->sub_fails = c->wd_fails = 0;
+    c->sub_retry_at = c->wd_retry_at = 0;
+    /* Fresh pipe: the parent's thread still reads the old one. */
+    close(c->wake[0]);
+    close(c->wake[1]);
+    if (pipe2(c->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        c->wake[0] = c->wake[1] = -1;
+}
+
+static long long backoff_ms(int fails)
+{
+    long long ms = 50LL << (fails < 5 ? fails : 5);
+    return ms > RDL_BACKOFF_MAX_MS ? RDL_BACKOFF_MAX_MS : ms;
+}
+
+/* ---------------------------------------------------------------- subscriptions */
+
+/* Names to (un)subscribe, collected under the mutex, sent without it. */
+typedef struct chan_list {
+    char **v;
+    size_t *l;
+    int n, cap;
+} chan_list_t;
+
+static void chan_add(chan_list_t *cl, const rdl_waitq_t *q)
+{
+    size_t sl = strlen(RDL_CHAN_SUFFIX);
+    char *s;
+    if (cl->n == cl->cap) {
+        int cap = cl->cap ? cl->cap * 2 : 16;
+        char **v = realloc(cl->v, (size_t)(cap + 1) * sizeof *v);
+        size_t *l;
+        if (v == NULL)
+            return;
+        cl->v = v;
+        l = realloc(cl->l, (size_t)(cap + 1) * sizeof *l);
+        if (l == NULL)
+            return;
+        cl->l = l;
+        cl->cap = cap;
+    }
+    s = malloc(q->keylen + sl + 1);
+    if (s == NULL)
+        return;
+    memcpy(s, q->key, q->keylen);
+    memcpy(s + q->keylen, RDL_CHAN_SUFFIX, sl + 1);
+    cl->v[cl->n + 1] = s; /* slot 0 is the command */
+    cl->l[cl->n + 1] = q->keylen + sl;
+    cl->n++;
+}
+
+static void chan_clear(chan_list_t *cl)
+{
+    int i;
+    for (i = 1; i <= cl->n; i++)
+        free(cl->v[i]);
+    free(cl->v);
+    free(cl->l);
+    memset(cl, 0, sizeof *cl);
+}
+
+static int chan_send(rdl_conn_t *conn, chan_list_t *cl, const char *cmd)
+{
+    if (cl->n == 0)
+        return 0;
+    cl->v[0] = (char *)cmd;
+    cl->l[0] = strlen(cmd);
+    if (redisAppendCommandArgv(conn->ctx, cl->n + 1, (const char **)cl->v, cl->l) != REDIS_OK)
+        return EIO;
+    return 0;
+}
+
+/* Collect subscription changes (mutex held). */
+static void sub_collect(rdlock_client_t *c, long long now, chan_list_t *subs, chan_list_t *unsubs)
+{
+    size_t i;
+    rdl_tnode_t *nd, *next;
+    for (i = 0; i < c->waits.nb; i++)
+        for (nd = c->waits.b[i]; nd != NULL; nd = next) {
+            rdl_waitq_t *q = (rdl_waitq_t *)nd;
+            next = nd->next;
+            if (q->nwaiters > 0 && q->sub == RDL_SUB_NONE && c->sub_fails == 0) {
+                chan_add(subs, q);
+                q->sub = RDL_SUB_SENT;
+            } else if (q->nwaiters == 0 && q->sub == RDL_SUB_ON &&
+                       now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
+                chan_add(unsubs, q);
+                q->sub = RDL_SUB_UNSENT;
+            } else if (q->nwaiters == 0 && q->sub == RDL_SUB_NONE &&
+                       now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
+                rdl_table_remove(&c->waits, &q->node);
+                wq_free(q);
+            }
+        }
+}
+
+/* The subscriber connection failed (mutex held): every subscription is
+ * gone and releases may have been missed, so every waiter looks again. */
+static void sub_reset(rdlock_client_t *c)
+{
+    size_t i;
+    rdl_tnode_t *nd;
+    RDL_TABLE_FOREACH(&c->waits, i, nd)
+    {
+        rdl_waitq_t *q = (rdl_waitq_t *)nd;
+        q->sub = RDL_SUB_NONE;
+        wq_wake(q);
+    }
+    c->sub_fails++;
+    c->sub_retry_at = rdl_now_ms() + backoff_ms(c->sub_fails);
+}
+
+/* Handle one pub/sub reply (mutex held). */
+static void sub_reply(rdlock_client_t *c, redisReply *r)
+{
+    rdl_waitq_t *q;
+    const char *kind, *chan;
+    size_t cl, sl = strlen(RDL_CHAN_SUFFIX);
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_STRING)
+        return;
+    kind = r->element[0]->str;
+    chan = r->element[1]->str;
+    cl = r->element[1]->len;
+    if (cl < sl)
+        return;
+    q = wq_find(c, chan, cl - sl);
+    if (q == NULL)
+        return;
+    if (strcmp(kind, "message") == 0) {
+        wq_wake(q);
+    } else if (strcmp(kind, "subscribe") == 0) {
+        if (q->sub == RDL_SUB_SENT)
+            q->sub = RDL_SUB_ON;
+        /* Waiters blocked in join see the confirmation; waking them also
+         * makes them look once more, which is what join's caller does. */
+        RDL_CHECK(pthread_cond_broadcast(&q->cond));
+    } else if (strcmp(kind, "unsubscribe") == 0) {
+        if (q->sub == RDL_SUB_UNSENT)
+            q->sub = RDL_SUB_NONE; /* re-subscribed next round if waited on again */
+    }
+}
+
+/* Send pending (un)subscriptions, connecting if needed (mutex not held).
+ * Returns 0 or EIO (connection unusable). */
+static int sub_flush(rdlock_client_t *c, chan_list_t *subs, chan_list_t *unsubs)
+{
+    int done = 0, rc;
+    if (subs->n == 0 && unsubs->n == 0)
+        return 0;
+    if (c->sub == NULL) {
+        if (subs->n == 0)
+            return 0; /* nothing to unsubscribe from on a new connection */
+        rc = rdl_conn_open(&c->cfg, &c->sub);
+        if (rc != 0)
+            return EIO;
+    }
+    if (chan_send(c->sub, subs, "SUBSCRIBE") != 0 || chan_send(c->sub, unsubs, "UNSUBSCRIBE") != 0)
+        return EIO;
+    while (!done)
+        if (redisBufferWrite(c->sub->ctx, &done) != REDIS_OK)
+            return EIO;
+    return 0;
+}
+
+/* Read what the subscriber connection has (mutex not held). */
+static int sub_read(rdlock_client_t *c)
+{
+    void *r;
+    if (redisBufferRead(c->sub->ctx) != REDIS_OK)
+        return EIO;
+    RDL_LOCK(c);
+    for (;;) {
+        r = NULL;
+        if (redisGetReplyFromReader(c->sub->ctx, &r) != REDIS_OK) {
+            RDL_UNLOCK(c);
+            return EIO;
+        }
+        if (r == NULL)
+            break;
+        sub_reply(c, r);
+        freeReplyObject(r);
+    }
+    RDL_UNLOCK(c);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- watchdog */
+
+typedef struct renew_item {
+    char *key;
+    size_t keylen;
+    unsigned thread;
+    uint64_t serial;
+    char owner[RDL_OWNER_MAX];
+    char lease[16];
+    int result; /* 0 renewed, 1 lost, -1 unknown (I/O failed) */
+} renew_item_t;
+
+typedef struct lost_cb {
+    rdlock_lost_fn fn;
+    void *arg;
+    char *name;
+} lost_cb_t;
+
+typedef struct renew_batch {
+    renew_item_t *items;
+    size_t n, cap;
+    long long sent_at;
+    lost_cb_t *cbs;
+    size_t ncb, cbcap;
+} renew_batch_t;
+
+static void batch_clear(renew_batch_t *b)
+{
+    size_t i;
+    for (i = 0; i < b->n; i++)
+        free(b->items[i].key);
+    free(b->items);
+    for (i = 0; i < b->ncb; i++)
+        free(b->cbs[i].name);
+    free(b->cbs);
+    memset(b, 0, sizeof *b);
+}
+
+/* Mark a hold lost (mutex held) and queue its callback, once. */
+static void hold_lost(renew_batch_t *b, rdl_hold_t *h)
+{
+    h->lost = true;
+    if (h->notified || h->lostcb == NULL)
+        return;
+    h->notified = true;
+    if (b->ncb == b->cbcap) {
+        size_t cap = b->cbcap ? b->cbcap * 2 : 8;
+        lost_cb_t *v = realloc(b->cbs, cap * sizeof *v);
+        if (v == NULL)
+            return;
+        b->cbs = v;
+        b->cbcap = cap;
+    }
+    b->cbs[b->ncb].fn = h->lostcb;
+    b->cbs[b->ncb].arg = h->lostarg;
+    b->cbs[b->ncb].name = strndup(h->name, h->namelen);
+    if (b->cbs[b->ncb].name != NULL)
+        b->ncb++;
+}
+
+static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
+{
+    renew_item_t *it;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        renew_item_t *v = realloc(b->items, cap * sizeof *v);
+        if (v == NULL)
+            return ENOMEM;
+        b->items = v;
+        b->cap = cap;
+    }
+    it = &b->items[b->n];
+    it->key = malloc(h->keylen + 1);
+    if (it->key == NULL)
+        return ENOMEM;
+    memcpy(it->key, h->key, h->keylen + 1);
+    it->keylen = h->keylen;
+    it->thread = h->thread;
+    it->serial = h->serial;
+    rdl_owner(c, h->thread, it->owner);
+    snprintf(it->lease, sizeof it->lease, "%u", h->lease_ms);
+    it->result = -1;
+    b->n++;
+    return 0;
+}
+
+/* Collect the holds to renew now (mutex held): every watched hold due
+ * within half its interval, so renewals line up into few batches.  Holds
+ * past max_hold_ms stop being renewed and are reported lost when their
+ * lease runs out; so are holds whose renewals have failed until past
+ * their lease end (the server may already have given them away). */
+static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
+{
+    size_t i;
+    rdl_tnode_t *nd;
+    long long next = 0;
+
+    RDL_TABLE_FOREACH(&c->holds, i, nd)
+    {
+        rdl_hold_t *h = (rdl_hold_t *)nd;
+        long long due;
+        if (!h->watchdog || h->lost || h->releasing)
+            continue;
+        if (h->expires_at <= now && (h->renew_stopped || h->renew_at <= now)) {
+            hold_lost(b, h);
+            continue;
+        }
+        if (!h->renew_stopped && h->max_hold_ms != 0 && now - h->acquired_at >= h->max_hold_ms) {
+            h->renew_stopped = true;
+            rdl_log(RDLOCK_LOG_WARN, "lock %.*s held past max_hold_ms: no longer renewed",
+                    (int)h->namelen, h->name);
+        }
+        due = h->renew_stopped ? h->expires_at : h->renew_at;
+        if (!h->renew_stopped && h->renew_at <= now + h->interval_ms / 2 && batch_add(c, b, h) == 0)
+            due = now + h->interval_ms; /* provisional, until the reply */
+        if (next == 0 || due < next)
+            next = due;
+    }
+    c->wd_next = next;
+}
+
+/* Run the batch on the watchdog connection: pipelined renew scripts of up
+ * to RDL_RENEW_BATCH holds each (mutex not held). */
+static int renew_send(rdlock_client_t *c, renew_batch_t *b)
+{
+    size_t start, i, argc;
+    const char **argv = NULL;
+    size_t *lens = NULL;
+    int rc = 0;
+
+    if (c->wd == NULL && (rc = rdl_conn_open(&c->cfg, &c->wd)) != 0)
+        return rc;
+    argv = malloc(3 * RDL_RENEW_BATCH * sizeof *argv);
+    lens = malloc(3 * RDL_RENEW_BATCH * sizeof *lens);
+    if (argv == NULL || lens == NULL) {
+        rc = ENOMEM;
+        goto out;
+    }
+    b->sent_at = rdl_now_ms();
+    for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+        size_t n = b->n - start < RDL_RENEW_BATCH ? b->n - start : RDL_RENEW_BATCH;
+        argc = 0;
+        for (i = 0; i < n; i++) {
+            argv[argc] = b->items[start + i].key;
+            lens[argc++] = b->items[start + i].keylen;
+        }
+        for (i = 0; i < n; i++) {
+            argv[argc] = b->items[start + i].owner;
+            lens[argc++] = strlen(b->items[start + i].owner);
+            argv[argc] = b->items[start + i].lease;
+            lens[argc++] = strlen(b->items[start + i].lease);
+        }
+        rc = rdl_conn_append_script(c->wd, &rdl_script_renew, (int)n, (int)argc, argv, lens);
+    }
+    for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+        size_t n = b->n - start < RDL_RENEW_BATCH ? b->n - start : RDL_RENEW_BATCH;
+        redisReply *r;
+        if ((rc = rdl_conn_read(c->wd, &r)) != 0)
+            break;
+        if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+            /* Cache flushed (restart): load it and renew this chunk again. */
+            freeReplyObject(r);
+            r = NULL;
+            if ((rc = rdl_conn_load(c->wd, &rdl_script_renew)) == 0) {
+                argc = 0;
+                for (i = 0; i < n; i++) {
+                    argv[argc] = b->items[start + i].key;
+                    lens[argc++] = b->items[start + i].keylen;
+                }
+                for (i = 0; i < n; i++) {
+                    argv[argc] = b->items[start + i].owner;
+                    lens[argc++] = strlen(b->items[start + i].owner);
+                    argv[argc] = b->items[start + i].lease;
+                    lens[argc++] = strlen(b->items[start + i].lease);
+                }
+                rc = rdl_conn_script(c->wd, &rdl_script_renew, (int)n, (int)argc, argv, lens, &r);
+            }
+            if (rc != 0)
+                break;
+        }
+        if (r->type == REDIS_REPLY_ARRAY) {
+            for (i = 0; i < n; i++)
+                b->items[start + i].result = 0;
+            for (i = 0; i < r->elements; i++) {
+                long long idx = r->element[i]->integer;
+                if (r->element[i]->type == REDIS_REPLY_INTEGER && idx >= 1 && (size_t)idx <= n)
+                    b->items[start + (size_t)idx - 1].result = 1;
+            }
+        } else {
+            rdl_log(RDLOCK_LOG_ERROR, "watchdog renewal failed: %s",
+                    r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        }
+        freeReplyObject(r);
+    }
+out:
+    free(argv);
+    free(lens);
+    if (c->wd != NULL && !rdl_conn_ok(c->wd)) {
+        rdl_conn_close(c->wd);
+        c->wd = NULL;
+        rc = EIO;
+    }
+    return rc;
+}
+
+/* Apply the replies (mutex held).  Holds released or replaced meanwhile
+ * (serial mismatch, or an unlock in flight) are left alone: a release
+ * racing a renewal must not look like a loss. */
+static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
+{
+    size_t i;
+    bool failed = false;
+    for (i = 0; i < b->n; i++) {
+        renew_item_t *it = &b->items[i];
+        rdl_hold_t *h = rdl_hold_find(c, it->key, it->keylen, it->thread);
+        if (h == NULL || h->serial != it->serial || h->releasing || h->lost)
+            continue;
+        if (it->result == 0) {
+            h->renew_at = b->sent_at + h->interval_ms;
+            h->expires_at = b->sent_at + h->lease_ms;
+        } else if (it->result == 1) {
+            rdl_log(RDLOCK_LOG_WARN, "lock %.*s: lease lost (expired, taken over or deleted)",
+                    (int)h->namelen, h->name);
+            hold_lost(b, h);
+        } else {
+            failed = true;
+            /* Try again soon; hold_lost() comes when the lease runs out. */
+            h->renew_at = now + backoff_ms(c->wd_fails);
+            if (h->renew_at > h->expires_at && h->expires_at > now)
+                h->renew_at = h->expires_at;
+        }
+        if (!h->lost && (c->wd_next == 0 || h->renew_at < c->wd_next))
+            c->wd_next = h->renew_at;
+    }
+    c->wd_fails = failed ? c->wd_fails + 1 : 0;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+static void *bg_main(void *arg)
+{
+    rdlock_client_t *c = arg;
+    struct pollfd pfd[2];
+    char drain[64];
+
+    RDL_LOCK(c);
+    while (!c->bg_stop) {
+        chan_list_t subs = { 0 }, unsubs = { 0 };
+        renew_batch_t batch = { 0 };
+        long long now = rdl_now_ms(), timeout;
+        size_t i;
+        int nfd;
+
+        if (c->sub_fails > 0 && now >= c->sub_retry_at)
+            c->sub_fails = 0; /* time to try the subscriber connection again */
+        sub_collect(c, now, &subs, &unsubs);
+        if (c->wd_next != 0 && c->wd_next <= now && now >= c->wd_retry_at)
+            renew_collect(c, now, &batch);
+        RDL_UNLOCK(c);
+
+        if (sub_flush(c, &subs, &unsubs) != 0) {
+            rdl_conn_close(c->sub);
+            c->sub = NULL;
+            RDL_LOCK(c);
+            sub_reset(c);
+            RDL_UNLOCK(c);
+        }
+        chan_clear(&subs);
+        chan_clear(&unsubs);
+
+        if (batch.n > 0) {
+            int rc = renew_send(c, &batch);
+            if (rc != 0)
+                rdl_log(c->wd_fails == 0 ? RDLOCK_LOG_WARN : RDLOCK_LOG_DEBUG,
+                        "watchdog: renewal round failed (%s); retrying", rdlock_strerror(rc));
+        }
+        RDL_LOCK(c);
+        if (batch.n > 0) {
+            renew_apply(c, &batch, rdl_now_ms());
+            if (c->wd_fails > 0)
+                c->wd_retry_at = rdl_now_ms() + backoff_ms(c->wd_fails);
+        }
+        RDL_UNLOCK(c);
+        for (i = 0; i < batch.ncb; i++)
+            batch.cbs[i].fn(batch.cbs[i].name, batch.cbs[i].arg); /* on this thread, unlocked */
+        batch_clear(&batch);
+
+        RDL_LOCK(c);
+        if (c->bg_stop)
+            break;
+        now = rdl_now_ms();
+        timeout = 60000;
+        if (c->wd_next != 0)
+            timeout = c->wd_next - now;
+        if (c->wd_fails > 0 && c->wd_retry_at - now > timeout)
+            timeout = c->wd_retry_at - now;
+        if (c->sub_fails > 0 && c->sub_retry_at - now < timeout)
+            timeout = c->sub_retry_at - now;
+        if (c->waits.n > 0 && timeout > RDL_UNSUB_IDLE_MS)
+            timeout = RDL_UNSUB_IDLE_MS; /* idle subscriptions to drop */
+        if (timeout < 0)
+            timeout = 0;
+        RDL_UNLOCK(c);
+
+        pfd[0].fd = c->wake[0];
+        pfd[0].events = POLLIN;
+        nfd = 1;
+        if (c->sub != NULL) {
+            pfd[1].fd = c->sub->ctx->fd;
+            pfd[1].events = POLLIN;
+            nfd = 2;
+        }
+        if (poll(pfd, (nfds_t)nfd, (int)timeout) > 0) {
+            if (pfd[0].revents & POLLIN)
+                while (read(c->wake[0], drain, sizeof drain) > 0)
+                    ;
+            if (nfd == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && sub_read(c) != 0) {
+                rdl_log(RDLOCK_LOG_WARN, "subscriber connection lost: %s", c->sub->ctx->errstr);
+                rdl_conn_close(c->sub);
+                c->sub = NULL;
+                RDL_LOCK(c);
+                sub_reset(c);
+                RDL_UNLOCK(c);
+            }
+        }
+        RDL_LOCK(c);
+    }
+    RDL_UNLOCK(c);
+    return NULL;
+}

@@ -1,0 +1,48 @@
+/* events.h - the client's background thread: pub/sub wake-ups to local
+ * waiters and watchdog renewals, each on a connection of its own, driven by
+ * one poll() loop.  Also the local wait queues (one per lock key however
+ * many threads wait on it) that the wake-ups feed. */
+#ifndef RDL_EVENTS_H
+#define RDL_EVENTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "client.h"
+#include "table.h"
+
+enum { RDL_SUB_NONE, RDL_SUB_SENT, RDL_SUB_ON, RDL_SUB_UNSENT };
+
+typedef struct rdl_waitq {
+    rdl_tnode_t node;       /* keyed by key */
+    char *key;
+    size_t keylen;
+    int nwaiters;           /* local threads waiting on this key */
+    unsigned long gen;      /* bumped by every wake-up */
+    pthread_cond_t cond;    /* on the client's mu */
+    int sub;                /* RDL_SUB_* */
+    long long idle_since;   /* when nwaiters last dropped to 0 */
+    long long last_poll;    /* last timed re-check by any local waiter */
+} rdl_waitq_t;
+
+/* Start the thread if it is not running (mu held).  0 or an errno. */
+int rdl_events_start(rdlock_client_t *c);
+/* Stop and join it, close its connections (mu not held). */
+void rdl_events_stop(rdlock_client_t *c);
+/* Wake its poll() to look at the tables again (any lock state). */
+void rdl_events_poke(rdlock_client_t *c);
+/* After fork(), in the child (mu held by the fork handler): forget the
+ * thread and close (not shut down) its connections. */
+void rdl_events_after_fork(rdlock_client_t *c);
+
+/* Join the wait queue of key (mu held), subscribing its channel, and wait
+ * (at most until `until`) for the subscription to be confirmed.  NULL on
+ * ENOMEM (the caller then polls). */
+rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, long long until);
+void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q);
+/* Wake every local waiter of key, if any (mu held). */
+void rdl_waitq_wake(rdlock_client_t *c, const char *key, size_t keylen);
+/* Free every wait queue (client close, fork child; mu held). */
+void rdl_waitq_free_all(rdlock_client_t *c);
+
+#endif

@@ -1,0 +1,76 @@
+/* hold.c - local hold records; see hold.h. */
+#include "rdl_build.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "handle.h"
+#include "hold.h"
+
+struct hold_key {
+    const char *key;
+    size_t keylen;
+    unsigned thread;
+};
+
+size_t rdl_hold_hash(const char *key, size_t keylen, unsigned thread)
+{
+    return rdl_hash(key, keylen, thread * 0x9e3779b97f4a7c15ULL);
+}
+
+static int hold_eq(const rdl_tnode_t *nd, const void *k)
+{
+    const rdl_hold_t *h = (const rdl_hold_t *)nd;
+    const struct hold_key *hk = k;
+    return h->thread == hk->thread && h->keylen == hk->keylen && memcmp(h->key, hk->key, hk->keylen) == 0;
+}
+
+rdl_hold_t *rdl_hold_find(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread)
+{
+    struct hold_key hk = { key, keylen, thread };
+    return (rdl_hold_t *)rdl_table_find(&c->holds, rdl_hold_hash(key, keylen, thread), hold_eq, &hk);
+}
+
+rdl_hold_t *rdl_hold_new(const rdl_handle_t *hd)
+{
+    rdl_hold_t *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return NULL;
+    h->key = malloc(hd->keylen + 1);
+    if (h->key == NULL) {
+        free(h);
+        return NULL;
+    }
+    memcpy(h->key, hd->key, hd->keylen + 1);
+    h->keylen = hd->keylen;
+    /* The name sits between the prefix's "{" and the final "}". */
+    h->namelen = hd->namelen;
+    h->name = h->key + (hd->keylen - hd->namelen - 1);
+    return h;
+}
+
+int rdl_hold_insert(rdlock_client_t *c, rdl_hold_t *h)
+{
+    int rc;
+    h->node.hash = rdl_hold_hash(h->key, h->keylen, h->thread);
+    rc = rdl_table_insert(&c->holds, &h->node);
+    if (rc == 0 && h->handle != NULL)
+        h->handle->nholds++;
+    return rc;
+}
+
+void rdl_hold_remove(rdlock_client_t *c, rdl_hold_t *h)
+{
+    rdl_table_remove(&c->holds, &h->node);
+    if (h->handle != NULL)
+        h->handle->nholds--;
+}
+
+void rdl_hold_free(rdl_hold_t *h)
+{
+    if (h == NULL)
+        return;
+    free(h->key);
+    free(h);
+}

@@ -1,0 +1,57 @@
+/* hold.h - the local record of one hold: which thread of this client holds
+ * which lock name in which mode, how often (recursion / read re-entry), its
+ * fencing token and lease timing for the watchdog.  Records live in the
+ * client's hold table, guarded by the client's mutex. */
+#ifndef RDL_HOLD_H
+#define RDL_HOLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rdlock.h"
+#include "table.h"
+
+struct rdl_handle;
+struct rdlock_client;
+
+enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2 };
+
+typedef struct rdl_hold {
+    rdl_tnode_t node;       /* keyed by (key, thread) */
+    char *key;              /* "<prefix>{<name>}", owned */
+    size_t keylen;
+    const char *name;       /* points into key */
+    size_t namelen;
+    unsigned thread;        /* owner thread number */
+    char mode;              /* 'x' exclusive, 's' shared */
+    int api;                /* RDL_API_*: released through the API that took it */
+    unsigned count;         /* recursion / read re-entry depth, >= 1 */
+    uint64_t token;         /* fencing token of the first acquisition */
+    uint64_t serial;        /* unique per client: the watchdog's handle on it */
+    unsigned lease_ms;
+    unsigned interval_ms;   /* renewal period */
+    unsigned max_hold_ms;   /* 0 = unlimited */
+    bool watchdog;
+    long long acquired_at;  /* monotonic ms when the acquire was sent */
+    long long renew_at;     /* next renewal due */
+    long long expires_at;   /* local, conservative end of the lease */
+    bool lost;              /* found gone by the watchdog, or lease ran out */
+    bool notified;          /* lost callback already run */
+    bool releasing;         /* an unlock is in flight: not lost, not renewed */
+    bool renew_stopped;     /* max_hold_ms reached */
+    rdlock_lost_fn lostcb;
+    void *lostarg;
+    struct rdl_handle *handle; /* whose destroy is EBUSY while this exists */
+} rdl_hold_t;
+
+size_t rdl_hold_hash(const char *key, size_t keylen, unsigned thread);
+rdl_hold_t *rdl_hold_find(struct rdlock_client *c, const char *key, size_t keylen, unsigned thread);
+/* Allocate a record for the handle's key (not inserted).  NULL on ENOMEM. */
+rdl_hold_t *rdl_hold_new(const struct rdl_handle *h);
+/* Insert into / remove from the client's table (mutex held), keeping the
+ * handle's count of holds. */
+int rdl_hold_insert(struct rdlock_client *c, rdl_hold_t *hold);
+void rdl_hold_remove(struct rdlock_client *c, rdl_hold_t *hold);
+void rdl_hold_free(rdl_hold_t *hold);
+
+#endif

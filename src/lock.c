@@ -1,0 +1,403 @@
+/* lock.c - the core: acquire and release one lock name in one mode for the
+ * calling thread, and the wait loop.  See lock.h.
+ *
+ * An uncontended acquire or release is one EVALSHA.  A caller that finds
+ * the lock busy joins the local wait queue of the name (one subscription to
+ * the name's channel however many threads wait), tries once more (now that
+ * a release can no longer be missed), then sleeps until a wake-up or until
+ * the holders' leases would end, at most retry_interval_ms (+ jitter). */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "events.h"
+#include "hold.h"
+#include "lock.h"
+#include "log.h"
+#include "script.h"
+#include "timeutil.h"
+
+#define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
+
+/* The four keys of a lock (see src/scripts/acquire.lua). */
+typedef struct lock_keys {
+    char *buf;
+    const char *v[4];
+    size_t l[4];
+} lock_keys_t;
+
+static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
+{
+    static const char *const sfx[4] = { "", ":w", ":r", ":fence" };
+    size_t i, off = 0;
+    k->buf = malloc(4 * keylen + 16);
+    if (k->buf == NULL)
+        return ENOMEM;
+    for (i = 0; i < 4; i++) {
+        size_t sl = strlen(sfx[i]);
+        memcpy(k->buf + off, key, keylen);
+        memcpy(k->buf + off + keylen, sfx[i], sl);
+        k->v[i] = k->buf + off;
+        k->l[i] = keylen + sl;
+        off += keylen + sl;
+    }
+    return 0;
+}
+
+/* Relock by a thread that holds the name already (mutex held). */
+static int relock(const rdl_handle_t *h, rdl_hold_t *hold, char mode, int how)
+{
+    bool counts;
+    if (mode == 's')
+        counts = hold->mode == 's'; /* read re-entry, even while a writer waits */
+    else
+        counts = hold->mode == 'x' && h->api == RDL_API_MUTEX && hold->api == RDL_API_MUTEX &&
+                 h->type == RDLOCK_RECURSIVE;
+    if (!counts)
+        return how == RDL_TRY ? EBUSY : EDEADLK;
+    if (hold->count >= RDL_COUNT_MAX)
+        return EAGAIN;
+    hold->count++;
+    return 0;
+}
+
+typedef struct attempt {
+    rdlock_client_t *c;
+    lock_keys_t keys;
+    char owner[RDL_OWNER_MAX];
+    char mode[2];
+    char lease[16];
+    char info[300];
+} attempt_t;
+
+/* One acquire script call.  0 = held (*token set), EBUSY (*hint = ms until
+ * the holders' leases end, 0 unknown), or an error from the client. */
+static int try_once(attempt_t *a, bool waiting, long long deadline, uint64_t *token, long long *hint)
+{
+    const char *argv[9];
+    size_t lens[9];
+    redisReply *r;
+    int i, rc;
+
+    for (i = 0; i < 4; i++) {
+        argv[i] = a->keys.v[i];
+        lens[i] = a->keys.l[i];
+    }
+    argv[4] = a->owner;
+    argv[5] = a->mode;
+    argv[6] = a->lease;
+    argv[7] = waiting ? "1" : "0";
+    argv[8] = a->info;
+    for (i = 4; i < 9; i++)
+        lens[i] = strlen(argv[i]);
+    rc = rdl_client_script(a->c, &rdl_script_acquire, 4, 9, argv, lens, deadline, &r);
+    if (rc != 0)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+        r->element[1]->type != REDIS_REPLY_INTEGER) {
+        rdl_log(RDLOCK_LOG_ERROR, "acquire: unexpected reply from Redis");
+        freeReplyObject(r);
+        return EIO;
+    }
+    if (r->element[0]->integer == 1) {
+        *token = (uint64_t)r->element[1]->integer;
+        rc = 0;
+    } else {
+        *hint = r->element[1]->integer;
+        rc = EBUSY;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* Best effort: drop our queue marks when giving up, so we hold back no
+ * reader or writer for the rest of the mark's lease. */
+static void unwait(attempt_t *a)
+{
+    const char *argv[4] = { a->keys.v[0], a->keys.v[1], a->keys.v[2], a->owner };
+    size_t lens[4] = { a->keys.l[0], a->keys.l[1], a->keys.l[2], strlen(a->owner) };
+    redisReply *r;
+    if (rdl_client_script(a->c, &rdl_script_unwait, 3, 4, argv, lens, rdl_now_ms(), &r) == 0)
+        freeReplyObject(r);
+}
+
+/* Record a fresh hold (mutex held) and make sure the watchdog knows. */
+static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, unsigned thread,
+                        char mode, uint64_t token, unsigned lease, long long sent_at)
+{
+    const rdl_config_t *cfg = &c->cfg;
+    hold->thread = thread;
+    hold->mode = mode;
+    hold->api = h->api;
+    hold->count = 1;
+    hold->token = token;
+    hold->serial = ++c->next_serial;
+    hold->lease_ms = lease;
+    /* A configured interval that does not fit this lock's own lease falls
+     * back to a third of it. */
+    hold->interval_ms = cfg->watchdog_interval_ms != 0 && cfg->watchdog_interval_ms < lease
+                            ? cfg->watchdog_interval_ms
+                            : (lease / 3 ? lease / 3 : 1);
+    hold->max_hold_ms = cfg->max_hold_ms;
+    hold->watchdog = h->watchdog >= 0 ? h->watchdog != 0 : cfg->watchdog_enabled;
+    hold->acquired_at = sent_at;
+    hold->renew_at = sent_at + hold->interval_ms;
+    hold->expires_at = sent_at + lease;
+    hold->lostcb = h->lostcb;
+    hold->lostarg = h->lostarg;
+    hold->handle = h;
+    /* Insert cannot fail: the table grows before it is full, and a failed
+     * grow still leaves room in the existing buckets. */
+    rdl_hold_insert(c, hold);
+    if (hold->watchdog) {
+        if (c->bg_running && hold->renew_at < c->wd_next)
+            rdl_events_poke(c);
+        if (hold->renew_at < c->wd_next || c->wd_next == 0)
+            c->wd_next = hold->renew_at;
+        if (rdl_events_start(c) != 0)
+            rdl_log(RDLOCK_LOG_ERROR, "cannot start the watchdog thread; lock %.*s will not be renewed",
+                    (int)hold->namelen, hold->name);
+    }
+}
+
+int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
+{
+    rdlock_client_t *c;
+    rdl_hold_t *hold;
+    rdl_waitq_t *q = NULL;
+    attempt_t a;
+    unsigned thread, lease;
+    uint64_t token = 0;
+    bool queued = false;
+    int rc;
+
+    if ((rc = rdl_handle_resolve(h, &c)) != 0)
+        return rc;
+    thread = rdl_thread_no();
+
+    RDL_LOCK(c);
+    hold = rdl_hold_find(c, h->key, h->keylen, thread);
+    if (hold != NULL) {
+        rc = relock(h, hold, mode, how);
+        RDL_UNLOCK(c);
+        return rc;
+    }
+    RDL_UNLOCK(c);
+
+    /* Allocate everything before taking the lock on the server, so that a
+     * hold we got is never dropped for want of memory. */
+    hold = rdl_hold_new(h);
+    if (hold == NULL)
+        return ENOMEM;
+    memset(&a, 0, sizeof a);
+    a.c = c;
+    if (keys_make(&a.keys, h->key, h->keylen) != 0) {
+        rdl_hold_free(hold);
+        return ENOMEM;
+    }
+    lease = rdl_handle_lease(h);
+    rdl_owner(c, thread, a.owner);
+    a.mode[0] = mode;
+    snprintf(a.lease, sizeof a.lease, "%u", lease);
+    snprintf(a.info, sizeof a.info, "1;%ld;%u;%s", (long)c->pid, thread, c->host);
+
+    for (;;) {
+        long long now, until, hint = 0, sent_at = rdl_now_ms();
+        unsigned long gen0 = 0;
+        unsigned wait_ms;
+
+        if (q != NULL) {
+            RDL_LOCK(c);
+            gen0 = q->gen;
+            q->last_poll = sent_at;
+            RDL_UNLOCK(c);
+        }
+        rc = try_once(&a, how != RDL_TRY, how == RDL_TIMED ? deadline : -1, &token, &hint);
+        if (rc == 0) {
+            RDL_LOCK(c);
+            if (q != NULL)
+                rdl_waitq_leave(c, q);
+            record_hold(c, h, hold, thread, mode, token, lease, sent_at);
+            RDL_UNLOCK(c);
+            free(a.keys.buf);
+            return 0;
+        }
+        if (rc == EBUSY)
+            queued = how != RDL_TRY;
+        if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
+            break;
+        now = rdl_now_ms();
+        if (how == RDL_TIMED && now >= deadline) {
+            rc = rc == EBUSY ? ETIMEDOUT : EIO;
+            break;
+        }
+        if (q == NULL) {
+            /* Subscribe, then look again at once: a release between our
+             * attempt and the subscription would otherwise go unheard. */
+            RDL_LOCK(c);
+            q = rdl_waitq_join(c, h->key, h->keylen,
+                               how == RDL_TIMED ? deadline : now + c->cfg.command_timeout_ms);
+            RDL_UNLOCK(c);
+            if (q != NULL && rc == EBUSY)
+                continue;
+        }
+        /* Re-check when the holders' leases would end, but at least every
+         * retry interval; while Redis is away, every retry interval. */
+        wait_ms = c->cfg.retry_interval_ms;
+        if (rc == EBUSY && hint > 0 && hint < wait_ms)
+            wait_ms = (unsigned)hint;
+        wait_ms += rdl_jitter(c->cfg.retry_jitter_ms);
+        until = now + wait_ms;
+        if (how == RDL_TIMED && until > deadline)
+            until = deadline;
+        if (q == NULL) {
+            rdl_sleep_ms(until - now);
+            continue;
+        }
+        RDL_LOCK(c);
+        while (q->gen == gen0) {
+            if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
+                continue;
+            /* Threads of one process share the re-check: if another one
+             * looked in the meantime, wait a further period. */
+            now = rdl_now_ms();
+            if (rc == EBUSY && q->last_poll > sent_at && (how != RDL_TIMED || now < deadline) &&
+                now - q->last_poll < (long long)wait_ms) {
+                until = q->last_poll + wait_ms;
+                if (how == RDL_TIMED && until > deadline)
+                    until = deadline;
+                continue;
+            }
+            break;
+        }
+        RDL_UNLOCK(c);
+    }
+
+    if (queued)
+        unwait(&a);
+    if (q != NULL) {
+        RDL_LOCK(c);
+        rdl_waitq_leave(c, q);
+        RDL_UNLOCK(c);
+    }
+    rdl_hold_free(hold);
+    free(a.keys.buf);
+    return rc;
+}
+
+/* Find the caller's hold through h's API (mutex held); NULL if none. */
+static rdl_hold_t *caller_hold(rdlock_client_t *c, rdl_handle_t *h)
+{
+    rdl_hold_t *hold = rdl_hold_find(c, h->key, h->keylen, rdl_thread_no());
+    return hold != NULL && hold->api == h->api ? hold : NULL;
+}
+
+int rdl_release(rdl_handle_t *h)
+{
+    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+    rdl_hold_t *hold;
+    lock_keys_t keys;
+    char owner[RDL_OWNER_MAX], mode[2] = { 0, 0 };
+    const char *argv[5];
+    size_t lens[5];
+    redisReply *r;
+    int rc, i;
+
+    if (c == NULL)
+        return EPERM; /* never acquired through this handle */
+    RDL_LOCK(c);
+    hold = caller_hold(c, h);
+    if (hold == NULL || hold->releasing) {
+        RDL_UNLOCK(c);
+        return EPERM;
+    }
+    if (hold->count > 1) {
+        hold->count--; /* inner unlock: local, no round trip */
+        RDL_UNLOCK(c);
+        return 0;
+    }
+    if (hold->lost) {
+        /* The watchdog already found it gone: nothing of ours is left on
+         * the server to release. */
+        rdl_hold_remove(c, hold);
+        RDL_UNLOCK(c);
+        rdl_hold_free(hold);
+        return ENOLCK;
+    }
+    hold->releasing = true;
+    mode[0] = hold->mode;
+    rdl_owner(c, hold->thread, owner);
+    RDL_UNLOCK(c);
+
+    if (keys_make(&keys, h->key, h->keylen) != 0) {
+        rc = ENOMEM;
+    } else {
+        for (i = 0; i < 3; i++) {
+            argv[i] = keys.v[i];
+            lens[i] = keys.l[i];
+        }
+        argv[3] = owner;
+        lens[3] = strlen(owner);
+        argv[4] = mode;
+        lens[4] = 1;
+        rc = rdl_client_script(c, &rdl_script_release, 3, 5, argv, lens, -1, &r);
+        free(keys.buf);
+        if (rc == 0) {
+            rc = r->type == REDIS_REPLY_INTEGER && r->integer == 1 ? 0 : ENOLCK;
+            freeReplyObject(r);
+        }
+    }
+
+    RDL_LOCK(c);
+    if (rc == 0 || rc == ENOLCK) {
+        rdl_hold_remove(c, hold);
+        /* Local waiters need not wait for the pub/sub echo. */
+        rdl_waitq_wake(c, h->key, h->keylen);
+    } else {
+        hold->releasing = false; /* still held and renewed: unlock may be retried */
+        hold = NULL;
+    }
+    RDL_UNLOCK(c);
+    if (rc == ENOLCK)
+        rdl_log(RDLOCK_LOG_WARN, "unlock of %s: the lease had been lost before the unlock", h->name);
+    rdl_hold_free(hold);
+    return rc;
+}
+
+int rdl_holdcount(rdl_handle_t *h, unsigned *count)
+{
+    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+    rdl_hold_t *hold;
+    *count = 0;
+    if (c == NULL)
+        return 0;
+    RDL_LOCK(c);
+    hold = caller_hold(c, h);
+    if (hold != NULL)
+        *count = hold->count;
+    RDL_UNLOCK(c);
+    return 0;
+}
+
+int rdl_token(rdl_handle_t *h, uint64_t *token)
+{
+    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+    rdl_hold_t *hold;
+    int rc = EPERM;
+    if (c == NULL)
+        return EPERM;
+    RDL_LOCK(c);
+    hold = caller_hold(c, h);
+    if (hold != NULL) {
+        *token = hold->token;
+        rc = 0;
+    }
+    RDL_UNLOCK(c);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* log.c - the log hook.  The default sink prints ERROR and WARN lines to
+ * stderr; rdlock_set_logger() replaces it.  The hook is read and replaced
+ * under a lock so that a logger swapped while the background thread logs
+ * never sees a torn (fn, arg) pair. */
+#include "rdl_build.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "log.h"
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static rdlock_log_fn log_fn;
+static void *log_arg;
+
+static const char *const level_names[] = { "error", "warn", "info", "debug" };
+
+void rdlock_set_logger(rdlock_log_fn fn, void *arg)
+{
+    pthread_mutex_lock(&log_mu);
+    log_fn = fn;
+    log_arg = arg;
+    pthread_mutex_unlock(&log_mu);
+}
+
+int rdl_log_enabled(int level)
+{
+    int on;
+    pthread_mutex_lock(&log_mu);
+    on = log_fn != NULL || level <= RDLOCK_LOG_WARN;
+    pthread_mutex_unlock(&log_mu);
+    return on;
+}
+
+void rdl_log(int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    rdlock_log_fn fn;
+    void *arg;
+
+    if (level < RDLOCK_LOG_ERROR)
+        level = RDLOCK_LOG_ERROR;
+    if (level > RDLOCK_LOG_DEBUG)
+        level = RDLOCK_LOG_DEBUG;
+    pthread_mutex_lock(&log_mu);
+    fn = log_fn;
+    arg = log_arg;
+    pthread_mutex_unlock(&log_mu);
+    if (fn == NULL && level > RDLOCK_LOG_WARN)
+        return;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+
+    if (fn != NULL)
+        fn(level, buf, arg);
+    else
+        fprintf(stderr, "rdlock: %s: %s\n", level_names[level], buf);
+}

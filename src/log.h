@@ -1,0 +1,13 @@
+/* log.h - the library's log hook (rdlock_set_logger) and its helpers. */
+#ifndef RDL_LOG_H
+#define RDL_LOG_H
+
+#include "rdlock.h"
+
+/* printf-style; formats into a bounded buffer and calls the hook. */
+void rdl_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether a line of this level would go anywhere (skip costly formatting). */
+int rdl_log_enabled(int level);
+
+#endif

@@ -1,0 +1,90 @@
+/* mutex.c - the rdlock_t API (SPEC section 5): argument checks and
+ * deadlines, then one call into the core (lock.c).  The mutex is the
+ * exclusive mode of the lock of its name. */
+#include "rdl_build.h"
+
+#include <errno.h>
+
+#include "handle.h"
+#include "hold.h"
+#include "lock.h"
+#include "timeutil.h"
+
+static int get(rdlock_t *m, rdl_handle_t **h)
+{
+    return rdl_handle_get((rdl_lockobj_t *)m, RDLOCK__MAGIC, RDLOCK__STATIC_MAGIC, h);
+}
+
+int rdlock_init(rdlock_t *m, const char *name, const rdlock_attr_t *a)
+{
+    return rdl_handle_init((rdl_lockobj_t *)m, RDLOCK__MAGIC, name, a, RDL_API_MUTEX);
+}
+
+int rdlock_destroy(rdlock_t *m)
+{
+    return rdl_handle_destroy((rdl_lockobj_t *)m, RDLOCK__MAGIC, RDLOCK__STATIC_MAGIC);
+}
+
+int rdlock_lock(rdlock_t *m)
+{
+    rdl_handle_t *h;
+    int rc = get(m, &h);
+    return rc != 0 ? rc : rdl_acquire(h, 'x', RDL_BLOCK, -1);
+}
+
+int rdlock_trylock(rdlock_t *m)
+{
+    rdl_handle_t *h;
+    int rc = get(m, &h);
+    return rc != 0 ? rc : rdl_acquire(h, 'x', RDL_TRY, -1);
+}
+
+int rdlock_clocklock(rdlock_t *m, clockid_t clock, const struct timespec *abstime)
+{
+    rdl_handle_t *h;
+    long long deadline;
+    /* abstime first: EINVAL even on a free lock (SPEC section 1). */
+    int rc = rdl_deadline_from(clock, abstime, &deadline);
+    if (rc == 0)
+        rc = get(m, &h);
+    return rc != 0 ? rc : rdl_acquire(h, 'x', RDL_TIMED, deadline);
+}
+
+int rdlock_timedlock(rdlock_t *m, const struct timespec *abstime)
+{
+    return rdlock_clocklock(m, CLOCK_REALTIME, abstime);
+}
+
+int rdlock_unlock(rdlock_t *m)
+{
+    rdl_handle_t *h;
+    int rc = get(m, &h);
+    return rc != 0 ? rc : rdl_release(h);
+}
+
+int rdlock_consistent(rdlock_t *m)
+{
+    rdl_handle_t *h;
+    int rc = get(m, &h);
+    /* No lock is robust until robust locks land, and consistent() on a
+     * lock that is not robust is EINVAL (SPEC section 2). */
+    return rc != 0 ? rc : EINVAL;
+}
+
+int rdlock_fencing_token(rdlock_t *m, uint64_t *token)
+{
+    rdl_handle_t *h;
+    int rc = get(m, &h);
+    if (rc == 0 && token == NULL)
+        rc = EINVAL;
+    return rc != 0 ? rc : rdl_token(h, token);
+}
+
+int rdlock_holdcount(rdlock_t *m, unsigned *count)
+{
+    rdl_handle_t *h;
+    int rc = get(m, &h);
+    if (rc == 0 && count == NULL)
+        rc = EINVAL;
+    return rc != 0 ? rc : rdl_holdcount(h, count);
+}

@@ -1,0 +1,62 @@
+/* fixture.h - a private redis-server for tests and the benchmark.
+ *
+ * Every suite starts its own server from $REDIS_SERVER (else redis-server on
+ * PATH, /usr/bin, /usr/sbin) on a free loopback port (never 6379) and on a
+ * unix socket inside a fresh temp dir, with no persistence, waits until it
+ * answers PING (no sleeps as synchronisation), and stops it by PID.  A
+ * missing redis-server is a hard failure, never a skip. */
+#ifndef RDT_FIXTURE_H
+#define RDT_FIXTURE_H
+
+#include <sys/types.h>
+#include <hiredis/hiredis.h>
+
+typedef struct rdt_server {
+    pid_t pid;          /* 0 when not running */
+    int port;           /* loopback TCP port */
+    char dir[256];      /* temp dir owned by the fixture */
+    char sock[320];     /* unix socket path inside dir */
+    char password[64];  /* requirepass, "" for none */
+    char extra[512];    /* extra redis-server arguments given at start */
+} rdt_server_t;
+
+/* Start a server.  password: NULL or "" for none, else --requirepass.
+ * extra_args: NULL, or extra command-line arguments separated by spaces
+ * (e.g. "--appendonly yes").  Returns 0, or -1 after printing why to
+ * stderr (the caller fails the test). */
+int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_args);
+
+/* SIGTERM, wait (SIGKILL after 5 s), remove the temp dir. */
+void rdt_server_stop(rdt_server_t *s);
+
+/* SIGKILL the server and reap it, keeping the dir, port and socket so that
+ * rdt_server_restart() brings it back at the same addresses. */
+void rdt_server_kill(rdt_server_t *s);
+int rdt_server_restart(rdt_server_t *s);
+
+/* SIGSTOP / SIGCONT the server process (a hung server). */
+void rdt_server_pause(rdt_server_t *s);
+void rdt_server_resume(rdt_server_t *s);
+
+/* A plain hiredis connection to it (TCP), authenticated if needed; NULL on
+ * failure (printed).  The caller redisFree()s it. */
+redisContext *rdt_connect(const rdt_server_t *s);
+
+/* FLUSHALL on the server; 0 or -1. */
+int rdt_flushall(const rdt_server_t *s);
+
+/* Write an ini file for librdlock into the server's dir and return its
+ * path (static per call number: copy it if you need several).  The file has
+ * [redis] host = 127.0.0.1 and port (or socket when use_socket), the
+ * password if any, then extra_ini appended verbatim (may be NULL; it may
+ * contain its own [lock] / [watchdog] sections).  NULL on failure. */
+const char *rdt_write_ini(const rdt_server_t *s, int use_socket, const char *extra_ini);
+
+/* Write text to a file in the server's dir (e.g. a malformed config or a
+ * password file) and return its path, as rdt_write_ini. */
+const char *rdt_write_file(const rdt_server_t *s, const char *basename, const char *text);
+
+/* Monotonic milliseconds, for test measurements (not synchronisation). */
+long long rdt_now_ms(void);
+
+#endif
