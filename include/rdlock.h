@@ -20,7 +20,8 @@
 #define RDLOCK_H
 
 #include <stdint.h>
-#include <time.h>
+#include <sys/types.h> /* clockid_t */
+#include <time.h>      /* struct timespec: compile with _POSIX_C_SOURCE >= 199309L or gnu/c11 */
 
 #ifdef __cplusplus
 extern "C" {

@@ -156,10 +156,11 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
      * grow still leaves room in the existing buckets. */
     rdl_hold_insert(c, hold);
     if (hold->watchdog) {
-        if (c->bg_running && hold->renew_at < c->wd_next)
-            rdl_events_poke(c);
-        if (hold->renew_at < c->wd_next || c->wd_next == 0)
+        if (c->wd_next == 0 || hold->renew_at < c->wd_next) {
             c->wd_next = hold->renew_at;
+            if (c->bg_running)
+                rdl_events_poke(c); /* it may be asleep with a longer timeout */
+        }
         if (rdl_events_start(c) != 0)
             rdl_log(RDLOCK_LOG_ERROR, "cannot start the watchdog thread; lock %.*s will not be renewed",
                     (int)hold->namelen, hold->name);
