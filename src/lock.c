@@ -78,10 +78,11 @@ typedef struct attempt {
 
 /* One acquire script call.  0 = held (*token set), EBUSY (*hint = ms until
  * the holders' leases end, 0 unknown), or an error from the client. */
-static int try_once(attempt_t *a, bool waiting, long long deadline, uint64_t *token, long long *hint)
+static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
+                    long long *hint)
 {
-    const char *argv[9];
-    size_t lens[9];
+    const char *argv[10];
+    size_t lens[10];
     redisReply *r;
     int i, rc;
 
@@ -94,9 +95,10 @@ static int try_once(attempt_t *a, bool waiting, long long deadline, uint64_t *to
     argv[6] = a->lease;
     argv[7] = waiting ? "1" : "0";
     argv[8] = a->info;
-    for (i = 4; i < 9; i++)
+    argv[9] = queued ? "1" : "0";
+    for (i = 4; i < 10; i++)
         lens[i] = strlen(argv[i]);
-    rc = rdl_client_script(a->c, &rdl_script_acquire, 4, 9, argv, lens, deadline, &r);
+    rc = rdl_client_script(a->c, &rdl_script_acquire, 4, 10, argv, lens, deadline, &r);
     if (rc != 0)
         return rc;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
@@ -219,7 +221,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             q->last_poll = sent_at;
             RDL_UNLOCK(c);
         }
-        rc = try_once(&a, how != RDL_TRY, how == RDL_TIMED ? deadline : -1, &token, &hint);
+        rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint);
         if (rc == 0) {
             RDL_LOCK(c);
             if (q != NULL)
@@ -229,7 +231,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             free(a.keys.buf);
             return 0;
         }
-        if (rc == EBUSY)
+        if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
             queued = how != RDL_TRY;
         if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
             break;
@@ -304,9 +306,9 @@ int rdl_release(rdl_handle_t *h)
     rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
     rdl_hold_t *hold;
     lock_keys_t keys;
-    char owner[RDL_OWNER_MAX], mode[2] = { 0, 0 };
-    const char *argv[5];
-    size_t lens[5];
+    char owner[RDL_OWNER_MAX];
+    const char *argv[4];
+    size_t lens[4];
     redisReply *r;
     int rc, i;
 
@@ -332,7 +334,6 @@ int rdl_release(rdl_handle_t *h)
         return ENOLCK;
     }
     hold->releasing = true;
-    mode[0] = hold->mode;
     rdl_owner(c, hold->thread, owner);
     RDL_UNLOCK(c);
 
@@ -345,9 +346,7 @@ int rdl_release(rdl_handle_t *h)
         }
         argv[3] = owner;
         lens[3] = strlen(owner);
-        argv[4] = mode;
-        lens[4] = 1;
-        rc = rdl_client_script(c, &rdl_script_release, 3, 5, argv, lens, -1, &r);
+        rc = rdl_client_script(c, &rdl_script_release, 3, 4, argv, lens, -1, &r);
         free(keys.buf);
         if (rc == 0) {
             rc = r->type == REDIS_REPLY_INTEGER && r->integer == 1 ? 0 : ENOLCK;

@@ -22,12 +22,30 @@
 -- ARGV[4] '1' = a waiting caller: queue on failure and respect the queue;
 --         '0' = try: never queue
 -- ARGV[5] holder info "<count>;<pid>;<tid>;<host>"
+-- ARGV[6] '1' if this caller may have queued before (its mark is removed)
 -- Returns {1, token} when held (also when this owner already held it, so a
 -- retried call after a lost reply is harmless), or {0, hint}: busy, hint =
 -- ms until the current holders' leases end (0 = unknown).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local owner, mode, lease, waiting = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
+
+local function grant(fresh)
+  local token = redis.call('INCR', KEYS[4])
+  redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. ARGV[5])
+  if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
+    redis.call('PEXPIRE', KEYS[1], lease)
+  end
+  if ARGV[6] == '1' then
+    redis.call('ZREM', mode == 'x' and KEYS[2] or KEYS[3], owner)
+  end
+  return {1, token}
+end
+
+-- Fast path, the uncontended case: nobody holds it and no writer queues.
+if redis.call('EXISTS', KEYS[1], KEYS[2]) == 0 then
+  return grant(true)
+end
 
 local h = redis.call('HGETALL', KEYS[1])
 local held, live, maxd = nil, 0, 0
@@ -80,15 +98,4 @@ elseif waiting and writers > 0 and not redis.call('ZSCORE', KEYS[2], owner) then
   -- goes behind them, so a releaser cannot grab it straight back.
   return busy(0)
 end
-
-local token = redis.call('INCR', KEYS[4])
-redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. ARGV[5])
-if mode == 'x' then
-  redis.call('PEXPIRE', KEYS[1], lease)
-  redis.call('ZREM', KEYS[2], owner)
-else
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < lease then redis.call('PEXPIRE', KEYS[1], lease) end
-  redis.call('ZREM', KEYS[3], owner)
-end
-return {1, token}
+return grant(live == 0)
