@@ -206,6 +206,54 @@ RDLOCK_API int rdlock_fencing_token(rdlock_t *m, uint64_t *token);
 /* The caller's recursion depth, 0 if it does not hold it. */
 RDLOCK_API int rdlock_holdcount(rdlock_t *m, unsigned *count);
 
+/* ------------------------------------------------------------------ */
+/* Read-write lock (SPEC section 6)                                    */
+/* ------------------------------------------------------------------ */
+
+/* The same lock as the mutex of that name: wrlock is its exclusive mode,
+ * rdlock its shared mode.  Any number of readers (threads, processes,
+ * hosts) or one writer; writer preference: once a writer waits, new
+ * readers wait behind it, but a thread that holds a read share may take it
+ * again.  Each reader's share has its own lease, renewed by the watchdog.
+ * The attribute's type (recursive) applies to mutexes only. */
+typedef struct rdrwlock {
+    unsigned int __magic;
+    const char *__static_name;
+    void *__impl;
+    void *__reserved[5];
+} rdrwlock_t;
+
+#define RDRWLOCK__STATIC_MAGIC 0x52445253u /* "RDRS" */
+#define RDRWLOCK_INITIALIZER(name) { RDRWLOCK__STATIC_MAGIC, (name), 0, { 0 } }
+
+/* As rdlock_init / rdlock_destroy. */
+RDLOCK_API int rdrwlock_init(rdrwlock_t *rw, const char *name, const rdlock_attr_t *a);
+RDLOCK_API int rdrwlock_destroy(rdrwlock_t *rw);
+
+/* Shared mode.  Returns 0 (a thread that holds a share already counts up),
+ * or EDEADLK if the caller holds it for writing, EAGAIN past 2^31-1
+ * re-entries, and the codes of rdlock_lock.  tryrdlock: EBUSY if a writer
+ * holds it or waits (or the caller holds it for writing). */
+RDLOCK_API int rdrwlock_rdlock(rdrwlock_t *rw);
+RDLOCK_API int rdrwlock_tryrdlock(rdrwlock_t *rw);
+RDLOCK_API int rdrwlock_timedrdlock(rdrwlock_t *rw, const struct timespec *abstime);
+RDLOCK_API int rdrwlock_clockrdlock(rdrwlock_t *rw, clockid_t clock, const struct timespec *abstime);
+
+/* Exclusive mode: EDEADLK if the caller holds it in either mode (trywrlock:
+ * EBUSY), else as rdlock_lock / trylock / timedlock / clocklock. */
+RDLOCK_API int rdrwlock_wrlock(rdrwlock_t *rw);
+RDLOCK_API int rdrwlock_trywrlock(rdrwlock_t *rw);
+RDLOCK_API int rdrwlock_timedwrlock(rdrwlock_t *rw, const struct timespec *abstime);
+RDLOCK_API int rdrwlock_clockwrlock(rdrwlock_t *rw, clockid_t clock, const struct timespec *abstime);
+
+/* Release one level of the caller's read or write hold: 0, ENOLCK (the
+ * lease of this share or write hold was lost), EPERM (not held through an
+ * rdrwlock_t), EINVAL, EIO (still held; may be retried). */
+RDLOCK_API int rdrwlock_unlock(rdrwlock_t *rw);
+
+/* The fencing token of the caller's hold (readers take tokens too). */
+RDLOCK_API int rdrwlock_fencing_token(rdrwlock_t *rw, uint64_t *token);
+
 #ifdef __cplusplus
 }
 #endif
