@@ -2,12 +2,52 @@
 #include "rdl_build.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include "conn.h"
 #include "log.h"
+
+/* hiredis 0.14 writes with write(2): a peer that went away raises SIGPIPE,
+ * which would kill a process that did not ignore it.  A library must not
+ * change the process's signal dispositions, so each I/O section blocks
+ * SIGPIPE in the calling thread and consumes one it caused (the usual
+ * idiom; three cheap syscalls against a network round trip). */
+typedef struct nosigpipe {
+    sigset_t old;
+    bool pending; /* a SIGPIPE was pending before: not ours to consume */
+} nosigpipe_t;
+
+static void nosigpipe_enter(nosigpipe_t *st)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    st->pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &st->old);
+}
+
+static void nosigpipe_leave(nosigpipe_t *st)
+{
+    if (!st->pending) {
+        sigset_t pipe_set, pending;
+        sigemptyset(&pipe_set);
+        sigaddset(&pipe_set, SIGPIPE);
+        sigpending(&pending);
+        if (sigismember(&pending, SIGPIPE)) {
+            static const struct timespec zero = { 0, 0 };
+            while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+                ;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &st->old, NULL);
+}
 
 static struct timeval ms_to_tv(int ms)
 {
@@ -61,7 +101,7 @@ static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const
     return rc;
 }
 
-int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out)
+static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out)
 {
     rdl_conn_t *c;
     char where[300], dbs[16];
@@ -180,7 +220,7 @@ int rdl_conn_append_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys,
     return append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens);
 }
 
-int rdl_conn_read(rdl_conn_t *c, redisReply **reply)
+static int rdl_conn_read_io(rdl_conn_t *c, redisReply **reply)
 {
     void *r = NULL;
     if (redisGetReply(c->ctx, &r) != REDIS_OK || r == NULL)
@@ -194,7 +234,7 @@ static int is_noscript(const redisReply *r)
     return r->type == REDIS_REPLY_ERROR && r->str != NULL && strncmp(r->str, "NOSCRIPT", 8) == 0;
 }
 
-int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply)
 {
     redisReply *r;
@@ -202,7 +242,7 @@ int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int ar
 
     if ((rc = append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens)) != 0)
         return rc;
-    if ((rc = rdl_conn_read(c, &r)) != 0)
+    if ((rc = rdl_conn_read_io(c, &r)) != 0)
         return rc;
     if (is_noscript(r)) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): EVAL
@@ -210,7 +250,7 @@ int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int ar
         freeReplyObject(r);
         if ((rc = append_eval(c, "EVAL", script->body, nkeys, argc, argv, lens)) != 0)
             return rc;
-        if ((rc = rdl_conn_read(c, &r)) != 0)
+        if ((rc = rdl_conn_read_io(c, &r)) != 0)
             return rc;
     }
     if (r->type == REDIS_REPLY_ERROR) {
@@ -223,7 +263,7 @@ int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int ar
     return 0;
 }
 
-int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script)
+static int rdl_conn_load_io(rdl_conn_t *c, const rdl_script_t *script)
 {
     redisReply *r = redisCommand(c->ctx, "SCRIPT LOAD %s", script->body);
     int rc = 0;
@@ -232,5 +272,47 @@ int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script)
     if (r->type == REDIS_REPLY_ERROR)
         rc = rdl_conn_reply_error(r);
     freeReplyObject(r);
+    return rc;
+}
+
+/* The public entry points: each I/O section runs with SIGPIPE blocked. */
+int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out)
+{
+    nosigpipe_t st;
+    int rc;
+    nosigpipe_enter(&st);
+    rc = rdl_conn_open_io(cfg, out);
+    nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_conn_read(rdl_conn_t *c, redisReply **reply)
+{
+    nosigpipe_t st;
+    int rc;
+    nosigpipe_enter(&st);
+    rc = rdl_conn_read_io(c, reply);
+    nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+                    const char *const *argv, const size_t *lens, redisReply **reply)
+{
+    nosigpipe_t st;
+    int rc;
+    nosigpipe_enter(&st);
+    rc = rdl_conn_script_io(c, script, nkeys, argc, argv, lens, reply);
+    nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script)
+{
+    nosigpipe_t st;
+    int rc;
+    nosigpipe_enter(&st);
+    rc = rdl_conn_load_io(c, script);
+    nosigpipe_leave(&st);
     return rc;
 }

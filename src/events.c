@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,8 +132,14 @@ int rdl_events_start(rdlock_client_t *c)
     int rc;
     if (c->bg_running)
         return 0;
+    sigset_t all, old;
     c->bg_stop = false;
+    /* The thread starts with every signal blocked, so the application's
+     * signals are delivered to its own threads, never to ours. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(&c->bg, NULL, bg_main, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         rdl_log(RDLOCK_LOG_ERROR, "cannot start the background thread: %s", strerror(rc));
         return rc == EAGAIN ? ENOMEM : rc;
@@ -605,7 +612,7 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
 
 static void *bg_main(void *arg)
 {
-    rdlock_client_t *c = arg;
+    rdlock_client_t *c = arg; /* all signals blocked: see rdl_events_start */
     struct pollfd pfd[2];
     char drain[64];
 
