@@ -492,17 +492,67 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
     c->wd_next = next;
 }
 
+/* Arguments of one renew script call: chunk [start, start+n) of the batch. */
+static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const char **argv, size_t *lens)
+{
+    size_t i, argc = 0;
+    for (i = 0; i < n; i++) {
+        argv[argc] = b->items[start + i].key;
+        lens[argc++] = b->items[start + i].keylen;
+    }
+    for (i = 0; i < n; i++) {
+        argv[argc] = b->items[start + i].owner;
+        lens[argc++] = strlen(b->items[start + i].owner);
+        argv[argc] = b->items[start + i].lease;
+        lens[argc++] = strlen(b->items[start + i].lease);
+    }
+    return argc;
+}
+
+/* Record one chunk's reply.  Returns 1 if the server lost its script cache
+ * (NOSCRIPT): the chunk must be sent again. */
+static int renew_result(renew_batch_t *b, size_t start, size_t n, const redisReply *r)
+{
+    size_t i;
+    if (r->type == REDIS_REPLY_ERROR && r->str != NULL && strncmp(r->str, "NOSCRIPT", 8) == 0)
+        return 1;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        rdl_log(RDLOCK_LOG_ERROR, "watchdog renewal failed: %s",
+                r->type == REDIS_REPLY_ERROR && r->str != NULL ? r->str : "unexpected reply");
+        return 0; /* results stay unknown: retried soon */
+    }
+    for (i = 0; i < n; i++)
+        b->items[start + i].result = 0;
+    for (i = 0; i < r->elements; i++) {
+        long long idx = r->element[i]->integer;
+        if (r->element[i]->type == REDIS_REPLY_INTEGER && idx >= 1 && (size_t)idx <= n)
+            b->items[start + (size_t)idx - 1].result = 1;
+    }
+    return 0;
+}
+
+#define CHUNK(b, start) ((b)->n - (start) < RDL_RENEW_BATCH ? (b)->n - (start) : RDL_RENEW_BATCH)
+
 /* Run the batch on the watchdog connection: pipelined renew scripts of up
- * to RDL_RENEW_BATCH holds each (mutex not held). */
+ * to RDL_RENEW_BATCH holds each (mutex not held).  Every pipelined reply is
+ * read before anything else is sent, so replies never pair with the wrong
+ * chunk; chunks that met NOSCRIPT are sent again after a SCRIPT LOAD. */
 static int renew_send(rdlock_client_t *c, renew_batch_t *b)
 {
-    size_t start, i, argc;
+    size_t start, argc;
     const char **argv = NULL;
     size_t *lens = NULL;
+    bool reload = false;
     int rc = 0;
 
-    if (c->wd == NULL && (rc = rdl_conn_open(&c->cfg, &c->wd)) != 0)
-        return rc;
+    if (c->wd == NULL) {
+        if ((rc = rdl_conn_open(&c->cfg, &c->wd)) != 0)
+            return rc;
+        /* Load once per connection, so a pipeline rarely meets NOSCRIPT. */
+        rc = rdl_conn_load(c->wd, &rdl_script_renew);
+        if (rc != 0)
+            goto out;
+    }
     argv = malloc(3 * RDL_RENEW_BATCH * sizeof *argv);
     lens = malloc(3 * RDL_RENEW_BATCH * sizeof *lens);
     if (argv == NULL || lens == NULL) {
@@ -511,59 +561,32 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
     }
     b->sent_at = rdl_now_ms();
     for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
-        size_t n = b->n - start < RDL_RENEW_BATCH ? b->n - start : RDL_RENEW_BATCH;
-        argc = 0;
-        for (i = 0; i < n; i++) {
-            argv[argc] = b->items[start + i].key;
-            lens[argc++] = b->items[start + i].keylen;
-        }
-        for (i = 0; i < n; i++) {
-            argv[argc] = b->items[start + i].owner;
-            lens[argc++] = strlen(b->items[start + i].owner);
-            argv[argc] = b->items[start + i].lease;
-            lens[argc++] = strlen(b->items[start + i].lease);
-        }
-        rc = rdl_conn_append_script(c->wd, &rdl_script_renew, (int)n, (int)argc, argv, lens);
+        argc = renew_args(b, start, CHUNK(b, start), argv, lens);
+        rc = rdl_conn_append_script(c->wd, &rdl_script_renew, (int)CHUNK(b, start), (int)argc, argv,
+                                    lens);
     }
     for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
-        size_t n = b->n - start < RDL_RENEW_BATCH ? b->n - start : RDL_RENEW_BATCH;
         redisReply *r;
         if ((rc = rdl_conn_read(c->wd, &r)) != 0)
             break;
-        if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
-            /* Cache flushed (restart): load it and renew this chunk again. */
-            freeReplyObject(r);
-            r = NULL;
-            if ((rc = rdl_conn_load(c->wd, &rdl_script_renew)) == 0) {
-                argc = 0;
-                for (i = 0; i < n; i++) {
-                    argv[argc] = b->items[start + i].key;
-                    lens[argc++] = b->items[start + i].keylen;
-                }
-                for (i = 0; i < n; i++) {
-                    argv[argc] = b->items[start + i].owner;
-                    lens[argc++] = strlen(b->items[start + i].owner);
-                    argv[argc] = b->items[start + i].lease;
-                    lens[argc++] = strlen(b->items[start + i].lease);
-                }
-                rc = rdl_conn_script(c->wd, &rdl_script_renew, (int)n, (int)argc, argv, lens, &r);
-            }
-            if (rc != 0)
-                break;
-        }
-        if (r->type == REDIS_REPLY_ARRAY) {
-            for (i = 0; i < n; i++)
-                b->items[start + i].result = 0;
-            for (i = 0; i < r->elements; i++) {
-                long long idx = r->element[i]->integer;
-                if (r->element[i]->type == REDIS_REPLY_INTEGER && idx >= 1 && (size_t)idx <= n)
-                    b->items[start + (size_t)idx - 1].result = 1;
-            }
-        } else {
-            rdl_log(RDLOCK_LOG_ERROR, "watchdog renewal failed: %s",
-                    r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-        }
+        if (renew_result(b, start, CHUNK(b, start), r))
+            reload = true;
         freeReplyObject(r);
+    }
+    if (rc == 0 && reload) {
+        rc = rdl_conn_load(c->wd, &rdl_script_renew);
+        for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+            redisReply *r;
+            if (b->items[start].result != -1)
+                continue; /* this chunk was answered */
+            argc = renew_args(b, start, CHUNK(b, start), argv, lens);
+            rc = rdl_conn_script(c->wd, &rdl_script_renew, (int)CHUNK(b, start), (int)argc, argv, lens,
+                                 &r);
+            if (rc == 0) {
+                renew_result(b, start, CHUNK(b, start), r);
+                freeReplyObject(r);
+            }
+        }
     }
 out:
     free(argv);

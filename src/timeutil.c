@@ -20,23 +20,25 @@ int rdl_deadline_from(clockid_t clock, const struct timespec *abstime, long long
     struct timespec now;
     long long abs_ms, now_ms;
 
-    if (abstime == NULL || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L ||
-        abstime->tv_sec < 0)
-        return EINVAL;
+    if (abstime == NULL || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L)
+        return EINVAL; /* a negative tv_sec is merely in the past */
     if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
         return EINVAL;
-    /* Round up so a deadline never ends a wait early. */
+    /* Round up so a deadline never ends a wait early; clamp far futures
+     * and pasts so the arithmetic cannot overflow. */
     if (abstime->tv_sec > (long long)(9e15 / 1000))
         abs_ms = (long long)9e15;
+    else if (abstime->tv_sec < 0)
+        abs_ms = 0;
     else
         abs_ms = (long long)abstime->tv_sec * 1000 + (abstime->tv_nsec + 999999) / 1000000;
-    if (clock == CLOCK_MONOTONIC) {
-        *mono_ms = abs_ms;
-        return 0;
+    if (clock == CLOCK_REALTIME) {
+        clock_gettime(CLOCK_REALTIME, &now);
+        now_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        abs_ms = rdl_now_ms() + (abs_ms - now_ms);
     }
-    clock_gettime(CLOCK_REALTIME, &now);
-    now_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-    *mono_ms = rdl_now_ms() + (abs_ms - now_ms);
+    /* Callers treat a negative deadline as "none": a past one is 0. */
+    *mono_ms = abs_ms < 0 ? 0 : abs_ms;
     return 0;
 }
 

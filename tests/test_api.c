@@ -1,0 +1,1180 @@
+/* test_api.c - argument validation and the small API (SPEC sections 1-5):
+ * rdlock_strerror / rdlock_version, attribute objects, rdlock_init and the
+ * checks every call makes before touching the network, clients, the log
+ * hook.  A private redis-server (tests/fixture.c) serves the few tests that
+ * need one; every test that uses it starts from an empty database. */
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "testutil.h"
+
+static rdt_server_t g_srv;
+static redisContext *g_rc;         /* plain connection for checking state */
+static rdlock_client_t *g_cli;     /* explicit client on g_srv */
+static char g_ini[512];            /* its ini file */
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Every code of SPEC section 2. */
+static const int spec_codes[] = { EINVAL, EBUSY,  ETIMEDOUT, EDEADLK, EPERM,      EAGAIN,         ENOLCK,
+                                  EIO,    EACCES, ENOENT,    ENOMEM,  EOWNERDEAD, ENOTRECOVERABLE };
+#define N_SPEC_CODES (sizeof spec_codes / sizeof spec_codes[0])
+
+static int fresh_db(void)
+{
+    return rdt_flushall(&g_srv);
+}
+
+/* EXISTS on a binary-safe key: 1, 0, or -1 on error. */
+static int key_exists(const char *key, size_t len)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "EXISTS %b", key, len);
+    int v = -1;
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = (int)r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* "rdlock:{<name>}" (the default key_prefix), binary-safe. */
+static size_t lock_key(char *buf, size_t n, const char *name)
+{
+    size_t nl = strlen(name);
+    if (nl + 10 > n)
+        return 0;
+    memcpy(buf, "rdlock:{", 8);
+    memcpy(buf + 8, name, nl);
+    buf[8 + nl] = '}';
+    buf[9 + nl] = '\0';
+    return nl + 9;
+}
+
+static long long key_pttl(const char *key)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "PTTL %s", key);
+    long long v = -100;
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static void ts_from_now(clockid_t clk, long long delta_ms, struct timespec *ts)
+{
+    long long ns;
+    clock_gettime(clk, ts);
+    ns = (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec + delta_ms * 1000000LL;
+    if (ns < 0)
+        ns = 0;
+    ts->tv_sec = (time_t)(ns / 1000000000LL);
+    ts->tv_nsec = (long)(ns % 1000000000LL);
+}
+
+/* Initialise m on client c with type (0 = no attributes but the client). */
+static int init_on(rdlock_t *m, const char *name, rdlock_client_t *c, int type)
+{
+    rdlock_attr_t a;
+    int rc = rdlock_attr_init(&a);
+    if (rc == 0)
+        rc = rdlock_attr_setclient(&a, c);
+    if (rc == 0 && type != 0)
+        rc = rdlock_attr_settype(&a, type);
+    if (rc == 0)
+        rc = rdlock_init(m, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+/* Run fn(arg) on a new thread and return its int result (-1 if the thread
+ * could not be started). */
+typedef struct thr_call {
+    int (*fn)(void *);
+    void *arg;
+    int rc;
+} thr_call_t;
+
+static void *thr_main(void *p)
+{
+    thr_call_t *t = p;
+    t->rc = t->fn(t->arg);
+    return NULL;
+}
+
+static int on_thread(int (*fn)(void *), void *arg)
+{
+    pthread_t th;
+    thr_call_t t = { fn, arg, -1 };
+    if (pthread_create(&th, NULL, thr_main, &t) != 0)
+        return -1;
+    pthread_join(th, NULL);
+    return t.rc;
+}
+
+static int trylock_fn(void *m)
+{
+    int rc = rdlock_trylock((rdlock_t *)m);
+    if (rc == 0)
+        rc = rdlock_unlock((rdlock_t *)m) == 0 ? 0 : -2;
+    return rc;
+}
+
+/* A log hook capturing lines. */
+static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
+static int cap_lines;
+static int cap_last_level = -1;
+static char cap_last[1024];
+static void *cap_last_arg;
+
+static void capture_logger(int level, const char *msg, void *arg)
+{
+    pthread_mutex_lock(&cap_mu);
+    cap_lines++;
+    cap_last_level = level;
+    cap_last_arg = arg;
+    snprintf(cap_last, sizeof cap_last, "%s", msg ? msg : "(null)");
+    pthread_mutex_unlock(&cap_mu);
+}
+
+static int cap_count(void)
+{
+    int n;
+    pthread_mutex_lock(&cap_mu);
+    n = cap_lines;
+    pthread_mutex_unlock(&cap_mu);
+    return n;
+}
+
+static void cap_reset(void)
+{
+    pthread_mutex_lock(&cap_mu);
+    cap_lines = 0;
+    cap_last_level = -1;
+    cap_last[0] = '\0';
+    cap_last_arg = NULL;
+    pthread_mutex_unlock(&cap_mu);
+}
+
+/* Expected error lines go to the capture hook instead of stderr. */
+static void quiet(void)
+{
+    rdlock_set_logger(capture_logger, NULL);
+}
+
+static void loud(void)
+{
+    rdlock_set_logger(NULL, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* forked children                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct child_job {
+    int (*fn)(void *);
+    void *arg;
+    int fd;
+} child_job_t;
+
+static int child_trampoline(void *p)
+{
+    child_job_t *j = p;
+    char line[32];
+    int rc = j->fn(j->arg);
+    snprintf(line, sizeof line, "result %d", rc);
+    rdt_send(j->fd, line);
+    return rc;
+}
+
+/* Run fn(arg) in a forked child and return fn's result as the child
+ * reported it through a pipe, or -1 if it reported nothing within
+ * timeout_ms, -2 if it then died by a signal or hung.  Not its exit status
+ * alone: under valgrind a forked child's exit status also counts the
+ * memory it inherited from the parent's threads as leaked. */
+static int run_child(int (*fn)(void *), void *arg, int timeout_ms)
+{
+    child_job_t j;
+    char line[64];
+    int fds[2], rc = -1, st;
+    pid_t pid;
+
+    if (pipe(fds) != 0)
+        return -1;
+    j.fn = fn;
+    j.arg = arg;
+    j.fd = fds[1];
+    pid = rdt_fork(child_trampoline, &j);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    if (rdt_recv(fds[0], line, sizeof line, timeout_ms) >= 0 && strncmp(line, "result ", 7) == 0)
+        rc = atoi(line + 7);
+    close(fds[0]);
+    st = rdt_wait(pid, 10000);
+    if (st != rc)
+        fprintf(stderr, "child %ld reported %d, exit status %d\n", (long)pid, rc, st);
+    if (rc == 0 && (st < 0 || st >= 128))
+        rc = -2;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* setup                                                               */
+/* ------------------------------------------------------------------ */
+
+static int suite_setup(void)
+{
+    const char *ini;
+    if (rdt_server_start(&g_srv, NULL, NULL) != 0)
+        return -1;
+    g_rc = rdt_connect(&g_srv);
+    if (!g_rc)
+        return -1;
+    ini = rdt_write_ini(&g_srv, 0, "[lock]\nlease_ms = 20000\n");
+    if (!ini)
+        return -1;
+    snprintf(g_ini, sizeof g_ini, "%s", ini);
+    if (rdlock_client_open(&g_cli, g_ini) != 0) {
+        fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
+        return -1;
+    }
+    return fresh_db();
+}
+
+static int suite_teardown(void)
+{
+    int rc = 0;
+    if (g_cli && rdlock_client_close(g_cli) != 0)
+        rc = -1;
+    g_cli = NULL;
+    if (g_rc)
+        redisFree(g_rc);
+    g_rc = NULL;
+    rdt_server_stop(&g_srv);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* strerror, version                                                   */
+/* ------------------------------------------------------------------ */
+
+static void test_strerror(void)
+{
+    const char *unknown = rdlock_strerror(987654);
+    size_t i, j;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(unknown);
+    CU_ASSERT(unknown[0] != '\0');
+    CU_ASSERT_PTR_NOT_NULL(rdlock_strerror(-1));
+    CU_ASSERT_PTR_NOT_NULL(rdlock_strerror(INT_MAX));
+    CU_ASSERT_PTR_NOT_NULL(rdlock_strerror(INT_MIN));
+    if (rdlock_strerror(-1))
+        CU_ASSERT_STRING_EQUAL(rdlock_strerror(-1), unknown);
+    CU_ASSERT_PTR_NOT_NULL(rdlock_strerror(0));
+
+    for (i = 0; i < N_SPEC_CODES; i++) {
+        const char *t = rdlock_strerror(spec_codes[i]);
+        CU_ASSERT_PTR_NOT_NULL(t);
+        if (!t)
+            continue;
+        CU_ASSERT(t[0] != '\0');
+        if (strcmp(t, unknown) == 0)
+            fprintf(stderr, "rdlock_strerror(%s) is the unknown-code text\n", rdt_errname(spec_codes[i]));
+        CU_ASSERT(strcmp(t, unknown) != 0);
+        /* Every code has its own text. */
+        for (j = 0; j < i; j++) {
+            const char *u = rdlock_strerror(spec_codes[j]);
+            if (u && strcmp(t, u) == 0)
+                fprintf(stderr, "rdlock_strerror(%s) == rdlock_strerror(%s)\n", rdt_errname(spec_codes[i]),
+                        rdt_errname(spec_codes[j]));
+            CU_ASSERT(u == NULL || strcmp(t, u) != 0);
+        }
+    }
+}
+
+static void test_version(void)
+{
+    char want[64];
+    const char *v = rdlock_version();
+
+    snprintf(want, sizeof want, "%d.%d.%d", RDLOCK_VERSION_MAJOR, RDLOCK_VERSION_MINOR, RDLOCK_VERSION_PATCH);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_STRING_EQUAL(v, want);
+    CU_ASSERT_STRING_EQUAL(rdlock_version(), v);
+}
+
+/* ------------------------------------------------------------------ */
+/* attributes                                                          */
+/* ------------------------------------------------------------------ */
+
+static void test_attr_init_destroy(void)
+{
+    rdlock_attr_t a;
+    int type = -1, robust = -1;
+
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_init(NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_destroy(NULL));
+    memset(&a, 0xa5, sizeof a); /* init must not care what was there */
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_gettype(&a, &type));
+    RDT_ASSERT_RC(RDLOCK_ERRORCHECK, type);
+    RDT_ASSERT_RC(0, rdlock_attr_getrobust(&a, &robust));
+    RDT_ASSERT_RC(RDLOCK_STALLED, robust);
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+    /* A destroyed attribute object is uninitialised again. */
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_destroy(&a));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_settype(&a, RDLOCK_RECURSIVE));
+    /* and can be initialised again */
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+}
+
+static void test_attr_type(void)
+{
+    rdlock_attr_t a;
+    int type = -1;
+    static const int bad[] = { 0, 3, -1, 99, INT_MAX, INT_MIN };
+    size_t i;
+
+    CU_ASSERT_EQUAL(RDLOCK_NORMAL, RDLOCK_ERRORCHECK);
+    CU_ASSERT_EQUAL(RDLOCK_DEFAULT, RDLOCK_ERRORCHECK);
+    CU_ASSERT_NOT_EQUAL(RDLOCK_RECURSIVE, RDLOCK_ERRORCHECK);
+
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_settype(&a, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(0, rdlock_attr_gettype(&a, &type));
+    RDT_ASSERT_RC(RDLOCK_RECURSIVE, type);
+
+    RDT_ASSERT_RC(0, rdlock_attr_settype(&a, RDLOCK_NORMAL));
+    type = -1;
+    RDT_ASSERT_RC(0, rdlock_attr_gettype(&a, &type));
+    RDT_ASSERT_RC(RDLOCK_ERRORCHECK, type);
+
+    RDT_ASSERT_RC(0, rdlock_attr_settype(&a, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(0, rdlock_attr_settype(&a, RDLOCK_DEFAULT));
+    type = -1;
+    RDT_ASSERT_RC(0, rdlock_attr_gettype(&a, &type));
+    RDT_ASSERT_RC(RDLOCK_ERRORCHECK, type);
+
+    /* Bad values are EINVAL and leave the type as it was. */
+    RDT_ASSERT_RC(0, rdlock_attr_settype(&a, RDLOCK_RECURSIVE));
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (bad[i] == RDLOCK_RECURSIVE || bad[i] == RDLOCK_ERRORCHECK)
+            continue;
+        RDT_ASSERT_RC(EINVAL, rdlock_attr_settype(&a, bad[i]));
+    }
+    type = -1;
+    RDT_ASSERT_RC(0, rdlock_attr_gettype(&a, &type));
+    RDT_ASSERT_RC(RDLOCK_RECURSIVE, type);
+
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_gettype(&a, NULL));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+}
+
+static void test_attr_lease_range(void)
+{
+    rdlock_attr_t a;
+
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_setlease(&a, 0));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlease(&a, 1));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlease(&a, 9));
+    RDT_ASSERT_RC(0, rdlock_attr_setlease(&a, 10));
+    RDT_ASSERT_RC(0, rdlock_attr_setlease(&a, 86400000u));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlease(&a, 86400001u));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlease(&a, UINT_MAX));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+}
+
+/* The lease attribute reaches the server; 0 means the client's lease_ms
+ * (20000 in this suite's ini).  Watchdog off so nothing renews. */
+static void test_attr_lease_applies(void)
+{
+    rdlock_attr_t a;
+    rdlock_t m1, m2;
+    long long pttl;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_setclient(&a, g_cli));
+    RDT_ASSERT_RC(0, rdlock_attr_setwatchdog(&a, 0));
+    RDT_ASSERT_RC(0, rdlock_attr_setlease(&a, 5000));
+    RDT_ASSERT_RC(0, rdlock_init(&m1, "lease-5000", &a));
+    /* The lock keeps what the attributes said at init. */
+    RDT_ASSERT_RC(0, rdlock_attr_setlease(&a, 0));
+    RDT_ASSERT_RC(0, rdlock_init(&m2, "lease-default", &a));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+
+    RDT_ASSERT_RC(0, rdlock_lock(&m1));
+    pttl = key_pttl("rdlock:{lease-5000}");
+    if (!(pttl > 0 && pttl <= 5000))
+        fprintf(stderr, "PTTL rdlock:{lease-5000} = %lld, want 1..5000\n", pttl);
+    CU_ASSERT(pttl > 0 && pttl <= 5000);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m1));
+
+    RDT_ASSERT_RC(0, rdlock_lock(&m2));
+    pttl = key_pttl("rdlock:{lease-default}");
+    if (!(pttl > 5000 && pttl <= 20000))
+        fprintf(stderr, "PTTL rdlock:{lease-default} = %lld, want 5001..20000\n", pttl);
+    CU_ASSERT(pttl > 5000 && pttl <= 20000);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m2));
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m1));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m2));
+}
+
+static void lost_cb(const char *name, void *arg)
+{
+    (void)name;
+    (void)arg;
+}
+
+static void test_attr_setters(void)
+{
+    rdlock_attr_t a;
+    int robust = -1;
+
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_setwatchdog(&a, 0));
+    RDT_ASSERT_RC(0, rdlock_attr_setwatchdog(&a, 1));
+    RDT_ASSERT_RC(0, rdlock_attr_setwatchdog(&a, 42)); /* non-zero = on */
+    RDT_ASSERT_RC(0, rdlock_attr_setclient(&a, g_cli));
+    RDT_ASSERT_RC(0, rdlock_attr_setclient(&a, NULL)); /* the process default */
+    RDT_ASSERT_RC(0, rdlock_attr_setlostcb(&a, lost_cb, &a));
+    RDT_ASSERT_RC(0, rdlock_attr_setlostcb(&a, NULL, NULL));
+
+    RDT_ASSERT_RC(0, rdlock_attr_setrobust(&a, RDLOCK_STALLED));
+    /* Robust locks are not implemented yet: refused, not pretended. */
+    quiet();
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setrobust(&a, RDLOCK_ROBUST));
+    loud();
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setrobust(&a, 2));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setrobust(&a, -1));
+    RDT_ASSERT_RC(0, rdlock_attr_getrobust(&a, &robust));
+    RDT_ASSERT_RC(RDLOCK_STALLED, robust);
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_getrobust(&a, NULL));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+}
+
+/* NULL and uninitialised (zeroed) attribute objects: EINVAL everywhere,
+ * and rdlock_init refuses them too. */
+static void test_attr_null_uninit(void)
+{
+    rdlock_attr_t z;
+    rdlock_t m;
+    int v = 12345;
+
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_settype(NULL, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_gettype(NULL, &v));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlease(NULL, 1000));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setwatchdog(NULL, 1));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setclient(NULL, g_cli));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlostcb(NULL, lost_cb, NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setrobust(NULL, RDLOCK_STALLED));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_getrobust(NULL, &v));
+    CU_ASSERT_EQUAL(v, 12345);
+
+    memset(&z, 0, sizeof z);
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_destroy(&z));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_settype(&z, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_gettype(&z, &v));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlease(&z, 1000));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setwatchdog(&z, 1));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setclient(&z, g_cli));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setlostcb(&z, lost_cb, NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_setrobust(&z, RDLOCK_STALLED));
+    RDT_ASSERT_RC(EINVAL, rdlock_attr_getrobust(&z, &v));
+    CU_ASSERT_EQUAL(v, 12345);
+
+    /* The failed setters left the zeroed object alone. */
+    {
+        rdlock_attr_t zz;
+        memset(&zz, 0, sizeof zz);
+        CU_ASSERT(memcmp(&z, &zz, sizeof z) == 0);
+    }
+
+    memset(&m, 0, sizeof m);
+    quiet();
+    RDT_ASSERT_RC(EINVAL, rdlock_init(&m, "attr-uninit", &z));
+    loud();
+    CU_ASSERT_EQUAL(m.__magic, 0u); /* left as it was */
+}
+
+/* The lock copies its attributes: destroying the attribute object after
+ * init changes nothing. */
+static void test_attr_copied_at_init(void)
+{
+    rdlock_attr_t a;
+    rdlock_t m;
+    unsigned n = 0;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_setclient(&a, g_cli));
+    RDT_ASSERT_RC(0, rdlock_attr_settype(&a, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(0, rdlock_init(&m, "attr-copied", &a));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+    memset(&a, 0xee, sizeof a);
+
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(0, rdlock_lock(&m)); /* recursive */
+    RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
+    CU_ASSERT_EQUAL(n, 2);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* ------------------------------------------------------------------ */
+/* rdlock_init                                                         */
+/* ------------------------------------------------------------------ */
+
+static void test_init_args(void)
+{
+    rdlock_t m, zero;
+    char name[600];
+
+    memset(&zero, 0, sizeof zero);
+    quiet();
+    RDT_ASSERT_RC(EINVAL, rdlock_init(NULL, "x", NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_init(NULL, NULL, NULL));
+
+    memset(&m, 0, sizeof m);
+    RDT_ASSERT_RC(EINVAL, rdlock_init(&m, NULL, NULL));
+    CU_ASSERT(memcmp(&m, &zero, sizeof m) == 0);
+    RDT_ASSERT_RC(EINVAL, rdlock_init(&m, "", NULL));
+    CU_ASSERT(memcmp(&m, &zero, sizeof m) == 0);
+
+    /* 513 bytes: too long, whatever follows. */
+    memset(name, 'n', sizeof name);
+    name[513] = '\0';
+    RDT_ASSERT_RC(EINVAL, rdlock_init(&m, name, NULL));
+    CU_ASSERT(memcmp(&m, &zero, sizeof m) == 0);
+    name[599] = '\0';
+    memset(name, 'n', 599);
+    RDT_ASSERT_RC(EINVAL, rdlock_init(&m, name, NULL));
+    loud();
+
+    /* 512 bytes: fine (default client, but init does no network I/O). */
+    name[512] = '\0';
+    RDT_ASSERT_RC(0, rdlock_init(&m, name, NULL));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+
+    /* 1 byte */
+    RDT_ASSERT_RC(0, rdlock_init(&m, "1", NULL));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* 512- and 1-byte names work on the server too. */
+static void test_name_length_limits_locked(void)
+{
+    char name[513], key[600];
+    rdlock_t m;
+    size_t kl;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    memset(name, 'L', 512);
+    name[512] = '\0';
+    RDT_ASSERT_RC(0, init_on(&m, name, g_cli, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    kl = lock_key(key, sizeof key, name);
+    CU_ASSERT_EQUAL(key_exists(key, kl), 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT_EQUAL(key_exists(key, kl), 0);
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+
+    RDT_ASSERT_RC(0, init_on(&m, "x", g_cli, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    CU_ASSERT_EQUAL(key_exists("rdlock:{x}", 10), 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* Any bytes but NUL make a name, and distinct names are distinct locks
+ * even when one looks like another's key suffix or hash tag. */
+static void test_name_any_bytes(void)
+{
+    static const char *const names[] = {
+        "{",        "}",         "{}",          ":",      "a:b",          "a b",  " ",
+        "a{b}c",    "a",         "a}:w",        "a}:fence", "a}:c",      "tab\tnl\ncr\r",
+        "verrou-\xc3\xa9-\xe9\x94\x81", "\xff",  "\xff\xfe\x01", "%s%n%d", "rdlock:{a}",
+    };
+    enum { N = sizeof names / sizeof names[0] };
+    rdlock_t m[N];
+    size_t i, j;
+    char key[600];
+    size_t kl;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    for (i = 0; i < N; i++)
+        RDT_ASSERT_RC(0, init_on(&m[i], names[i], g_cli, 0));
+
+    for (i = 0; i < N; i++) {
+        int rc = rdlock_lock(&m[i]);
+        RDT_ASSERT_RC(0, rc);
+        if (rc != 0)
+            continue;
+        /* The key is exactly "rdlock:{" NAME "}". */
+        kl = lock_key(key, sizeof key, names[i]);
+        CU_ASSERT_EQUAL(key_exists(key, kl), 1);
+        for (j = 0; j < N; j++) {
+            if (j == i)
+                continue;
+            /* Another thread, so that the result is about the name, not
+             * about this thread's own hold. */
+            rc = on_thread(trylock_fn, &m[j]);
+            if (rc != 0)
+                fprintf(stderr, "holding name #%zu, trylock of name #%zu -> %s\n", i, j, rdt_errname(rc));
+            RDT_ASSERT_RC(0, rc);
+        }
+        /* and the same name is the same lock */
+        RDT_ASSERT_RC(EBUSY, on_thread(trylock_fn, &m[i]));
+        RDT_ASSERT_RC(0, rdlock_unlock(&m[i]));
+        CU_ASSERT_EQUAL(key_exists(key, kl), 0);
+    }
+    for (i = 0; i < N; i++)
+        RDT_ASSERT_RC(0, rdlock_destroy(&m[i]));
+}
+
+/* ------------------------------------------------------------------ */
+/* uninitialised and destroyed locks                                   */
+/* ------------------------------------------------------------------ */
+
+static void expect_all_einval(rdlock_t *m)
+{
+    struct timespec ts;
+    uint64_t tok = 77;
+    unsigned n = 77;
+
+    quiet();
+    ts_from_now(CLOCK_REALTIME, 1000, &ts);
+    RDT_ASSERT_RC(EINVAL, rdlock_lock(m));
+    RDT_ASSERT_RC(EINVAL, rdlock_trylock(m));
+    RDT_ASSERT_RC(EINVAL, rdlock_timedlock(m, &ts));
+    ts_from_now(CLOCK_MONOTONIC, 1000, &ts);
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(m, CLOCK_MONOTONIC, &ts));
+    RDT_ASSERT_RC(EINVAL, rdlock_unlock(m));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(m));
+    RDT_ASSERT_RC(EINVAL, rdlock_fencing_token(m, &tok));
+    RDT_ASSERT_RC(EINVAL, rdlock_holdcount(m, &n));
+    RDT_ASSERT_RC(EINVAL, rdlock_destroy(m));
+    loud();
+    CU_ASSERT_EQUAL(tok, 77);
+    CU_ASSERT_EQUAL(n, 77);
+}
+
+static void test_null_lock(void)
+{
+    expect_all_einval(NULL);
+}
+
+static void test_uninitialised_lock(void)
+{
+    rdlock_t m;
+    memset(&m, 0, sizeof m);
+    expect_all_einval(&m);
+    /* garbage is not an initialised lock either */
+    memset(&m, 0x5a, sizeof m);
+    expect_all_einval(&m);
+}
+
+static void test_destroyed_lock(void)
+{
+    rdlock_t m;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    /* never used */
+    RDT_ASSERT_RC(0, init_on(&m, "destroyed-1", g_cli, 0));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    expect_all_einval(&m);
+
+    /* used, then destroyed */
+    RDT_ASSERT_RC(0, init_on(&m, "destroyed-2", g_cli, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    expect_all_einval(&m);
+
+    /* a destroyed lock may be initialised again */
+    RDT_ASSERT_RC(0, init_on(&m, "destroyed-2", g_cli, 0));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* rdlock_consistent: no lock is robust yet, so always EINVAL (held or not). */
+static void test_consistent_not_robust(void)
+{
+    rdlock_t m;
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, init_on(&m, "not-robust", g_cli, 0));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&m));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+static void test_out_pointer_null(void)
+{
+    rdlock_t m;
+    uint64_t tok = 0;
+    unsigned n = 99;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, init_on(&m, "outptr", g_cli, 0));
+    RDT_ASSERT_RC(EINVAL, rdlock_fencing_token(&m, NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_holdcount(&m, NULL));
+    RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
+    CU_ASSERT_EQUAL(n, 0);
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(EINVAL, rdlock_fencing_token(&m, NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_holdcount(&m, NULL));
+    RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
+    CU_ASSERT(tok > 0);
+    RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
+    CU_ASSERT_EQUAL(n, 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* ------------------------------------------------------------------ */
+/* init does no network I/O                                            */
+/* ------------------------------------------------------------------ */
+
+/* A loopback TCP socket bound to a free port; listening if `listening`,
+ * else bound only (connections to it are refused).  Returns the fd and
+ * sets *port, or -1. */
+static int loopback_socket(int listening, int *port)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+    if (fd < 0)
+        return -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || (listening && listen(fd, 64) != 0) ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static const char *ini_for_port(int port, const char *extra)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "[redis]\nhost = 127.0.0.1\nport = %d\nconnect_timeout_ms = 200\ncommand_timeout_ms = 200\n"
+             "command_retries = 0\n[lock]\nfail_fast = no\n%s",
+             port, extra ? extra : "");
+    return rdt_write_file(&g_srv, "noserver.ini", text);
+}
+
+/* Nobody listens: open succeeds (fail_fast = no), init succeeds at once,
+ * a trylock reports EIO after command_retries (0). */
+static void test_init_no_network_refused(void)
+{
+    rdlock_client_t *c = NULL;
+    rdlock_t m;
+    int port = 0, fd = loopback_socket(0, &port);
+    const char *ini;
+    long long t0, dt;
+
+    CU_ASSERT_FATAL(fd >= 0);
+    ini = ini_for_port(port, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    rdlock_set_logger(capture_logger, NULL); /* expected warnings stay quiet */
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    if (c) {
+        t0 = rdt_now_ms();
+        RDT_ASSERT_RC(0, init_on(&m, "no-network", c, 0));
+        dt = rdt_now_ms() - t0;
+        CU_ASSERT(dt < 100);
+        RDT_ASSERT_RC(EIO, rdlock_trylock(&m));
+        RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
+        RDT_ASSERT_RC(0, rdlock_destroy(&m));
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    }
+    rdlock_set_logger(NULL, NULL);
+    close(fd);
+}
+
+/* Somebody listens but never answers: after client_open (whose PING
+ * times out) no further connection is made by rdlock_init. */
+static void test_init_no_network_silent(void)
+{
+    rdlock_client_t *c = NULL;
+    rdlock_t m[4];
+    struct pollfd pfd;
+    int port = 0, fd = loopback_socket(1, &port), i, drained = 0, cfd;
+    const char *ini;
+
+    CU_ASSERT_FATAL(fd >= 0);
+    ini = ini_for_port(port, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    /* open connected once (in the backlog): take whatever it made */
+    while ((cfd = accept(fd, NULL, NULL)) >= 0) {
+        drained++;
+        close(cfd);
+    }
+    CU_ASSERT(drained >= 1); /* proves the probe below can see connections */
+    if (c) {
+        for (i = 0; i < 4; i++)
+            RDT_ASSERT_RC(0, init_on(&m[i], i % 2 ? "silent-a" : "silent-b", c, i % 2 ? RDLOCK_RECURSIVE : 0));
+        /* no new connection attempt is pending */
+        pfd.fd = fd;
+        pfd.events = POLLIN;
+        pfd.revents = 0;
+        CU_ASSERT_EQUAL(poll(&pfd, 1, 50), 0);
+        for (i = 0; i < 4; i++)
+            RDT_ASSERT_RC(0, rdlock_destroy(&m[i]));
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    }
+    rdlock_set_logger(NULL, NULL);
+    close(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* deadlines                                                           */
+/* ------------------------------------------------------------------ */
+
+static void test_abstime_validation(void)
+{
+    rdlock_t m;
+    struct timespec ts;
+    unsigned n = 9;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, init_on(&m, "abstime", g_cli, 0));
+
+    /* The lock is free: abstime is checked first anyway. */
+    RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_REALTIME, NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_MONOTONIC, NULL));
+
+    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts.tv_nsec = -1;
+    RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, &ts));
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_REALTIME, &ts));
+    ts.tv_nsec = 1000000000L;
+    RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, &ts));
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_REALTIME, &ts));
+    ts_from_now(CLOCK_MONOTONIC, 5000, &ts);
+    ts.tv_nsec = -1;
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
+    ts.tv_nsec = 1000000000L;
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
+
+    /* Only CLOCK_REALTIME and CLOCK_MONOTONIC. */
+    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &ts));
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_THREAD_CPUTIME_ID, &ts));
+    RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, (clockid_t)4242, &ts));
+
+    /* None of that took the lock. */
+    RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(key_exists("rdlock:{abstime}", 16), 0);
+
+    /* A NULL lock with a bad abstime is EINVAL too. */
+    RDT_ASSERT_RC(EINVAL, rdlock_timedlock(NULL, NULL));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* A deadline already past on a free lock still acquires (POSIX). */
+static void test_past_deadline_free_lock(void)
+{
+    rdlock_t m;
+    struct timespec ts;
+    unsigned n = 0;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, init_on(&m, "past", g_cli, 0));
+
+    ts_from_now(CLOCK_REALTIME, -10000, &ts);
+    RDT_ASSERT_RC(0, rdlock_timedlock(&m, &ts));
+    RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(key_exists("rdlock:{past}", 13), 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+
+    ts.tv_sec = 0;
+    ts.tv_nsec = 0; /* long past on CLOCK_MONOTONIC */
+    RDT_ASSERT_RC(0, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
+    RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
+    CU_ASSERT_EQUAL(n, 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+
+    ts_from_now(CLOCK_MONOTONIC, -1, &ts);
+    RDT_ASSERT_RC(0, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+
+    ts_from_now(CLOCK_REALTIME, -1000, &ts);
+    RDT_ASSERT_RC(0, rdlock_clocklock(&m, CLOCK_REALTIME, &ts));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+
+    /* and a far-future deadline on a free lock acquires at once */
+    ts.tv_sec = (time_t)LONG_MAX;
+    ts.tv_nsec = 999999999L;
+    RDT_ASSERT_RC(0, rdlock_timedlock(&m, &ts));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT_EQUAL(key_exists("rdlock:{past}", 13), 0);
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* A negative tv_sec is a time before the epoch: past, not malformed.  Only
+ * tv_nsec outside [0, 1e9) is EINVAL (SPEC section 1, rdlock.h, POSIX), and
+ * a past deadline on a free lock acquires. */
+static void test_negative_tv_sec_is_past(void)
+{
+    rdlock_t m;
+    struct timespec ts;
+    int rc;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, init_on(&m, "negative", g_cli, 0));
+    ts.tv_sec = -5;
+    ts.tv_nsec = 0;
+    rc = rdlock_timedlock(&m, &ts);
+    RDT_ASSERT_RC(0, rc);
+    if (rc == 0)
+        RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    ts.tv_sec = -1;
+    ts.tv_nsec = 999999999L;
+    rc = rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts);
+    RDT_ASSERT_RC(0, rc);
+    if (rc == 0)
+        RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    /* tv_nsec is still checked with a negative tv_sec */
+    ts.tv_nsec = -1;
+    RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, &ts));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* ------------------------------------------------------------------ */
+/* clients                                                             */
+/* ------------------------------------------------------------------ */
+
+static void test_client_open_args(void)
+{
+    rdlock_client_t *sentinel = (rdlock_client_t *)&g_srv;
+    rdlock_client_t *c = sentinel;
+    char missing[400];
+
+    RDT_ASSERT_RC(EINVAL, rdlock_client_open(NULL, g_ini));
+    RDT_ASSERT_RC(EINVAL, rdlock_client_open(NULL, NULL));
+    snprintf(missing, sizeof missing, "%s/does-not-exist.ini", g_srv.dir);
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(ENOENT, rdlock_client_open(&c, missing));
+    rdlock_set_logger(NULL, NULL);
+    CU_ASSERT_PTR_EQUAL(c, sentinel); /* untouched on failure */
+    RDT_ASSERT_RC(EINVAL, rdlock_client_close(NULL));
+
+    c = NULL;
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini));
+    CU_ASSERT_PTR_NOT_NULL(c);
+    if (c)
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+static void test_client_close_busy(void)
+{
+    rdlock_client_t *c = NULL;
+    rdlock_t m1, m2;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    RDT_ASSERT_RC(0, init_on(&m1, "close-busy-1", c, 0));
+    RDT_ASSERT_RC(0, init_on(&m2, "close-busy-2", c, 0));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EBUSY, rdlock_client_close(c));
+    rdlock_set_logger(NULL, NULL);
+    /* still open and usable */
+    RDT_ASSERT_RC(0, rdlock_lock(&m1));
+    CU_ASSERT_EQUAL(key_exists("rdlock:{close-busy-1}", 21), 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m1));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m1));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EBUSY, rdlock_client_close(c)); /* m2 is still there */
+    rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_RC(0, rdlock_destroy(&m2));
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+/* ------------------------------------------------------------------ */
+/* the log hook                                                        */
+/* ------------------------------------------------------------------ */
+
+static void test_logger(void)
+{
+    rdlock_t m;
+    int sentinel_arg, saved, tmpfd, n_before;
+    char path[400], buf[2048];
+    ssize_t got;
+
+    cap_reset();
+    rdlock_set_logger(capture_logger, &sentinel_arg);
+    memset(&m, 0, sizeof m);
+    RDT_ASSERT_RC(EINVAL, rdlock_init(&m, "", NULL));
+    CU_ASSERT(cap_count() >= 1);
+    pthread_mutex_lock(&cap_mu);
+    CU_ASSERT(cap_last_level == RDLOCK_LOG_ERROR || cap_last_level == RDLOCK_LOG_WARN);
+    CU_ASSERT(cap_last[0] != '\0');
+    CU_ASSERT_PTR_EQUAL(cap_last_arg, &sentinel_arg);
+    pthread_mutex_unlock(&cap_mu);
+
+    /* NULL restores the default: a line on stderr, nothing captured. */
+    rdlock_set_logger(NULL, NULL);
+    n_before = cap_count();
+    snprintf(path, sizeof path, "%s/stderr-XXXXXX", g_srv.dir);
+    tmpfd = mkstemp(path);
+    CU_ASSERT_FATAL(tmpfd >= 0);
+    fflush(stderr);
+    saved = dup(2);
+    CU_ASSERT_FATAL(saved >= 0);
+    dup2(tmpfd, 2);
+    {
+        int rc = rdlock_init(&m, "", NULL);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        RDT_ASSERT_RC(EINVAL, rc);
+    }
+    CU_ASSERT_EQUAL(cap_count(), n_before);
+    lseek(tmpfd, 0, SEEK_SET);
+    got = read(tmpfd, buf, sizeof buf - 1);
+    close(tmpfd);
+    unlink(path);
+    CU_ASSERT(got > 0);
+    if (got > 0) {
+        buf[got] = '\0';
+        CU_ASSERT_PTR_NOT_NULL(strchr(buf, '\n'));
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* the process default client                                          */
+/* ------------------------------------------------------------------ */
+
+/* In a child (the default client and $RDLOCK_CONF are process-wide):
+ * init never reads the config; a missing $RDLOCK_CONF is ENOENT from the
+ * first lock call, and is not cached: once it points at a good file the
+ * default client comes up. */
+static const char *g_child_missing;
+static const char *g_child_good;
+
+static int default_client_child(void *arg)
+{
+    rdlock_t m;
+    unsigned n = 0;
+    (void)arg;
+
+    /* The parent's connection stays the parent's. */
+    g_rc = rdt_connect(&g_srv);
+    if (!g_rc)
+        return 9;
+    rdlock_set_logger(capture_logger, NULL);
+    if (setenv("RDLOCK_CONF", g_child_missing, 1) != 0)
+        return 10;
+    if (rdlock_init(&m, "default-client", NULL) != 0)
+        return 11; /* init does not read the config */
+    if (rdlock_lock(&m) != ENOENT)
+        return 12;
+    if (rdlock_trylock(&m) != ENOENT)
+        return 13;
+    if (setenv("RDLOCK_CONF", g_child_good, 1) != 0)
+        return 14;
+    if (rdlock_lock(&m) != 0)
+        return 15;
+    if (rdlock_holdcount(&m, &n) != 0 || n != 1)
+        return 16;
+    if (key_exists("rdlock:{default-client}", 23) != 1)
+        return 17;
+    if (rdlock_unlock(&m) != 0)
+        return 18;
+    if (key_exists("rdlock:{default-client}", 23) != 0)
+        return 19;
+    if (rdlock_destroy(&m) != 0)
+        return 20;
+    return 0;
+}
+
+static void test_default_client_conf(void)
+{
+    char missing[400], good[600];
+    int rc;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    snprintf(missing, sizeof missing, "%s/no-such-rdlock.ini", g_srv.dir);
+    snprintf(good, sizeof good, "%s", g_ini);
+    g_child_missing = missing;
+    g_child_good = good;
+    rc = run_child(default_client_child, NULL, 20000);
+    if (rc != 0)
+        fprintf(stderr, "default_client_child failed at step %d\n", rc);
+    RDT_ASSERT_EQ_LL(0, rc);
+}
+
+/* ------------------------------------------------------------------ */
+
+static const rdt_test_t tests[] = {
+    { "strerror", test_strerror },
+    { "version", test_version },
+    { "attr_init_destroy", test_attr_init_destroy },
+    { "attr_type", test_attr_type },
+    { "attr_lease_range", test_attr_lease_range },
+    { "attr_lease_applies", test_attr_lease_applies },
+    { "attr_setters", test_attr_setters },
+    { "attr_null_uninit", test_attr_null_uninit },
+    { "attr_copied_at_init", test_attr_copied_at_init },
+    { "init_args", test_init_args },
+    { "name_length_limits_locked", test_name_length_limits_locked },
+    { "name_any_bytes", test_name_any_bytes },
+    { "null_lock", test_null_lock },
+    { "uninitialised_lock", test_uninitialised_lock },
+    { "destroyed_lock", test_destroyed_lock },
+    { "consistent_not_robust", test_consistent_not_robust },
+    { "out_pointer_null", test_out_pointer_null },
+    { "init_no_network_refused", test_init_no_network_refused },
+    { "init_no_network_silent", test_init_no_network_silent },
+    { "abstime_validation", test_abstime_validation },
+    { "past_deadline_free_lock", test_past_deadline_free_lock },
+    { "negative_tv_sec_is_past", test_negative_tv_sec_is_past },
+    { "client_open_args", test_client_open_args },
+    { "client_close_busy", test_client_close_busy },
+    { "logger", test_logger },
+    { "default_client_conf", test_default_client_conf },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "api", tests, suite_setup, suite_teardown, 60);
+}
