@@ -62,7 +62,8 @@ static void wq_wake(rdl_waitq_t *q)
     RDL_CHECK(pthread_cond_broadcast(&q->cond));
 }
 
-rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, long long until)
+rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, long long until,
+                            rdl_waiter_t *w)
 {
     rdl_waitq_t *q = wq_find(c, key, keylen);
 
@@ -82,21 +83,29 @@ rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, 
         }
     }
     q->nwaiters++;
+    w->next = q->waiters;
+    q->waiters = w;
     if (rdl_events_start(c) != 0)
         return q; /* no thread, no wake-ups: the waiter polls */
     if (q->sub == RDL_SUB_NONE)
         rdl_events_poke(c);
     /* Wait for SUBSCRIBE to be confirmed: only then can no release go
      * unheard.  If the server is away, give up at `until` and poll. */
-    while (q->sub != RDL_SUB_ON && c->sub_fails == 0) {
+    while (q->sub != RDL_SUB_ON && c->sub_fails == 0 && !w->granted) {
         if (rdl_cond_wait_until(&q->cond, &c->mu, until) == ETIMEDOUT)
             break;
     }
     return q;
 }
 
-void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q)
+void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *w)
 {
+    rdl_waiter_t **pp;
+    for (pp = &q->waiters; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
     if (--q->nwaiters == 0)
         q->idle_since = rdl_now_ms();
 }
@@ -109,6 +118,33 @@ void rdl_waitq_wake(rdlock_client_t *c, const char *key, size_t keylen)
     q = wq_find(c, key, keylen);
     if (q != NULL && q->nwaiters > 0)
         wq_wake(q);
+}
+
+void rdl_waitq_grant(rdlock_client_t *c, const char *key, size_t keylen, const char *owner,
+                     size_t ownerlen, uint64_t token)
+{
+    rdl_waitq_t *q;
+    rdl_waiter_t *w;
+    unsigned long thread = 0;
+    size_t i;
+
+    if (c->waits.n == 0 || ownerlen <= RDL_ID_HEX + 1 || memcmp(owner, c->id, RDL_ID_HEX) != 0 ||
+        owner[RDL_ID_HEX] != ':')
+        return; /* another client's waiter */
+    for (i = RDL_ID_HEX + 1; i < ownerlen && owner[i] >= '0' && owner[i] <= '9'; i++)
+        thread = thread * 10 + (unsigned long)(owner[i] - '0');
+    q = wq_find(c, key, keylen);
+    if (q == NULL)
+        return;
+    for (w = q->waiters; w != NULL; w = w->next)
+        if (w->thread == thread && token > w->floor && !w->granted) {
+            w->granted = true;
+            w->token = token;
+            /* The cond is shared by the name's local waiters; the others
+             * see no new generation and sleep on. */
+            RDL_CHECK(pthread_cond_broadcast(&q->cond));
+            return;
+        }
 }
 
 void rdl_waitq_free_all(rdlock_client_t *c)
@@ -314,7 +350,17 @@ static void sub_reply(rdlock_client_t *c, redisReply *r)
     if (q == NULL)
         return;
     if (strcmp(kind, "message") == 0) {
-        wq_wake(q);
+        const redisReply *m = r->element[2];
+        if (m->type == REDIS_REPLY_STRING && m->len > 2 && m->str[0] == 'g' && m->str[1] == ' ') {
+            /* "g <owner> <token>": handed to a queued writer; only that
+             * waiter (if it is ours) needs to know. */
+            const char *own = m->str + 2, *sp = memchr(own, ' ', m->len - 2);
+            if (sp != NULL)
+                rdl_waitq_grant(c, q->key, q->keylen, own, (size_t)(sp - own),
+                                strtoull(sp + 1, NULL, 10));
+        } else {
+            wq_wake(q); /* "u": readers may enter */
+        }
     } else if (strcmp(kind, "subscribe") == 0) {
         if (q->sub == RDL_SUB_SENT)
             q->sub = RDL_SUB_ON;

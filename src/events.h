@@ -7,11 +7,21 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "client.h"
 #include "table.h"
 
 enum { RDL_SUB_NONE, RDL_SUB_SENT, RDL_SUB_ON, RDL_SUB_UNSENT };
+
+/* One waiting thread, on its own stack while it waits. */
+typedef struct rdl_waiter {
+    struct rdl_waiter *next;
+    unsigned thread;
+    uint64_t floor;         /* hand-overs with a token <= this are stale */
+    bool granted;           /* the lock was handed to this thread */
+    uint64_t token;         /* ... with this fencing token */
+} rdl_waiter_t;
 
 typedef struct rdl_waitq {
     rdl_tnode_t node;       /* keyed by key */
@@ -23,6 +33,7 @@ typedef struct rdl_waitq {
     int sub;                /* RDL_SUB_* */
     long long idle_since;   /* when nwaiters last dropped to 0 */
     long long last_poll;    /* last timed re-check by any local waiter */
+    rdl_waiter_t *waiters;  /* the local threads waiting */
 } rdl_waitq_t;
 
 /* Start the thread if it is not running (mu held).  0 or an errno. */
@@ -35,13 +46,18 @@ void rdl_events_poke(rdlock_client_t *c);
  * thread and close (not shut down) its connections. */
 void rdl_events_after_fork(rdlock_client_t *c);
 
-/* Join the wait queue of key (mu held), subscribing its channel, and wait
- * (at most until `until`) for the subscription to be confirmed.  NULL on
- * ENOMEM (the caller then polls). */
-rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, long long until);
-void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q);
+/* Join the wait queue of key as waiter w (mu held), subscribing its
+ * channel, and wait (at most until `until`) for the subscription to be
+ * confirmed.  NULL on ENOMEM (the caller then polls). */
+rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, long long until,
+                            rdl_waiter_t *w);
+void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *w);
 /* Wake every local waiter of key, if any (mu held). */
 void rdl_waitq_wake(rdlock_client_t *c, const char *key, size_t keylen);
+/* The server handed the lock of key to owner with token: if owner is a
+ * waiting thread of this client, tell it (mu held). */
+void rdl_waitq_grant(rdlock_client_t *c, const char *key, size_t keylen, const char *owner,
+                     size_t ownerlen, uint64_t token);
 /* Free every wait queue (client close, fork child; mu held). */
 void rdl_waitq_free_all(rdlock_client_t *c);
 

@@ -25,21 +25,22 @@
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
-/* The four keys of a lock (see src/scripts/acquire.lua). */
+/* The five keys of a lock (see src/scripts/acquire.lua). */
+#define RDL_NKEYS 5
 typedef struct lock_keys {
     char *buf;
-    const char *v[4];
-    size_t l[4];
+    const char *v[RDL_NKEYS];
+    size_t l[RDL_NKEYS];
 } lock_keys_t;
 
 static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
 {
-    static const char *const sfx[4] = { "", ":w", ":r", ":fence" };
+    static const char *const sfx[RDL_NKEYS] = { "", ":w", ":wq", ":r", ":fence" };
     size_t i, off = 0;
-    k->buf = malloc(4 * keylen + 16);
+    k->buf = malloc(RDL_NKEYS * keylen + 20);
     if (k->buf == NULL)
         return ENOMEM;
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < RDL_NKEYS; i++) {
         size_t sl = strlen(sfx[i]);
         memcpy(k->buf + off, key, keylen);
         memcpy(k->buf + off + keylen, sfx[i], sl);
@@ -77,31 +78,33 @@ typedef struct attempt {
 } attempt_t;
 
 /* One acquire script call.  0 = held (*token set), EBUSY (*hint = ms until
- * the holders' leases end, 0 unknown), or an error from the client. */
+ * the holders' leases end, 0 unknown; *fence = the counter now), or an
+ * error from the client. */
 static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
-                    long long *hint)
+                    long long *hint, uint64_t *fence)
 {
-    const char *argv[10];
-    size_t lens[10];
+    const char *argv[RDL_NKEYS + 6];
+    size_t lens[RDL_NKEYS + 6];
     redisReply *r;
     int i, rc;
 
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < RDL_NKEYS; i++) {
         argv[i] = a->keys.v[i];
         lens[i] = a->keys.l[i];
     }
-    argv[4] = a->owner;
-    argv[5] = a->mode;
-    argv[6] = a->lease;
-    argv[7] = waiting ? "1" : "0";
-    argv[8] = a->info;
-    argv[9] = queued ? "1" : "0";
-    for (i = 4; i < 10; i++)
+    argv[RDL_NKEYS] = a->owner;
+    argv[RDL_NKEYS + 1] = a->mode;
+    argv[RDL_NKEYS + 2] = a->lease;
+    argv[RDL_NKEYS + 3] = waiting ? "1" : "0";
+    argv[RDL_NKEYS + 4] = a->info;
+    argv[RDL_NKEYS + 5] = queued ? "1" : "0";
+    for (i = RDL_NKEYS; i < RDL_NKEYS + 6; i++)
         lens[i] = strlen(argv[i]);
-    rc = rdl_client_script(a->c, &rdl_script_acquire, 4, 10, argv, lens, deadline, &r);
+    rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 6, argv, lens, deadline,
+                           &r);
     if (rc != 0)
         return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
         r->element[1]->type != REDIS_REPLY_INTEGER) {
         rdl_log(RDLOCK_LOG_ERROR, "acquire: unexpected reply from Redis");
         freeReplyObject(r);
@@ -112,21 +115,74 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
         rc = 0;
     } else {
         *hint = r->element[1]->integer;
+        if (r->elements > 2 && r->element[2]->type == REDIS_REPLY_INTEGER)
+            *fence = (uint64_t)r->element[2]->integer;
         rc = EBUSY;
     }
     freeReplyObject(r);
     return rc;
 }
 
-/* Best effort: drop our queue marks when giving up, so we hold back no
- * reader or writer for the rest of the mark's lease. */
-static void unwait(attempt_t *a)
+/* The reply of release.lua: {status, kind, who, token}. */
+typedef struct leave_reply {
+    long long status;
+    long long kind; /* 0 nothing, 1 handed to who/token, 2 readers woken */
+    char who[RDL_OWNER_MAX];
+    size_t wholen;
+    uint64_t token;
+} leave_reply_t;
+
+/* Run release.lua for `op` ("release" or "unwait").  0 and *out, or an
+ * error from the client. */
+static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
+                 long long deadline, leave_reply_t *out)
 {
-    const char *argv[4] = { a->keys.v[0], a->keys.v[1], a->keys.v[2], a->owner };
-    size_t lens[4] = { a->keys.l[0], a->keys.l[1], a->keys.l[2], strlen(a->owner) };
+    const char *argv[RDL_NKEYS + 2];
+    size_t lens[RDL_NKEYS + 2];
     redisReply *r;
-    if (rdl_client_script(a->c, &rdl_script_unwait, 3, 4, argv, lens, rdl_now_ms(), &r) == 0)
+    int i, rc;
+
+    for (i = 0; i < RDL_NKEYS; i++) {
+        argv[i] = keys->v[i];
+        lens[i] = keys->l[i];
+    }
+    argv[RDL_NKEYS] = owner;
+    lens[RDL_NKEYS] = strlen(owner);
+    argv[RDL_NKEYS + 1] = op;
+    lens[RDL_NKEYS + 1] = strlen(op);
+    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r);
+    if (rc != 0)
+        return rc;
+    memset(out, 0, sizeof *out);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+        r->element[1]->type != REDIS_REPLY_INTEGER) {
+        rdl_log(RDLOCK_LOG_ERROR, "release: unexpected reply from Redis");
         freeReplyObject(r);
+        return EIO;
+    }
+    out->status = r->element[0]->integer;
+    out->kind = r->element[1]->integer;
+    if (out->kind == 1 && r->elements >= 4 && r->element[2]->type == REDIS_REPLY_STRING &&
+        r->element[2]->len < sizeof out->who && r->element[3]->type == REDIS_REPLY_INTEGER) {
+        memcpy(out->who, r->element[2]->str, r->element[2]->len);
+        out->wholen = r->element[2]->len;
+        out->token = (uint64_t)r->element[3]->integer;
+    } else if (out->kind == 1) {
+        out->kind = 0;
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+/* Tell local waiters what a release or unwait did (mu held): hand the lock
+ * to a local thread directly instead of waiting for the pub/sub echo, or
+ * let local readers look again. */
+static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, const leave_reply_t *lr)
+{
+    if (lr->kind == 1)
+        rdl_waitq_grant(c, key, keylen, lr->who, lr->wholen, lr->token);
+    else if (lr->kind == 2)
+        rdl_waitq_wake(c, key, keylen);
 }
 
 /* Record a fresh hold (mutex held) and make sure the watchdog knows. */
@@ -174,9 +230,11 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     rdlock_client_t *c;
     rdl_hold_t *hold;
     rdl_waitq_t *q = NULL;
+    rdl_waiter_t me;
     attempt_t a;
     unsigned thread, lease;
     uint64_t token = 0;
+    long long sent_at = 0;
     bool queued = false;
     int rc;
 
@@ -199,6 +257,8 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     if (hold == NULL)
         return ENOMEM;
     memset(&a, 0, sizeof a);
+    memset(&me, 0, sizeof me);
+    me.thread = thread;
     a.c = c;
     if (keys_make(&a.keys, h->key, h->keylen) != 0) {
         rdl_hold_free(hold);
@@ -211,28 +271,36 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     snprintf(a.info, sizeof a.info, "1;%ld;%u;%s", (long)c->pid, thread, c->host);
 
     for (;;) {
-        long long now, until, hint = 0, sent_at = rdl_now_ms();
+        long long now, until, hint = 0;
         unsigned long gen0 = 0;
         unsigned wait_ms;
+        uint64_t fence = 0;
 
         if (q != NULL) {
             RDL_LOCK(c);
+            if (me.granted) {
+                RDL_UNLOCK(c);
+                token = me.token;
+                rc = 0;
+                break;
+            }
             gen0 = q->gen;
-            q->last_poll = sent_at;
+            q->last_poll = rdl_now_ms();
             RDL_UNLOCK(c);
         }
-        rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint);
-        if (rc == 0) {
-            RDL_LOCK(c);
-            if (q != NULL)
-                rdl_waitq_leave(c, q);
-            record_hold(c, h, hold, thread, mode, token, lease, sent_at);
-            RDL_UNLOCK(c);
-            free(a.keys.buf);
-            return 0;
-        }
+        /* A hand-over's lease starts after our last look: the local,
+         * conservative estimate of its start. */
+        sent_at = rdl_now_ms();
+        rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence);
+        if (rc == 0)
+            break;
         if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
             queued = how != RDL_TRY;
+        if (rc == EBUSY && fence > me.floor) {
+            RDL_LOCK(c);
+            me.floor = fence; /* older hand-over messages are stale */
+            RDL_UNLOCK(c);
+        }
         if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
             break;
         now = rdl_now_ms();
@@ -245,14 +313,18 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
              * attempt and the subscription would otherwise go unheard. */
             RDL_LOCK(c);
             q = rdl_waitq_join(c, h->key, h->keylen,
-                               how == RDL_TIMED ? deadline : now + c->cfg.command_timeout_ms);
+                               how == RDL_TIMED ? deadline : now + c->cfg.command_timeout_ms, &me);
             RDL_UNLOCK(c);
             if (q != NULL && rc == EBUSY)
                 continue;
         }
         /* Re-check when the holders' leases would end, but at least every
-         * retry interval; while Redis is away, every retry interval. */
+         * retry interval (and every third of our lease, which keeps our
+         * queue mark alive and a hand-over's lease estimate fresh); while
+         * Redis is away, every retry interval. */
         wait_ms = c->cfg.retry_interval_ms;
+        if (wait_ms > lease / 3 && lease >= 3)
+            wait_ms = lease / 3;
         if (rc == EBUSY && hint > 0 && hint < wait_ms)
             wait_ms = (unsigned)hint;
         wait_ms += rdl_jitter(c->cfg.retry_jitter_ms);
@@ -264,7 +336,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             continue;
         }
         RDL_LOCK(c);
-        while (q->gen == gen0) {
+        while (q->gen == gen0 && !me.granted) {
             if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
                 continue;
             /* Threads of one process share the re-check: if another one
@@ -282,13 +354,36 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         RDL_UNLOCK(c);
     }
 
-    if (queued)
-        unwait(&a);
-    if (q != NULL) {
+    if (rc != 0 && queued) {
+        /* Giving up: leave the queue so we hold nobody back.  The lock may
+         * have been handed to us meanwhile: then we have it after all. */
+        leave_reply_t lr;
+        bool granted;
         RDL_LOCK(c);
-        rdl_waitq_leave(c, q);
+        granted = me.granted;
         RDL_UNLOCK(c);
+        if (granted) {
+            token = me.token;
+            rc = 0;
+        } else if (leave(c, &a.keys, a.owner, "unwait", rdl_now_ms() + c->cfg.command_timeout_ms, &lr) == 0) {
+            if (lr.status == 2) {
+                token = lr.token;
+                rc = 0;
+            } else {
+                RDL_LOCK(c);
+                leave_notify(c, h->key, h->keylen, &lr);
+                RDL_UNLOCK(c);
+            }
+        }
     }
+    RDL_LOCK(c);
+    if (q != NULL)
+        rdl_waitq_leave(c, q, &me);
+    if (rc == 0) {
+        record_hold(c, h, hold, thread, mode, token, lease, sent_at);
+        hold = NULL;
+    }
+    RDL_UNLOCK(c);
     rdl_hold_free(hold);
     free(a.keys.buf);
     return rc;
@@ -306,11 +401,9 @@ int rdl_release(rdl_handle_t *h)
     rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
     rdl_hold_t *hold;
     lock_keys_t keys;
+    leave_reply_t lr;
     char owner[RDL_OWNER_MAX];
-    const char *argv[4];
-    size_t lens[4];
-    redisReply *r;
-    int rc, i;
+    int rc;
 
     if (c == NULL)
         return EPERM; /* never acquired through this handle */
@@ -337,28 +430,18 @@ int rdl_release(rdl_handle_t *h)
     rdl_owner(c, hold->thread, owner);
     RDL_UNLOCK(c);
 
-    if (keys_make(&keys, h->key, h->keylen) != 0) {
-        rc = ENOMEM;
-    } else {
-        for (i = 0; i < 3; i++) {
-            argv[i] = keys.v[i];
-            lens[i] = keys.l[i];
-        }
-        argv[3] = owner;
-        lens[3] = strlen(owner);
-        rc = rdl_client_script(c, &rdl_script_release, 3, 4, argv, lens, -1, &r);
+    rc = keys_make(&keys, h->key, h->keylen);
+    if (rc == 0) {
+        rc = leave(c, &keys, owner, "release", -1, &lr);
         free(keys.buf);
-        if (rc == 0) {
-            rc = r->type == REDIS_REPLY_INTEGER && r->integer == 1 ? 0 : ENOLCK;
-            freeReplyObject(r);
-        }
+        if (rc == 0 && lr.status != 1)
+            rc = ENOLCK;
     }
 
     RDL_LOCK(c);
     if (rc == 0 || rc == ENOLCK) {
         rdl_hold_remove(c, hold);
-        /* Local waiters need not wait for the pub/sub echo. */
-        rdl_waitq_wake(c, h->key, h->keylen);
+        leave_notify(c, h->key, h->keylen, &lr);
     } else {
         hold->releasing = false; /* still held and renewed: unlock may be retried */
         hold = NULL;

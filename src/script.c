@@ -9,4 +9,3 @@
 RDL_SCRIPT(acquire);
 RDL_SCRIPT(release);
 RDL_SCRIPT(renew);
-RDL_SCRIPT(unwait);

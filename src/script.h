@@ -13,6 +13,5 @@ typedef struct rdl_script {
 extern const rdl_script_t rdl_script_acquire;
 extern const rdl_script_t rdl_script_release;
 extern const rdl_script_t rdl_script_renew;
-extern const rdl_script_t rdl_script_unwait;
 
 #endif

@@ -4,40 +4,54 @@
 -- Cluster keeps them in one slot; written down here once for both modes):
 --   KEYS[1] <prefix>{N}        hash: field 'm' = 'x' | 's' (mode), and one
 --                              field per holder: owner id ->
---                              "<deadline ms>;<token>;<count>;<pid>;<tid>;<host>"
+--                              "<deadline ms>;<token>;<count>;<pid>;<thread>;<host>"
 --                              deadline is server time (TIME); the key's own
 --                              PEXPIRE covers the longest live holder, so a
 --                              dead sole holder's lock vanishes by itself.
---   KEYS[2] <prefix>{N}:w      zset: waiting exclusive callers (writers),
---                              score = mark deadline (server ms).  Live marks
---                              hold back new readers (writer preference) and
---                              new exclusive callers that did not queue.
---   KEYS[3] <prefix>{N}:r      zset: waiting shared callers, for wake-ups only.
---   KEYS[4] <prefix>{N}:fence  the fencing counter; never expired or deleted.
---   channel <prefix>{N}:c      release notifications ("u"), published only
---                              when someone waits.
+--   KEYS[2] <prefix>{N}:w      zset: the queue of waiting exclusive callers
+--                              (writers), score = arrival (server ms): FIFO.
+--                              A queued writer holds back new readers (writer
+--                              preference); only the head may take a free
+--                              lock, and a release hands the lock straight to
+--                              the head.
+--   KEYS[3] <prefix>{N}:wq     hash: queued writer -> "<mark deadline>;<lease>;
+--                              <count>;<pid>;<thread>;<host>": the mark's own
+--                              lease (refreshed by each try) and what a
+--                              hand-over needs.
+--   KEYS[4] <prefix>{N}:r      zset: waiting readers, score = mark deadline;
+--                              for wake-ups only.
+--   KEYS[5] <prefix>{N}:fence  the fencing counter; never expired or deleted.
+--   channel <prefix>{N}:c      "g <owner> <token>": the lock was handed to a
+--                              queued writer; "u": waiting readers may enter.
+--                              Published only when someone waits.
 -- Owner ids are "<128-bit client id hex>:<thread number>".
 --
 -- ARGV[1] owner  ARGV[2] mode 'x'|'s'  ARGV[3] lease ms
 -- ARGV[4] '1' = a waiting caller: queue on failure and respect the queue;
 --         '0' = try: never queue
--- ARGV[5] holder info "<count>;<pid>;<tid>;<host>"
+-- ARGV[5] holder info "<count>;<pid>;<thread>;<host>"
 -- ARGV[6] '1' if this caller may have queued before (its mark is removed)
--- Returns {1, token} when held (also when this owner already held it, so a
--- retried call after a lost reply is harmless), or {0, hint}: busy, hint =
--- ms until the current holders' leases end (0 = unknown).
+-- Returns {1, token} when held (also when this owner holds it already: a
+-- hand-over, or a call retried after a lost reply), or {0, hint, fence}:
+-- busy, hint = ms until the holders' leases end (0 unknown), fence = the
+-- counter now (hand-overs announced with a token not above it are stale).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local owner, mode, lease, waiting = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
 
 local function grant(fresh)
-  local token = redis.call('INCR', KEYS[4])
+  local token = redis.call('INCR', KEYS[5])
   redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. ARGV[5])
   if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
     redis.call('PEXPIRE', KEYS[1], lease)
   end
   if ARGV[6] == '1' then
-    redis.call('ZREM', mode == 'x' and KEYS[2] or KEYS[3], owner)
+    if mode == 'x' then
+      redis.call('ZREM', KEYS[2], owner)
+      redis.call('HDEL', KEYS[3], owner)
+    else
+      redis.call('ZREM', KEYS[4], owner)
+    end
   end
   return {1, token}
 end
@@ -72,30 +86,40 @@ if live == 0 and held then
   held = nil
 end
 
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local queue = KEYS[2]
+-- Drop queued writers whose marks ran out (crashed or gone waiters).
+local wq = redis.call('HGETALL', KEYS[3])
+for i = 1, #wq, 2 do
+  local d = tonumber(string.match(wq[i + 1], '^(%d+);'))
+  if d == nil or d <= now then
+    redis.call('HDEL', KEYS[3], wq[i])
+    redis.call('ZREM', KEYS[2], wq[i])
+  end
+end
 if mode == 's' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  queue = KEYS[3]
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 end
 
 local function busy(hint)
   if waiting then
-    redis.call('ZADD', queue, now + lease, owner)
+    if mode == 'x' then
+      redis.call('ZADD', KEYS[2], 'NX', now, owner) -- keeps its place in line
+      redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. ARGV[5])
+    else
+      redis.call('ZADD', KEYS[4], now + lease, owner)
+    end
   end
-  return {0, hint}
+  return {0, hint, tonumber(redis.call('GET', KEYS[5]) or '0')}
 end
 
 if live > 0 and (mode == 'x' or held == 'x') then
   return busy(maxd - now)
 end
-local writers = redis.call('ZCARD', KEYS[2])
 if mode == 's' then
   -- Writer preference: a queued writer holds back new readers.
-  if writers > 0 then return busy(0) end
-elseif waiting and writers > 0 and not redis.call('ZSCORE', KEYS[2], owner) then
-  -- Free, but others queued first: a waiting caller that did not queue yet
-  -- goes behind them, so a releaser cannot grab it straight back.
-  return busy(0)
+  if redis.call('ZCARD', KEYS[2]) > 0 then return busy(0) end
+elseif waiting then
+  -- Free: only the head of the queue may take it (a try may barge).
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if head and head ~= owner then return busy(0) end
 end
 return grant(live == 0)

@@ -1,44 +1,97 @@
--- release.lua: end this owner's hold (layout: see acquire.lua).
--- KEYS[1..3] as acquire.lua.  ARGV[1] owner.  (Which API may release which
--- mode is checked by the client, which knows how the hold was taken.)
--- Returns 1 when released, 0 when this owner held nothing live
--- (lease expired, taken over or deleted): the caller reports ENOLCK.
--- A stale owner can never delete someone else's hold: only its own field.
+-- release.lua: end this owner's hold, or its wait (layout: see acquire.lua),
+-- and hand a lock that became free to the head of the writers' queue.
+-- KEYS[1..5] as acquire.lua.
+-- ARGV[1] owner  ARGV[2] 'release' (end the hold) | 'unwait' (stop waiting)
+-- Returns {status, kind, who, token}:
+--   status, release: 1 released, 0 this owner held nothing live (lease
+--     expired, taken over or deleted: the caller reports ENOLCK).  A stale
+--     owner can never delete someone else's hold: only its own field.
+--   status, unwait: 2 the lock had already been handed to this owner (who,
+--     token say so: the caller holds it now), else 0.
+--   kind: 0 nothing more; 1 the lock was handed to `who` with `token`;
+--     2 waiting readers were told to enter.
+-- Which API may release which mode is checked by the client.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local owner = ARGV[1]
+local owner, op = ARGV[1], ARGV[2]
+local status = 0
 
-local v = redis.call('HGET', KEYS[1], owner)
-if not v then return 0 end
-local d = tonumber(string.match(v, '^(%d+);'))
-local ok = (d ~= nil and d > now) and 1 or 0
-
-local live = 0
-if redis.call('HLEN', KEYS[1]) > 2 then
-  -- Other holders (shared mode): drop our field and any expired ones.
-  redis.call('HDEL', KEYS[1], owner)
-  local h = redis.call('HGETALL', KEYS[1])
-  for i = 1, #h, 2 do
-    if h[i] ~= 'm' then
-      local dd = tonumber(string.match(h[i + 1], '^(%d+);'))
-      if dd == nil or dd <= now then
-        redis.call('HDEL', KEYS[1], h[i])
-      else
-        live = live + 1
+if op == 'release' then
+  local v = redis.call('HGET', KEYS[1], owner)
+  if not v then return {0, 0} end
+  local d = tonumber(string.match(v, '^(%d+);'))
+  status = (d ~= nil and d > now) and 1 or 0
+  if redis.call('HLEN', KEYS[1]) > 2 then
+    -- Other holders (shared mode): drop our field and any expired ones.
+    redis.call('HDEL', KEYS[1], owner)
+    local live = 0
+    local h = redis.call('HGETALL', KEYS[1])
+    for i = 1, #h, 2 do
+      if h[i] ~= 'm' then
+        local dd = tonumber(string.match(h[i + 1], '^(%d+);'))
+        if dd == nil or dd <= now then
+          redis.call('HDEL', KEYS[1], h[i])
+        else
+          live = live + 1
+        end
       end
     end
+    if live > 0 then return {status, 0} end
   end
-end
-if live == 0 then
   redis.call('DEL', KEYS[1])
-  -- Wake waiters only if there are any, so an uncontended release costs no
-  -- PUBLISH.
-  if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-    if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
-      redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+  -- An uncontended release ends here, without a PUBLISH.
+  if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
+else
+  local was = redis.call('ZREM', KEYS[2], owner)
+  redis.call('HDEL', KEYS[3], owner)
+  redis.call('ZREM', KEYS[4], owner)
+  local v = redis.call('HGET', KEYS[1], owner)
+  if v then
+    local d, tok = string.match(v, '^(%d+);(%d+);')
+    if tonumber(d) > now then return {2, 1, owner, tonumber(tok)} end
+  end
+  if was == 0 then return {0, 0} end
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    -- Still held.  If it is shared and no writer queues any more, the
+    -- readers this writer held back may enter.
+    if redis.call('HGET', KEYS[1], 'm') ~= 'x' and redis.call('ZCARD', KEYS[2]) == 0 then
+      redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+      if redis.call('ZCARD', KEYS[4]) > 0 then
+        redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+        return {0, 2}
+      end
     end
+    return {0, 0}
   end
 end
-return ok
+
+-- The lock is free and someone may wait.  Queued writers first (FIFO),
+-- skipping marks that ran out; the head gets the lock here and now, so the
+-- hand-over costs it no round trip.
+local wq = redis.call('HGETALL', KEYS[3])
+for i = 1, #wq, 2 do
+  local d = tonumber(string.match(wq[i + 1], '^(%d+);'))
+  if d == nil or d <= now then
+    redis.call('HDEL', KEYS[3], wq[i])
+    redis.call('ZREM', KEYS[2], wq[i])
+  end
+end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if head then
+  local v = redis.call('HGET', KEYS[3], head)
+  local wlease, info = string.match(v, '^%d+;(%d+);(.*)$')
+  wlease = tonumber(wlease)
+  local token = redis.call('INCR', KEYS[5])
+  redis.call('HSET', KEYS[1], 'm', 'x', head, (now + wlease) .. ';' .. token .. ';' .. info)
+  redis.call('PEXPIRE', KEYS[1], wlease)
+  redis.call('ZREM', KEYS[2], head)
+  redis.call('HDEL', KEYS[3], head)
+  redis.call('PUBLISH', KEYS[1] .. ':c', 'g ' .. head .. ' ' .. token)
+  return {status, 1, head, token}
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+if redis.call('ZCARD', KEYS[4]) > 0 then
+  redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+  return {status, 2}
+end
+return {status, 0}
