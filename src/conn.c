@@ -17,36 +17,38 @@
  * which would kill a process that did not ignore it.  A library must not
  * change the process's signal dispositions, so each I/O section blocks
  * SIGPIPE in the calling thread and consumes one it caused (the usual
- * idiom; three cheap syscalls against a network round trip). */
+ * idiom; three cheap syscalls against a network round trip, none when the
+ * thread blocks SIGPIPE already). */
 typedef struct nosigpipe {
     sigset_t old;
-    bool pending; /* a SIGPIPE was pending before: not ours to consume */
+    bool was_blocked; /* the caller blocks SIGPIPE itself: nothing to do */
 } nosigpipe_t;
 
 static void nosigpipe_enter(nosigpipe_t *st)
 {
-    sigset_t pipe_set, pending;
+    sigset_t pipe_set;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
-    sigpending(&pending);
-    st->pending = sigismember(&pending, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &st->old);
+    st->was_blocked = sigismember(&st->old, SIGPIPE);
 }
 
 static void nosigpipe_leave(nosigpipe_t *st)
 {
-    if (!st->pending) {
+    if (!st->was_blocked) {
+        /* SIGPIPE was deliverable before we blocked it, so one pending now
+         * was raised inside our section: consume it. */
         sigset_t pipe_set, pending;
-        sigemptyset(&pipe_set);
-        sigaddset(&pipe_set, SIGPIPE);
         sigpending(&pending);
         if (sigismember(&pending, SIGPIPE)) {
             static const struct timespec zero = { 0, 0 };
+            sigemptyset(&pipe_set);
+            sigaddset(&pipe_set, SIGPIPE);
             while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
                 ;
         }
+        pthread_sigmask(SIG_SETMASK, &st->old, NULL);
     }
-    pthread_sigmask(SIG_SETMASK, &st->old, NULL);
 }
 
 static struct timeval ms_to_tv(int ms)
