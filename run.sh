@@ -99,8 +99,8 @@ test)
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" \
-        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_watchdog tests/test_client"
-    sanitizer_check tsan "-fsanitize=thread" "tests/test_mutex tests/test_watchdog tests/test_client"
+        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_watchdog tests/test_client"
+    sanitizer_check tsan "-fsanitize=thread" "tests/test_mutex tests/test_rwlock tests/test_watchdog tests/test_client"
     say "fuzz (short)"
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-30}"
     say "all tests passed"
