@@ -123,8 +123,10 @@ RDLOCK_API int rdlock_attr_setclient(rdlock_attr_t *a, rdlock_client_t *c);
 /* fn runs once, on the client's background thread, when a hold taken with
  * these attributes is found lost. */
 RDLOCK_API int rdlock_attr_setlostcb(rdlock_attr_t *a, rdlock_lost_fn fn, void *arg);
-/* RDLOCK_STALLED (default) or RDLOCK_ROBUST.  Robust locks are not
- * implemented yet: RDLOCK_ROBUST gives EINVAL. */
+/* RDLOCK_STALLED (default) or RDLOCK_ROBUST: an exclusive acquisition
+ * (rdlock_*lock, rdrwlock_*wrlock) that takes over a hold that ended by
+ * lease expiry or loss rather than unlock returns EOWNERDEAD with the lock
+ * held (SPEC 5.4). */
 RDLOCK_API int rdlock_attr_setrobust(rdlock_attr_t *a, int robust);
 RDLOCK_API int rdlock_attr_getrobust(const rdlock_attr_t *a, int *robust);
 
@@ -161,6 +163,10 @@ RDLOCK_API int rdlock_init(rdlock_t *m, const char *name, const rdlock_attr_t *a
 RDLOCK_API int rdlock_destroy(rdlock_t *m);
 
 /* Blocks until held.  Returns 0, or:
+ *   EOWNERDEAD  robust lock: held, but the previous exclusive hold ended
+ *           without unlock; repair, then rdlock_consistent()
+ *   ENOTRECOVERABLE  the name was left inconsistent (any process, either
+ *           mode): every acquisition fails until rdlock_reset_name()
  *   EINVAL  m not initialised, or the default client's config is bad
  *   EDEADLK the caller holds it already (error-checking type)
  *   EAGAIN  the recursion count would pass 2^31-1
@@ -196,7 +202,10 @@ RDLOCK_API int rdlock_clocklock(rdlock_t *m, clockid_t clock, const struct times
  *           recorded and renewed, so unlock may be called again. */
 RDLOCK_API int rdlock_unlock(rdlock_t *m);
 
-/* Robust locks: not implemented yet, always EINVAL. */
+/* After EOWNERDEAD on a robust lock: the shared state is repaired.  Without
+ * it, the unlock makes the lock ENOTRECOVERABLE for every process until
+ * rdlock_reset_name() (or `rdlock --reset NAME`).  EINVAL if the lock is
+ * not robust, not held by the caller or not inconsistent. */
 RDLOCK_API int rdlock_consistent(rdlock_t *m);
 
 /* The fencing token of the caller's hold: strictly increasing across all
@@ -205,6 +214,12 @@ RDLOCK_API int rdlock_fencing_token(rdlock_t *m, uint64_t *token);
 
 /* The caller's recursion depth, 0 if it does not hold it. */
 RDLOCK_API int rdlock_holdcount(rdlock_t *m, unsigned *count);
+
+/* Clear every hold, queue mark and the robust state (ENOTRECOVERABLE) of
+ * a name, keeping its fencing counter; what `rdlock --reset NAME` does.
+ * Holders find their hold lost (ENOLCK on unlock).  c NULL: the default
+ * client.  0, EINVAL (bad name), EIO, EACCES, ENOENT, ENOMEM. */
+RDLOCK_API int rdlock_reset_name(rdlock_client_t *c, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Read-write lock (SPEC section 6)                                    */

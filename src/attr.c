@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "attr.h"
-#include "log.h"
 
 int rdl_attr_valid(const rdlock_attr_t *a)
 {
@@ -86,13 +85,7 @@ int rdlock_attr_setrobust(rdlock_attr_t *a, int robust)
 {
     if (!rdl_attr_valid(a))
         return EINVAL;
-    if (robust == RDLOCK_ROBUST) {
-        /* Until robust locks land (EOWNERDEAD, rdlock_consistent), refuse
-         * rather than pretend. */
-        rdl_log(RDLOCK_LOG_ERROR, "RDLOCK_ROBUST is not implemented yet");
-        return EINVAL;
-    }
-    if (robust != RDLOCK_STALLED)
+    if (robust != RDLOCK_STALLED && robust != RDLOCK_ROBUST)
         return EINVAL;
     a->__robust = robust;
     return 0;

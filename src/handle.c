@@ -28,21 +28,24 @@ int rdl_name_check(const char *name, size_t *len)
     return 0;
 }
 
-/* "<prefix>{<name>}": every key of the lock adds a suffix after this, so
- * all share the hash tag {<name>} (Redis Cluster). */
-static char *make_key(const rdlock_client_t *c, const rdl_handle_t *h, size_t *keylen)
+char *rdl_make_key(const rdlock_client_t *c, const char *name, size_t namelen, size_t *keylen)
 {
     size_t plen = strlen(c->cfg.key_prefix);
-    char *k = malloc(plen + h->namelen + 3);
+    char *k = malloc(plen + namelen + 3);
     if (k == NULL)
         return NULL;
     memcpy(k, c->cfg.key_prefix, plen);
     k[plen] = '{';
-    memcpy(k + plen + 1, h->name, h->namelen);
-    k[plen + 1 + h->namelen] = '}';
-    k[plen + 2 + h->namelen] = '\0';
-    *keylen = plen + h->namelen + 2;
+    memcpy(k + plen + 1, name, namelen);
+    k[plen + 1 + namelen] = '}';
+    k[plen + 2 + namelen] = '\0';
+    *keylen = plen + namelen + 2;
     return k;
+}
+
+static char *make_key(const rdlock_client_t *c, const rdl_handle_t *h, size_t *keylen)
+{
+    return rdl_make_key(c, h->name, h->namelen, keylen);
 }
 
 static void handle_free(rdl_handle_t *h)
@@ -64,10 +67,6 @@ static int handle_new(const char *name, const rdlock_attr_t *a, int api, rdl_han
         return rc;
     if (a != NULL && !rdl_attr_valid(a))
         return EINVAL;
-    if (a != NULL && a->__robust == RDLOCK_ROBUST) {
-        rdl_log(RDLOCK_LOG_ERROR, "robust locks are not implemented yet");
-        return EINVAL;
-    }
     h = calloc(1, sizeof *h);
     if (h == NULL || (h->name = malloc(n + 1)) == NULL) {
         free(h);
@@ -82,6 +81,7 @@ static int handle_new(const char *name, const rdlock_attr_t *a, int api, rdl_han
         h->type = a->__type;
         h->lease_ms = a->__lease_ms;
         h->watchdog = a->__watchdog;
+        h->robust = a->__robust == RDLOCK_ROBUST;
         h->lostcb = a->__lostcb;
         h->lostarg = a->__lostarg;
         h->explicit_client = a->__client;

@@ -16,6 +16,7 @@ typedef struct rdl_handle {
     int type;               /* RDLOCK_ERRORCHECK or RDLOCK_RECURSIVE */
     unsigned lease_ms;      /* 0 = the client's */
     int watchdog;           /* -1 = the client's, else 0/1 */
+    int robust;             /* RDLOCK_ROBUST: exclusive acquisitions may give EOWNERDEAD */
     rdlock_lost_fn lostcb;
     void *lostarg;
     rdlock_client_t *explicit_client; /* from the attributes, or NULL */
@@ -34,6 +35,10 @@ typedef struct rdl_lockobj {
 
 /* Validate a name (1..512 bytes): 0 or EINVAL. */
 int rdl_name_check(const char *name, size_t *len);
+
+/* "<prefix>{<name>}": every key of the lock adds a suffix after this, so
+ * all share the hash tag {<name>} (Redis Cluster).  NULL on ENOMEM. */
+char *rdl_make_key(const rdlock_client_t *c, const char *name, size_t namelen, size_t *keylen);
 
 /* init: create the handle for obj (EINVAL, ENOMEM). */
 int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const rdlock_attr_t *a,

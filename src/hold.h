@@ -39,6 +39,7 @@ typedef struct rdl_hold {
     bool notified;          /* lost callback already run */
     bool releasing;         /* an unlock is in flight: not lost, not renewed */
     bool renew_stopped;     /* max_hold_ms reached */
+    bool inconsistent;      /* taken with EOWNERDEAD, rdlock_consistent() not called */
     rdlock_lost_fn lostcb;
     void *lostarg;
     struct rdl_handle *handle; /* whose destroy is EBUSY while this exists */

@@ -25,8 +25,8 @@
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
-/* The five keys of a lock (see src/scripts/acquire.lua). */
-#define RDL_NKEYS 5
+/* The six keys of a lock (see src/scripts/acquire.lua). */
+#define RDL_NKEYS 6
 typedef struct lock_keys {
     char *buf;
     const char *v[RDL_NKEYS];
@@ -35,7 +35,7 @@ typedef struct lock_keys {
 
 static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
 {
-    static const char *const sfx[RDL_NKEYS] = { "", ":w", ":wq", ":r", ":fence" };
+    static const char *const sfx[RDL_NKEYS] = { "", ":w", ":wq", ":r", ":fence", ":x" };
     size_t i, off = 0;
     k->buf = malloc(RDL_NKEYS * keylen + 20);
     if (k->buf == NULL)
@@ -75,16 +75,18 @@ typedef struct attempt {
     char mode[2];
     char lease[16];
     char info[300];
+    bool robust;
 } attempt_t;
 
-/* One acquire script call.  0 = held (*token set), EBUSY (*hint = ms until
- * the holders' leases end, 0 unknown; *fence = the counter now), or an
- * error from the client. */
+/* One acquire script call.  0 = held (*token set), EOWNERDEAD = held, the
+ * previous exclusive hold ended without unlock (robust callers only),
+ * ENOTRECOVERABLE, EBUSY (*hint = ms until the holders' leases end, 0
+ * unknown; *fence = the counter now), or an error from the client. */
 static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
                     long long *hint, uint64_t *fence)
 {
-    const char *argv[RDL_NKEYS + 6];
-    size_t lens[RDL_NKEYS + 6];
+    const char *argv[RDL_NKEYS + 7];
+    size_t lens[RDL_NKEYS + 7];
     redisReply *r;
     int i, rc;
 
@@ -98,12 +100,18 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
     argv[RDL_NKEYS + 3] = waiting ? "1" : "0";
     argv[RDL_NKEYS + 4] = a->info;
     argv[RDL_NKEYS + 5] = queued ? "1" : "0";
-    for (i = RDL_NKEYS; i < RDL_NKEYS + 6; i++)
+    argv[RDL_NKEYS + 6] = a->robust ? "1" : "0";
+    for (i = RDL_NKEYS; i < RDL_NKEYS + 7; i++)
         lens[i] = strlen(argv[i]);
-    rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 6, argv, lens, deadline,
+    rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 7, argv, lens, deadline,
                            &r);
     if (rc != 0)
         return rc;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->type == REDIS_REPLY_INTEGER &&
+        r->element[0]->integer == -1) {
+        freeReplyObject(r);
+        return ENOTRECOVERABLE;
+    }
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
         r->element[1]->type != REDIS_REPLY_INTEGER) {
         rdl_log(RDLOCK_LOG_ERROR, "acquire: unexpected reply from Redis");
@@ -112,7 +120,9 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
     }
     if (r->element[0]->integer == 1) {
         *token = (uint64_t)r->element[1]->integer;
-        rc = 0;
+        rc = r->elements > 2 && r->element[2]->type == REDIS_REPLY_INTEGER && r->element[2]->integer == 1
+                 ? EOWNERDEAD
+                 : 0;
     } else {
         *hint = r->element[1]->integer;
         if (r->elements > 2 && r->element[2]->type == REDIS_REPLY_INTEGER)
@@ -132,13 +142,14 @@ typedef struct leave_reply {
     uint64_t token;
 } leave_reply_t;
 
-/* Run release.lua for `op` ("release" or "unwait").  0 and *out, or an
- * error from the client. */
+/* Run release.lua for `op` ("release" or "unwait"; for release, how is
+ * "s", "x" or "n", see the script).  0 and *out, or an error from the
+ * client. */
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
-                 long long deadline, leave_reply_t *out)
+                 const char *how, long long deadline, leave_reply_t *out)
 {
-    const char *argv[RDL_NKEYS + 2];
-    size_t lens[RDL_NKEYS + 2];
+    const char *argv[RDL_NKEYS + 3];
+    size_t lens[RDL_NKEYS + 3];
     redisReply *r;
     int i, rc;
 
@@ -150,7 +161,9 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     lens[RDL_NKEYS] = strlen(owner);
     argv[RDL_NKEYS + 1] = op;
     lens[RDL_NKEYS + 1] = strlen(op);
-    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r);
+    argv[RDL_NKEYS + 2] = how;
+    lens[RDL_NKEYS + 2] = strlen(how);
+    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 3, argv, lens, deadline, &r);
     if (rc != 0)
         return rc;
     memset(out, 0, sizeof *out);
@@ -267,6 +280,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     lease = rdl_handle_lease(h);
     rdl_owner(c, thread, a.owner);
     a.mode[0] = mode;
+    a.robust = mode == 'x' && h->robust;
     snprintf(a.lease, sizeof a.lease, "%u", lease);
     snprintf(a.info, sizeof a.info, "1;%ld;%u;%s", (long)c->pid, thread, c->host);
 
@@ -292,7 +306,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
          * conservative estimate of its start. */
         sent_at = rdl_now_ms();
         rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence);
-        if (rc == 0)
+        if (rc == 0 || rc == EOWNERDEAD)
             break;
         if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
             queued = how != RDL_TRY;
@@ -365,7 +379,8 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         if (granted) {
             token = me.token;
             rc = 0;
-        } else if (leave(c, &a.keys, a.owner, "unwait", rdl_now_ms() + c->cfg.command_timeout_ms, &lr) == 0) {
+        } else if (leave(c, &a.keys, a.owner, "unwait", "", rdl_now_ms() + c->cfg.command_timeout_ms,
+                         &lr) == 0) {
             if (lr.status == 2) {
                 token = lr.token;
                 rc = 0;
@@ -379,8 +394,9 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     RDL_LOCK(c);
     if (q != NULL)
         rdl_waitq_leave(c, q, &me);
-    if (rc == 0) {
+    if (rc == 0 || rc == EOWNERDEAD) {
         record_hold(c, h, hold, thread, mode, token, lease, sent_at);
+        hold->inconsistent = rc == EOWNERDEAD;
         hold = NULL;
     }
     RDL_UNLOCK(c);
@@ -403,6 +419,7 @@ int rdl_release(rdl_handle_t *h)
     lock_keys_t keys;
     leave_reply_t lr;
     char owner[RDL_OWNER_MAX];
+    const char *how;
     int rc;
 
     if (c == NULL)
@@ -427,12 +444,15 @@ int rdl_release(rdl_handle_t *h)
         return ENOLCK;
     }
     hold->releasing = true;
+    /* An EOWNERDEAD hold unlocked without rdlock_consistent() makes the
+     * lock not recoverable (POSIX robust mutexes). */
+    how = hold->mode == 's' ? "s" : hold->inconsistent ? "n" : "x";
     rdl_owner(c, hold->thread, owner);
     RDL_UNLOCK(c);
 
     rc = keys_make(&keys, h->key, h->keylen);
     if (rc == 0) {
-        rc = leave(c, &keys, owner, "release", -1, &lr);
+        rc = leave(c, &keys, owner, "release", how, -1, &lr);
         free(keys.buf);
         if (rc == 0 && lr.status != 1)
             rc = ENOLCK;
@@ -482,5 +502,35 @@ int rdl_token(rdl_handle_t *h, uint64_t *token)
         rc = 0;
     }
     RDL_UNLOCK(c);
+    return rc;
+}
+
+int rdl_consistent(rdl_handle_t *h)
+{
+    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+    rdl_hold_t *hold;
+    int rc = EINVAL;
+    if (!h->robust || c == NULL)
+        return EINVAL;
+    RDL_LOCK(c);
+    hold = caller_hold(c, h);
+    if (hold != NULL && hold->inconsistent) {
+        /* Local only: the release then clears the marker as a clean one. */
+        hold->inconsistent = false;
+        rc = 0;
+    }
+    RDL_UNLOCK(c);
+    return rc;
+}
+
+int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
+                    redisReply **reply)
+{
+    lock_keys_t keys;
+    int rc = keys_make(&keys, key, keylen);
+    if (rc != 0)
+        return rc;
+    rc = rdl_client_script(c, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l, -1, reply);
+    free(keys.buf);
     return rc;
 }

@@ -5,7 +5,9 @@
 
 #include <stdint.h>
 
+#include "client.h"
 #include "handle.h"
+#include "script.h"
 
 enum { RDL_TRY, RDL_BLOCK, RDL_TIMED };
 
@@ -16,5 +18,11 @@ int rdl_release(rdl_handle_t *h);
  * EPERM if none. */
 int rdl_holdcount(rdl_handle_t *h, unsigned *count);
 int rdl_token(rdl_handle_t *h, uint64_t *token);
+/* rdlock_consistent: EINVAL unless h is robust and the caller holds it
+ * after EOWNERDEAD. */
+int rdl_consistent(rdl_handle_t *h);
+/* Run a script that takes exactly the lock's keys (reset, status). */
+int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
+                    redisReply **reply);
 
 #endif

@@ -66,9 +66,7 @@ int rdlock_consistent(rdlock_t *m)
 {
     rdl_handle_t *h;
     int rc = get(m, &h);
-    /* No lock is robust until robust locks land, and consistent() on a
-     * lock that is not robust is EINVAL (SPEC section 2). */
-    return rc != 0 ? rc : EINVAL;
+    return rc != 0 ? rc : rdl_consistent(h);
 }
 
 int rdlock_fencing_token(rdlock_t *m, uint64_t *token)

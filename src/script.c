@@ -9,3 +9,5 @@
 RDL_SCRIPT(acquire);
 RDL_SCRIPT(release);
 RDL_SCRIPT(renew);
+RDL_SCRIPT(reset);
+RDL_SCRIPT(status);

@@ -13,5 +13,7 @@ typedef struct rdl_script {
 extern const rdl_script_t rdl_script_acquire;
 extern const rdl_script_t rdl_script_release;
 extern const rdl_script_t rdl_script_renew;
+extern const rdl_script_t rdl_script_reset;
+extern const rdl_script_t rdl_script_status;
 
 #endif

@@ -21,6 +21,15 @@
 --   KEYS[4] <prefix>{N}:r      zset: waiting readers, score = mark deadline;
 --                              for wake-ups only.
 --   KEYS[5] <prefix>{N}:fence  the fencing counter; never expired or deleted.
+--   KEYS[6] <prefix>{N}:x      string, robust state of the exclusive mode:
+--                              absent = clean; "<owner>" = the exclusive
+--                              holder, set by every exclusive grant and
+--                              deleted by its clean release, so if it is
+--                              still there when the lock is free, that hold
+--                              ended by expiry or loss; "?<owner>" = handed
+--                              to a robust acquirer with EOWNERDEAD, not yet
+--                              made consistent; "!" = not recoverable until
+--                              reset.  Never expires.
 --   channel <prefix>{N}:c      "g <owner> <token>": the lock was handed to a
 --                              queued writer; "u": waiting readers may enter.
 --                              Published only when someone waits.
@@ -31,16 +40,31 @@
 --         '0' = try: never queue
 -- ARGV[5] holder info "<count>;<pid>;<thread>;<host>"
 -- ARGV[6] '1' if this caller may have queued before (its mark is removed)
--- Returns {1, token} when held (also when this owner holds it already: a
--- hand-over, or a call retried after a lost reply), or {0, hint, fence}:
--- busy, hint = ms until the holders' leases end (0 unknown), fence = the
--- counter now (hand-overs announced with a token not above it are stale).
+-- ARGV[7] '1' for a robust acquirer
+-- Returns {1, token, dead} when held (also when this owner holds it
+-- already: a hand-over, or a call retried after a lost reply); dead = 1:
+-- EOWNERDEAD, the previous exclusive hold ended without unlock.  Or
+-- {0, hint, fence}: busy, hint = ms until the holders' leases end (0
+-- unknown), fence = the counter now (hand-overs announced with a token not
+-- above it are stale).  Or {-1}: not recoverable (ENOTRECOVERABLE).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local owner, mode, lease, waiting = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
 
-local function grant(fresh)
+local function grant(fresh, xstate)
   local token = redis.call('INCR', KEYS[5])
+  local dead = 0
+  if mode == 'x' then
+    if xstate and ARGV[7] == '1' then
+      -- The last exclusive hold ended without unlock (its marker is
+      -- still here, the lock is free): tell this robust acquirer.
+      dead = 1
+      if string.sub(xstate, 1, 1) ~= '?' then xstate = '?' .. xstate end
+      redis.call('SET', KEYS[6], xstate)
+    else
+      redis.call('SET', KEYS[6], owner)
+    end
+  end
   redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. ARGV[5])
   if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
     redis.call('PEXPIRE', KEYS[1], lease)
@@ -53,13 +77,17 @@ local function grant(fresh)
       redis.call('ZREM', KEYS[4], owner)
     end
   end
-  return {1, token}
+  return {1, token, dead}
 end
 
--- Fast path, the uncontended case: nobody holds it and no writer queues.
-if redis.call('EXISTS', KEYS[1], KEYS[2]) == 0 then
-  return grant(true)
+-- Fast path, the uncontended case: nobody holds it, no writer queues and
+-- the last exclusive hold ended cleanly.
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6]) == 0 then
+  return grant(true, nil)
 end
+
+local xstate = redis.call('GET', KEYS[6])
+if xstate == '!' then return {-1} end
 
 local h = redis.call('HGETALL', KEYS[1])
 local held, live, maxd = nil, 0, 0
@@ -76,7 +104,7 @@ for i = 1, #h, 2 do
       live = live + 1
       if d > maxd then maxd = d end
       if f == owner then
-        return {1, tonumber(tok)}
+        return {1, tonumber(tok), 0}
       end
     end
   end
@@ -122,4 +150,4 @@ elseif waiting then
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   if head and head ~= owner then return busy(0) end
 end
-return grant(live == 0)
+return grant(live == 0, xstate)

@@ -1,7 +1,10 @@
 -- release.lua: end this owner's hold, or its wait (layout: see acquire.lua),
 -- and hand a lock that became free to the head of the writers' queue.
--- KEYS[1..5] as acquire.lua.
+-- KEYS[1..6] as acquire.lua.
 -- ARGV[1] owner  ARGV[2] 'release' (end the hold) | 'unwait' (stop waiting)
+-- ARGV[3] for release: 's' a shared hold, 'x' an exclusive one, 'n' an
+--         exclusive one handed over with EOWNERDEAD and not made
+--         consistent: the lock becomes not recoverable.
 -- Returns {status, kind, who, token}:
 --   status, release: 1 released, 0 this owner held nothing live (lease
 --     expired, taken over or deleted: the caller reports ENOLCK).  A stale
@@ -38,7 +41,12 @@ if op == 'release' then
     end
     if live > 0 then return {status, 0} end
   end
-  redis.call('DEL', KEYS[1])
+  if ARGV[3] == 'x' and status == 1 then
+    redis.call('DEL', KEYS[1], KEYS[6]) -- a clean end: no robust marker
+  else
+    redis.call('DEL', KEYS[1])
+    if ARGV[3] == 'n' and status == 1 then redis.call('SET', KEYS[6], '!') end
+  end
   -- An uncontended release ends here, without a PUBLISH.
   if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
 else
@@ -67,7 +75,13 @@ end
 
 -- The lock is free and someone may wait.  Queued writers first (FIFO),
 -- skipping marks that ran out; the head gets the lock here and now, so the
--- hand-over costs it no round trip.
+-- hand-over costs it no round trip.  With a robust marker left (an
+-- unclean end, or not recoverable), everyone looks again instead, so that
+-- acquire.lua gives out EOWNERDEAD / ENOTRECOVERABLE.
+if redis.call('EXISTS', KEYS[6]) == 1 then
+  redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+  return {status, 2}
+end
 local wq = redis.call('HGETALL', KEYS[3])
 for i = 1, #wq, 2 do
   local d = tonumber(string.match(wq[i + 1], '^(%d+);'))
@@ -84,6 +98,7 @@ if head then
   local token = redis.call('INCR', KEYS[5])
   redis.call('HSET', KEYS[1], 'm', 'x', head, (now + wlease) .. ';' .. token .. ';' .. info)
   redis.call('PEXPIRE', KEYS[1], wlease)
+  redis.call('SET', KEYS[6], head)
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
   redis.call('PUBLISH', KEYS[1] .. ':c', 'g ' .. head .. ' ' .. token)

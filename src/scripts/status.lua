@@ -1,0 +1,34 @@
+-- status.lua: a consistent snapshot of one lock name for `rdlock --status`
+-- (layout: see acquire.lua).  KEYS[1..6] as acquire.lua.  Read-only.
+-- Returns {now_ms, mode or '', holders, writers, readers_waiting, fence,
+-- xstate or ''}: holders = flat {owner, value, ...} of live holders (value
+-- as stored: "<deadline>;<token>;<count>;<pid>;<thread>;<host>"); writers =
+-- flat {owner, value} of live queued writers in queue order.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local holders, mode = {}, ''
+local h = redis.call('HGETALL', KEYS[1])
+for i = 1, #h, 2 do
+  if h[i] == 'm' then
+    mode = h[i + 1]
+  else
+    local d = tonumber(string.match(h[i + 1], '^(%d+);'))
+    if d and d > now then
+      holders[#holders + 1] = h[i]
+      holders[#holders + 1] = h[i + 1]
+    end
+  end
+end
+if #holders == 0 then mode = '' end
+local writers = {}
+for _, w in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local v = redis.call('HGET', KEYS[3], w)
+  local d = v and tonumber(string.match(v, '^(%d+);'))
+  if d and d > now then
+    writers[#writers + 1] = w
+    writers[#writers + 1] = v
+  end
+end
+local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
+return {now, mode, holders, writers, readers, tonumber(redis.call('GET', KEYS[5]) or '0'),
+        redis.call('GET', KEYS[6]) or ''}
