@@ -113,7 +113,7 @@ static void child_reset(rdlock_client_t *c)
             rdl_hold_free(h);
         }
     rdl_table_free(&c->holds);
-    rdl_waitq_free_all(c);
+    rdl_waitq_free_all(c, true);
     c->pid = getpid();
     if (new_id(c->id) != 0)
         snprintf(c->id, sizeof c->id, "%016llx%016llx", (unsigned long long)rdl_now_ms(),
@@ -146,7 +146,7 @@ static void client_free(rdlock_client_t *c)
         rdl_conn_close(conn);
     }
     rdl_table_free(&c->holds);
-    rdl_waitq_free_all(c);
+    rdl_waitq_free_all(c, false);
     if (c->wake[0] >= 0)
         close(c->wake[0]);
     if (c->wake[1] >= 0)

@@ -147,14 +147,23 @@ void rdl_waitq_grant(rdlock_client_t *c, const char *key, size_t keylen, const c
         }
 }
 
-void rdl_waitq_free_all(rdlock_client_t *c)
+void rdl_waitq_free_all(rdlock_client_t *c, bool after_fork)
 {
     size_t i;
     rdl_tnode_t *nd, *next;
     for (i = 0; i < c->waits.nb; i++)
         for (nd = c->waits.b[i]; nd != NULL; nd = next) {
+            rdl_waitq_t *q = (rdl_waitq_t *)nd;
             next = nd->next;
-            wq_free((rdl_waitq_t *)nd);
+            if (after_fork) {
+                /* glibc's pthread_cond_destroy waits for the condvar's
+                 * waiters to leave, and in the child those threads do not
+                 * exist: just drop the memory. */
+                free(q->key);
+                free(q);
+            } else {
+                wq_free(q);
+            }
         }
     rdl_table_free(&c->waits);
 }
@@ -666,10 +675,11 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
             hold_lost(b, h);
         } else {
             failed = true;
-            /* Try again soon; hold_lost() comes when the lease runs out. */
+            /* Try again soon, and while the lease still has time left;
+             * hold_lost() comes when it runs out. */
             h->renew_at = now + backoff_ms(c->wd_fails);
-            if (h->renew_at > h->expires_at && h->expires_at > now)
-                h->renew_at = h->expires_at;
+            if (h->expires_at > now && h->renew_at > now + (h->expires_at - now) / 2)
+                h->renew_at = now + (h->expires_at - now) / 2;
         }
         if (!h->lost && (c->wd_next == 0 || h->renew_at < c->wd_next))
             c->wd_next = h->renew_at;
@@ -712,6 +722,11 @@ static void *bg_main(void *arg)
 
         if (batch.n > 0) {
             int rc = renew_send(c, &batch);
+            if (rc == EIO)
+                /* Usually the connection died while idle (server restart,
+                 * CLIENT KILL, idle timeout): a fresh one, at once, before
+                 * backing off.  Renewing twice is harmless. */
+                rc = renew_send(c, &batch);
             if (rc != 0)
                 rdl_log(c->wd_fails == 0 ? RDLOCK_LOG_WARN : RDLOCK_LOG_DEBUG,
                         "watchdog: renewal round failed (%s); retrying", rdlock_strerror(rc));
@@ -719,8 +734,8 @@ static void *bg_main(void *arg)
         RDL_LOCK(c);
         if (batch.n > 0) {
             renew_apply(c, &batch, rdl_now_ms());
-            if (c->wd_fails > 0)
-                c->wd_retry_at = rdl_now_ms() + backoff_ms(c->wd_fails);
+            /* The per-hold retry times already respect the leases. */
+            c->wd_retry_at = c->wd_fails > 0 ? c->wd_next : 0;
         }
         RDL_UNLOCK(c);
         for (i = 0; i < batch.ncb; i++)

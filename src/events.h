@@ -58,7 +58,8 @@ void rdl_waitq_wake(rdlock_client_t *c, const char *key, size_t keylen);
  * waiting thread of this client, tell it (mu held). */
 void rdl_waitq_grant(rdlock_client_t *c, const char *key, size_t keylen, const char *owner,
                      size_t ownerlen, uint64_t token);
-/* Free every wait queue (client close, fork child; mu held). */
-void rdl_waitq_free_all(rdlock_client_t *c);
+/* Free every wait queue (client close; fork child with after_fork, where
+ * the waiting threads are gone; mu held). */
+void rdl_waitq_free_all(rdlock_client_t *c, bool after_fork);
 
 #endif
