@@ -24,7 +24,8 @@ if op == 'release' then
   if not v then return {0, 0} end
   local d = tonumber(string.match(v, '^(%d+);'))
   status = (d ~= nil and d > now) and 1 or 0
-  if redis.call('HLEN', KEYS[1]) > 2 then
+  -- An exclusive holder is alone; only a shared one may have company.
+  if ARGV[3] == 's' and redis.call('HLEN', KEYS[1]) > 2 then
     -- Other holders (shared mode): drop our field and any expired ones.
     redis.call('HDEL', KEYS[1], owner)
     local live = 0
