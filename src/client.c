@@ -46,7 +46,12 @@ unsigned rdl_thread_no(void)
 
 size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf)
 {
-    return (size_t)snprintf(buf, RDL_OWNER_MAX, "%s:%u", c->id, thread);
+    size_t n;
+    memcpy(buf, c->id, RDL_ID_HEX);
+    buf[RDL_ID_HEX] = ':';
+    n = RDL_ID_HEX + 1 + rdl_fmt_u64(buf + RDL_ID_HEX + 1, thread);
+    buf[n] = '\0';
+    return n;
 }
 
 static int new_id(char *hex)

@@ -48,6 +48,10 @@ int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
  * EIO. */
 int rdl_conn_reply_error(const redisReply *r);
 
+/* Decimal digits of v into buf (no NUL); returns the length (<= 20).
+ * Argument building on the hot path avoids stdio. */
+size_t rdl_fmt_u64(char *buf, unsigned long long v);
+
 /* "host:port" or "unix:path", for log lines. */
 const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n);
 

@@ -198,6 +198,21 @@ static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, con
         rdl_waitq_wake(c, key, keylen);
 }
 
+/* Holder info "1;<pid>;<thread>;<host>" (see acquire.lua), without stdio:
+ * this runs on every acquisition.  buf holds 300 bytes. */
+static void info_make(char *buf, const rdlock_client_t *c, unsigned thread)
+{
+    size_t n = 0, hl = strnlen(c->host, 255);
+    buf[n++] = '1';
+    buf[n++] = ';';
+    n += rdl_fmt_u64(buf + n, (unsigned long long)c->pid);
+    buf[n++] = ';';
+    n += rdl_fmt_u64(buf + n, thread);
+    buf[n++] = ';';
+    memcpy(buf + n, c->host, hl);
+    buf[n + hl] = '\0';
+}
+
 /* Record a fresh hold (mutex held) and make sure the watchdog knows. */
 static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, unsigned thread,
                         char mode, uint64_t token, unsigned lease, long long sent_at)
@@ -281,8 +296,8 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     rdl_owner(c, thread, a.owner);
     a.mode[0] = mode;
     a.robust = mode == 'x' && h->robust;
-    snprintf(a.lease, sizeof a.lease, "%u", lease);
-    snprintf(a.info, sizeof a.info, "1;%ld;%u;%s", (long)c->pid, thread, c->host);
+    a.lease[rdl_fmt_u64(a.lease, lease)] = '\0';
+    info_make(a.info, c, thread);
 
     for (;;) {
         long long now, until, hint = 0;
