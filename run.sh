@@ -22,7 +22,7 @@ say() { printf '\n=== %s\n' "$*"; }
 
 # Debian packages this project builds, tests and fuzzes with.
 PKGS="gcc make autoconf automake libtool pkg-config libhiredis-dev libiniparser-dev
-      libcunit1-dev redis-server redis-tools clang libclang-rt-14-dev"
+      libcunit1-dev redis-server redis-tools clang libclang-rt-14-dev groff-base mandoc"
 
 need_install() {
     for p in $PKGS; do

@@ -18,13 +18,21 @@
  *      with retry_interval_ms 100 and 1000, and a naive SET NX polling
  *      lock), with acquire latency, hand-offs and a mutual exclusion check;
  *   4. watchdog scale: one client holding 10,000 (and 100,000) locks, one
- *      renewal cycle observed from the server.
+ *      renewal cycle observed from the server;
+ *   5. read-write lock: uncontended rdlock+unlock and wrlock+unlock pairs/s
+ *      (ratio to floor/2 and to a do-nothing EVALSHA's rate/2, both
+ *      interleaved with the pairs in small chunks, inside step 2's
+ *      repetitions), and a mixed workload:
+ *      4 processes x 500 sections on one rdrwlock_t, 90% reads / 10% writes,
+ *      checking that no reader sees a half-written value and measuring how
+ *      many readers are inside at once.
  * The machine is noisy: every figure is the median of several repetitions
  * and ratios are taken to the floor measured in the same run, interleaved
  * with the measurement.  A human-readable table goes to stdout, then ONE
  * line of JSON with every figure.  Exit status: 0, or 1 on a hard error
- * (mutual exclusion violated, a lock call failed, a child crashed); missed
- * performance targets are reported, not fatal. */
+ * (mutual exclusion violated, a reader saw a half-written value, a lock
+ * call failed, a child crashed); missed performance targets are reported,
+ * not fatal. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -53,6 +61,9 @@
 #define SECTIONS 500           /* critical sections per process */
 #define RENEW_BATCH 500        /* holds per renew EVALSHA (src/events.c) */
 #define CHILD_ALARM_S 300      /* a hung child is killed, and is a hard error */
+#define RW_SECTIONS 500        /* rwlock mixed workload: sections per process */
+#define RW_WRITE_PCT 10        /* ... of which this percentage are writes */
+#define RW_TARGET 0.85         /* uncontended rwlock pairs/s target, x floor/2 */
 
 static int quick, json_only;
 static int hard_errors;
@@ -441,9 +452,134 @@ static double pair_rate(ulock_t *u, int n)
     return n / ((double)(now_ns() - t0) / 1e9);
 }
 
+/* The read-write lock on a dedicated client, as ulock_t. */
+typedef struct rwl {
+    rdlock_client_t *client;
+    rdlock_attr_t attr;
+    rdrwlock_t rw;
+    int ok;
+} rwl_t;
+
+static int rwl_open(rwl_t *u, const rdt_server_t *s, int use_socket, const char *name)
+{
+    const char *ini = rdt_write_ini(s, use_socket, "[lock]\nlease_ms = 30000\n");
+    int rc;
+    memset(u, 0, sizeof *u);
+    if (ini == NULL)
+        return -1;
+    if ((rc = rdlock_client_open(&u->client, ini)) != 0) {
+        fail("rdlock_client_open: %s", rdlock_strerror(rc));
+        return -1;
+    }
+    rdlock_attr_init(&u->attr);
+    rdlock_attr_setclient(&u->attr, u->client);
+    if ((rc = rdrwlock_init(&u->rw, name, &u->attr)) != 0) {
+        fail("rdrwlock_init: %s", rdlock_strerror(rc));
+        return -1;
+    }
+    u->ok = 1;
+    return 0;
+}
+
+static void rwl_close(rwl_t *u)
+{
+    int rc;
+    if (!u->ok)
+        return;
+    if ((rc = rdrwlock_destroy(&u->rw)) != 0)
+        fail("rdrwlock_destroy: %s", rdlock_strerror(rc));
+    rdlock_attr_destroy(&u->attr);
+    if ((rc = rdlock_client_close(u->client)) != 0)
+        fail("rdlock_client_close: %s", rdlock_strerror(rc));
+    u->ok = 0;
+}
+
+/* rdrwlock_rdlock (mode 's') or rdrwlock_wrlock ('x') + rdrwlock_unlock
+ * pairs per second. */
+static double rw_pair_rate(rwl_t *u, char mode, int n)
+{
+    int64_t t0 = now_ns();
+    int i, rc;
+    for (i = 0; i < n; i++) {
+        if ((rc = mode == 's' ? rdrwlock_rdlock(&u->rw) : rdrwlock_wrlock(&u->rw)) != 0) {
+            fail("uncontended rdrwlock_%slock: %s", mode == 's' ? "rd" : "wr", rdlock_strerror(rc));
+            return NAN;
+        }
+        if ((rc = rdrwlock_unlock(&u->rw)) != 0) {
+            fail("uncontended rdrwlock_unlock (%s): %s", mode == 's' ? "read" : "write", rdlock_strerror(rc));
+            return NAN;
+        }
+    }
+    return n / ((double)(now_ns() - t0) / 1e9);
+}
+
+/* Step 5a: PING, rdlock+unlock, wrlock+unlock and the do-nothing EVALSHA,
+ * n of each, interleaved in chunks of RW_CHUNK so that the floors and the
+ * pairs see the same moment-to-moment noise (on the shared build machines
+ * the PING rate can change several-fold from one second to the next).
+ * rate[]: rt/s or pairs/s in that order.  With srv, also the server time
+ * inside EVALSHA per pair of each mode (INFO commandstats around every
+ * chunk; those calls are outside the timed parts).  0 or -1. */
+#define RW_CHUNK 50
+
+static int rw_interleaved(redisContext *c, rwl_t *u, const char *sha, int n, int srv, double rate[4],
+                          double *srv_rd, double *srv_wr)
+{
+    int64_t t[4] = { 0, 0, 0, 0 }, t0;
+    long long c0, u0, c1, u1, c2, u2, ud_rd = 0, ud_wr = 0;
+    int done, m, k;
+
+    for (done = 0; done < n; done += m) {
+        m = n - done < RW_CHUNK ? n - done : RW_CHUNK;
+        t0 = now_ns();
+        if (isnan(ping_rate(c, m)))
+            return -1;
+        t[0] += now_ns() - t0;
+        if (srv)
+            evalsha_stats(c, &c0, &u0);
+        t0 = now_ns();
+        if (isnan(rw_pair_rate(u, 's', m)))
+            return -1;
+        t[1] += now_ns() - t0;
+        if (srv)
+            evalsha_stats(c, &c1, &u1);
+        t0 = now_ns();
+        if (isnan(rw_pair_rate(u, 'x', m)))
+            return -1;
+        t[2] += now_ns() - t0;
+        if (srv) {
+            evalsha_stats(c, &c2, &u2);
+            ud_rd += u1 - u0;
+            ud_wr += u2 - u1;
+        }
+        t0 = now_ns();
+        if (isnan(evalsha_rate(c, sha, m)))
+            return -1;
+        t[3] += now_ns() - t0;
+    }
+    for (k = 0; k < 4; k++)
+        rate[k] = n / ((double)t[k] / 1e9);
+    if (srv) {
+        *srv_rd = (double)ud_rd / n;
+        *srv_wr = (double)ud_wr / n;
+    }
+    return 0;
+}
+
+/* Step 5a results.  [0] tcp, [1] unix socket. */
+typedef struct rw_base {
+    double floor[2];              /* PING rt/s, interleaved with the rw pairs */
+    double script_floor[2];       /* do-nothing EVALSHA rt/s, likewise */
+    double rd[2], wr[2];          /* pairs/s */
+    double rd_ratio[2], wr_ratio[2];               /* to floor/2 */
+    double rd_script_ratio[2], wr_script_ratio[2]; /* to script_floor/2 */
+    double srv_us_rd, srv_us_wr;  /* tcp: server time inside EVALSHA per pair */
+} rw_base_t;
+
 typedef struct base_res {
     double floor_tcp, floor_unix, unc_tcp, unc_unix;
     double ratio_tcp, ratio_unix;
+    rw_base_t rw;
     double evalsha_tcp;     /* diagnostic: trivial EVALSHA round trips/s */
     double srv_us_per_pair; /* diagnostic: server time inside EVALSHA per lock+unlock */
     double srv_us_acquire, srv_us_release; /* diagnostic: SLOWLOG medians per script */
@@ -493,17 +629,24 @@ static int bench_base(const rdt_server_t *s, int reps, base_res_t *res)
 {
     redisContext *tcp = rdt_connect(s), *ux = redisConnectUnix(s->sock);
     ulock_t ut, uu;
+    rwl_t rwt, rwu;
     double ft[64], fu[64], lt[64], lu[64], rt[64], ru[64], et[64], us[64];
+    /* rwlock (step 5a), [tcp, unix][rep] */
+    double wf[2][64], we[2][64], wrd[2][64], wwr[2][64], q1[2][64], q2[2][64], q3[2][64], q4[2][64];
+    double srd[64], swr[64];
     char sha[64] = "";
     redisReply *rr;
-    int n_ping = quick ? 5000 : 20000, n_pair = quick ? 2000 : 8000, r;
+    /* rwlock samples are shorter than the mutex one (there are four
+     * kinds per transport) to keep the run short. */
+    int n_ping = quick ? 5000 : 20000, n_pair = quick ? 2000 : 8000, n_rw = quick ? 1000 : 2500, r, t;
 
     memset(res, 0, sizeof *res);
     if (tcp == NULL || ux == NULL || ux->err) {
         fail("cannot connect to the server (%s)", ux && ux->err ? ux->errstr : "tcp");
         return -1;
     }
-    if (ulock_open(&ut, s, 0, "bench-uncontended-tcp") != 0 || ulock_open(&uu, s, 1, "bench-uncontended-unix") != 0)
+    if (ulock_open(&ut, s, 0, "bench-uncontended-tcp") != 0 || ulock_open(&uu, s, 1, "bench-uncontended-unix") != 0 ||
+        rwl_open(&rwt, s, 0, "bench-rw-uncontended-tcp") != 0 || rwl_open(&rwu, s, 1, "bench-rw-uncontended-unix") != 0)
         return -1;
     rr = cmd(tcp, "SCRIPT LOAD %s", "return 1");
     if (rr != NULL && rr->type == REDIS_REPLY_STRING)
@@ -516,20 +659,58 @@ static int bench_base(const rdt_server_t *s, int reps, base_res_t *res)
     ping_rate(ux, 500);
     pair_rate(&ut, 300);
     pair_rate(&uu, 300);
-    /* Interleave floor and lock measurements so both see the same noise. */
+    evalsha_rate(ux, sha, 500);
+    rw_pair_rate(&rwt, 's', 300);
+    rw_pair_rate(&rwt, 'x', 300);
+    rw_pair_rate(&rwu, 's', 300);
+    rw_pair_rate(&rwu, 'x', 300);
+    res->rw.srv_us_rd = res->rw.srv_us_wr = NAN;
+    /* Interleave floor and lock measurements so both see the same noise.
+     * The rwlock pairs are interleaved with their own floors in small
+     * chunks (rw_interleaved); its tcp EVALSHA figure is also step 2's
+     * do-nothing EVALSHA diagnostic. */
     for (r = 0; r < reps; r++) {
         long long c0, u0, c1, u1;
+        double q[4];
         ft[r] = ping_rate(tcp, n_ping);
         evalsha_stats(tcp, &c0, &u0);
         lt[r] = pair_rate(&ut, n_pair);
         evalsha_stats(tcp, &c1, &u1);
         us[r] = (double)(u1 - u0) / n_pair;
-        et[r] = evalsha_rate(tcp, sha, n_ping);
-        fu[r] = ping_rate(ux, n_ping);
-        lu[r] = pair_rate(&uu, n_pair);
+        for (t = 0; t < 2; t++) {
+            if (rw_interleaved(t == 0 ? tcp : ux, t == 0 ? &rwt : &rwu, sha, n_rw, t == 0, q, &srd[r], &swr[r]) != 0)
+                q[0] = q[1] = q[2] = q[3] = NAN;
+            wf[t][r] = q[0];
+            wrd[t][r] = q[1];
+            wwr[t][r] = q[2];
+            we[t][r] = q[3];
+            if (t == 0) {
+                et[r] = q[3];
+                fu[r] = ping_rate(ux, n_ping);
+                lu[r] = pair_rate(&uu, n_pair);
+            }
+        }
         rt[r] = lt[r] / (ft[r] / 2);
         ru[r] = lu[r] / (fu[r] / 2);
+        for (t = 0; t < 2; t++) {
+            q1[t][r] = wrd[t][r] / (wf[t][r] / 2);
+            q2[t][r] = wwr[t][r] / (wf[t][r] / 2);
+            q3[t][r] = wrd[t][r] / (we[t][r] / 2);
+            q4[t][r] = wwr[t][r] / (we[t][r] / 2);
+        }
     }
+    for (t = 0; t < 2; t++) {
+        res->rw.floor[t] = median(wf[t], reps);
+        res->rw.script_floor[t] = median(we[t], reps);
+        res->rw.rd[t] = median(wrd[t], reps);
+        res->rw.wr[t] = median(wwr[t], reps);
+        res->rw.rd_ratio[t] = median(q1[t], reps);
+        res->rw.wr_ratio[t] = median(q2[t], reps);
+        res->rw.rd_script_ratio[t] = median(q3[t], reps);
+        res->rw.wr_script_ratio[t] = median(q4[t], reps);
+    }
+    res->rw.srv_us_rd = median(srd, reps);
+    res->rw.srv_us_wr = median(swr, reps);
     res->floor_tcp = median(ft, reps);
     res->floor_unix = median(fu, reps);
     res->unc_tcp = median(lt, reps);
@@ -543,6 +724,8 @@ static int bench_base(const rdt_server_t *s, int reps, base_res_t *res)
     script_costs(tcp, &ut, res);
     ulock_close(&ut);
     ulock_close(&uu);
+    rwl_close(&rwt);
+    rwl_close(&rwu);
     redisFree(tcp);
     redisFree(ux);
     return 0;
@@ -936,6 +1119,485 @@ typedef struct cont_res {
     int counter_ok, fencing_ok;
 } cont_res_t;
 
+/* ---------------------------------------------------------------- 5b: rwlock mixed workload */
+
+typedef struct rwrec {
+    uint64_t token;  /* fencing token (readers take tokens too) */
+    int64_t value;   /* counter value read inside the section */
+    int64_t t_call;  /* monotonic ns: rdlock/wrlock called */
+    int64_t t_acq;   /* monotonic ns: it returned (inside from here) */
+    int64_t t_rel;   /* monotonic ns: unlock called (inside until here) */
+    int32_t pid;
+    char kind;       /* 'r' or 'w' */
+    char torn;       /* read: counter and shadow differed */
+    int16_t pad;
+} rwrec_t;
+
+typedef struct rw_hdr {
+    int32_t status; /* 0 ok */
+    int32_t n;      /* records that follow */
+    int64_t start_ns, end_ns;
+    int64_t torn;   /* reads that saw counter != shadow */
+    char err[160];
+} rw_hdr_t;
+
+/* splitmix64: the per-process workload generator. */
+static uint64_t rw_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* The seed depends on the child's index only: every repetition runs the
+ * same sequence of reads and writes, so the counts are fixed. */
+static int rw_is_write(uint64_t *s)
+{
+    return rw_rand(s) % 100 < RW_WRITE_PCT;
+}
+
+static void rw_child_run(const rdt_server_t *s, int idx, const char *ini, const char *lockname,
+                         const char *counter, const char *shadow, int ready_fd, int go_fd, int res_fd)
+{
+    rw_hdr_t hdr;
+    rwrec_t *recs = calloc(RW_SECTIONS, sizeof *recs);
+    rdlock_client_t *cl = NULL;
+    rdlock_attr_t attr;
+    rdrwlock_t rw;
+    redisContext *rc = NULL;
+    uint64_t seed = (uint64_t)(idx + 1) * 0x2545F4914F6CDD1DULL;
+    char b = 'r';
+    int i, e, inited = 0;
+    int32_t pid = (int32_t)getpid();
+
+    memset(&hdr, 0, sizeof hdr);
+    alarm(CHILD_ALARM_S);
+#define CFAIL(...)                                                  \
+    do {                                                            \
+        hdr.status = 1;                                             \
+        snprintf(hdr.err, sizeof hdr.err, __VA_ARGS__);             \
+        goto done;                                                  \
+    } while (0)
+    if (recs == NULL)
+        CFAIL("out of memory");
+    rc = rdt_connect(s);
+    if (rc == NULL)
+        CFAIL("connect failed");
+    /* Own client, opened after fork. */
+    if ((e = rdlock_client_open(&cl, ini)) != 0)
+        CFAIL("rdlock_client_open: %s", rdlock_strerror(e));
+    rdlock_attr_init(&attr);
+    rdlock_attr_setclient(&attr, cl);
+    if ((e = rdrwlock_init(&rw, lockname, &attr)) != 0)
+        CFAIL("rdrwlock_init: %s", rdlock_strerror(e));
+    inited = 1;
+    if (write_all(ready_fd, &b, 1) != 0)
+        CFAIL("start barrier failed");
+    close(ready_fd);
+    ready_fd = -1;
+    if (read_all(go_fd, &b, 1) != 1)
+        CFAIL("start barrier failed");
+
+    hdr.start_ns = now_ns();
+    for (i = 0; i < RW_SECTIONS; i++) {
+        rwrec_t *x = &recs[i];
+        int w = rw_is_write(&seed);
+        uint64_t token = 0;
+        long long v, v2;
+        redisReply *r;
+
+        x->kind = w ? 'w' : 'r';
+        x->pid = pid;
+        x->t_call = now_ns();
+        if ((e = w ? rdrwlock_wrlock(&rw) : rdrwlock_rdlock(&rw)) != 0)
+            CFAIL("rdrwlock_%slock: %s", w ? "wr" : "rd", rdlock_strerror(e));
+        x->t_acq = now_ns();
+        if ((e = rdrwlock_fencing_token(&rw, &token)) != 0)
+            CFAIL("rdrwlock_fencing_token: %s", rdlock_strerror(e));
+        /* Both modes read the counter first. */
+        r = redisCommand(rc, "GET %s", counter);
+        if (r == NULL)
+            CFAIL("GET: %s", rc->errstr);
+        v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
+        freeReplyObject(r);
+        if (w) {
+            /* Two separate writes: a reader overlapping them sees a mismatch. */
+            r = redisCommand(rc, "SET %s %lld", counter, v + 1);
+            if (r == NULL)
+                CFAIL("SET: %s", rc->errstr);
+            freeReplyObject(r);
+            r = redisCommand(rc, "SET %s %lld", shadow, v + 1);
+            if (r == NULL)
+                CFAIL("SET: %s", rc->errstr);
+            freeReplyObject(r);
+        } else {
+            r = redisCommand(rc, "GET %s", shadow);
+            if (r == NULL)
+                CFAIL("GET: %s", rc->errstr);
+            v2 = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
+            freeReplyObject(r);
+            if (v2 != v) {
+                x->torn = 1;
+                if (hdr.torn++ == 0)
+                    snprintf(hdr.err, sizeof hdr.err, "read section %d saw counter %lld, shadow %lld", i, v, v2);
+            }
+        }
+        x->t_rel = now_ns();
+        if ((e = rdrwlock_unlock(&rw)) != 0)
+            CFAIL("rdrwlock_unlock (%s): %s", w ? "write" : "read", rdlock_strerror(e));
+        x->token = token;
+        x->value = v;
+        hdr.n = i + 1;
+    }
+    hdr.end_ns = now_ns();
+done:
+#undef CFAIL
+    if (inited)
+        rdrwlock_destroy(&rw);
+    if (cl != NULL) {
+        rdlock_attr_destroy(&attr);
+        rdlock_client_close(cl);
+    }
+    if (rc != NULL)
+        redisFree(rc);
+    if (write_all(res_fd, &hdr, sizeof hdr) == 0 && hdr.n > 0)
+        write_all(res_fd, recs, (size_t)hdr.n * sizeof *recs);
+    close(res_fd);
+    _exit(hdr.status);
+}
+
+typedef struct rw_run {
+    double secs_per_s;
+    long long reads, writes;
+    double rd_p50_ms, rd_p99_ms, rd_max_ms;
+    double wr_p50_ms, wr_p99_ms, wr_max_ms;
+    double max_readers;   /* most readers inside at one instant */
+    double mean_readers;  /* reader-time / time with at least one reader inside */
+    double overtook;      /* reads that called after a waiting writer (+1 ms) and entered before it */
+    long long counter, shadow, torn, overlaps;
+    int fencing_ok;
+} rw_run_t;
+
+static int cmp_rwrec_token(const void *a, const void *b)
+{
+    const rwrec_t *x = a, *y = b;
+    return x->token < y->token ? -1 : x->token > y->token;
+}
+
+/* An enter (+1) or exit (-1) of a read section, for the overlap sweep. */
+typedef struct rw_ev {
+    int64_t t;
+    int d;
+} rw_ev_t;
+
+static int cmp_rw_ev(const void *a, const void *b)
+{
+    const rw_ev_t *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->d - y->d; /* exits first at equal times */
+}
+
+static void lat_stats(int64_t *v, size_t n, double *p50, double *p99, double *mx)
+{
+    *p50 = *p99 = *mx = NAN;
+    if (n == 0)
+        return;
+    qsort(v, n, sizeof *v, cmp_i64);
+    *p50 = (double)pct(v, n, 0.50) / 1e6;
+    *p99 = (double)pct(v, n, 0.99) / 1e6;
+    *mx = (double)v[n - 1] / 1e6;
+}
+
+static int rw_mixed_once(const rdt_server_t *s, int run_no, rw_run_t *res)
+{
+    char lockname[64], counter[64], shadow[64], inipath[400];
+    const char *ini;
+    int ready[2], go[2], resp[NPROC][2];
+    pid_t pids[NPROC];
+    size_t cap = NPROC * RW_SECTIONS, nall = 0, i, j, nr = 0, nw = 0, ne = 0;
+    rwrec_t *all = calloc(cap, sizeof *all);
+    int64_t *rl = calloc(cap, sizeof *rl), *wl = calloc(cap, sizeof *wl);
+    rw_ev_t *ev = calloc(2 * cap, sizeof *ev);
+    int64_t start = INT64_MAX, end = 0, torn = 0;
+    int p, ok = 1, started;
+    redisContext *c = rdt_connect(s);
+    char b;
+
+    memset(res, 0, sizeof *res);
+    res->max_readers = res->mean_readers = NAN;
+    if (all == NULL || rl == NULL || wl == NULL || ev == NULL || c == NULL) {
+        fail("rwlock mixed setup failed");
+        ok = 0;
+        goto out;
+    }
+    snprintf(lockname, sizeof lockname, "bench-rw-mixed-%d", run_no);
+    snprintf(counter, sizeof counter, "bench:rw:counter:%d", run_no);
+    snprintf(shadow, sizeof shadow, "bench:rw:shadow:%d", run_no);
+    freeReplyObject(cmd(c, "SET %s 0", counter));
+    freeReplyObject(cmd(c, "SET %s 0", shadow));
+    ini = rdt_write_ini(s, 0, "[lock]\nlease_ms = 30000\n");
+    if (ini == NULL) {
+        fail("cannot write ini");
+        ok = 0;
+        goto out;
+    }
+    snprintf(inipath, sizeof inipath, "%s", ini);
+    if (pipe(ready) != 0 || pipe(go) != 0) {
+        fail("pipe: %s", strerror(errno));
+        ok = 0;
+        goto out;
+    }
+    fflush(NULL);
+    for (p = 0; p < NPROC; p++) {
+        if (pipe(resp[p]) != 0) {
+            fail("pipe: %s", strerror(errno));
+            ok = 0;
+            break;
+        }
+        pids[p] = fork();
+        if (pids[p] < 0) {
+            fail("fork: %s", strerror(errno));
+            close(resp[p][0]);
+            close(resp[p][1]);
+            ok = 0;
+            break;
+        }
+        if (pids[p] == 0) {
+            int q;
+            close(ready[0]);
+            close(go[1]);
+            close(resp[p][0]);
+            for (q = 0; q < p; q++)
+                close(resp[q][0]);
+            redisFree(c);
+            rw_child_run(s, p, inipath, lockname, counter, shadow, ready[1], go[0], resp[p][1]);
+        }
+        close(resp[p][1]);
+    }
+    started = p;
+    close(ready[1]);
+    close(go[0]);
+    for (p = 0; p < started; p++)
+        if (read_all(ready[0], &b, 1) != 1) {
+            ok = 0;
+            break;
+        }
+    close(ready[0]);
+    for (p = 0; p < started; p++)
+        if (write_all(go[1], "g", 1) != 0)
+            ok = 0;
+    close(go[1]);
+
+    for (p = 0; p < started; p++) {
+        rw_hdr_t hdr;
+        int status;
+        ssize_t got = read_all(resp[p][0], &hdr, sizeof hdr);
+        if (got == (ssize_t)sizeof hdr && hdr.n >= 0 && hdr.n <= RW_SECTIONS) {
+            if (read_all(resp[p][0], all + nall, (size_t)hdr.n * sizeof *all) !=
+                (ssize_t)((size_t)hdr.n * sizeof *all))
+                hdr.status = 1;
+            nall += (size_t)hdr.n;
+            if (hdr.status != 0) {
+                fail("rwlock child %d: %s", p, hdr.err);
+                ok = 0;
+            } else if (hdr.torn > 0) {
+                fprintf(stderr, "rdlock-bench: rwlock child %d: first torn read: %s\n", p, hdr.err);
+            }
+            torn += hdr.torn;
+            if (hdr.start_ns < start)
+                start = hdr.start_ns;
+            if (hdr.end_ns > end)
+                end = hdr.end_ns;
+        } else {
+            fail("rwlock child %d sent no result", p);
+            ok = 0;
+        }
+        close(resp[p][0]);
+        while (waitpid(pids[p], &status, 0) < 0 && errno == EINTR)
+            ;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            if (WIFSIGNALED(status))
+                fail("rwlock child %d killed by signal %d%s", p, WTERMSIG(status),
+                     WTERMSIG(status) == SIGALRM ? " (hung: alarm)" : "");
+            ok = 0;
+        }
+    }
+
+    for (i = 0; i < nall; i++)
+        if (all[i].kind == 'w')
+            res->writes++;
+        else
+            res->reads++;
+    res->torn = torn;
+    res->counter = get_int(c, counter);
+    res->shadow = get_int(c, shadow);
+    if (torn > 0) {
+        fail("RWLOCK EXCLUSION VIOLATED: %lld read sections saw counter != shadow (a half-written value)",
+             (long long)torn);
+        ok = 0;
+    }
+    if (res->counter != res->writes || res->shadow != res->writes) {
+        fail("RWLOCK EXCLUSION VIOLATED: counter = %lld, shadow = %lld after %lld write sections", res->counter,
+             res->shadow, res->writes);
+        ok = 0;
+    }
+    if (nall > 0 && end > start) {
+        const char *dump = getenv("RDLOCK_BENCH_DUMP");
+        int64_t w = 0;
+        qsort(all, nall, sizeof *all, cmp_rwrec_token);
+        if (dump != NULL && *dump != '\0') {
+            char path[512];
+            FILE *f;
+            snprintf(path, sizeof path, "%s/rw-mixed-%d.csv", dump, run_no);
+            if ((f = fopen(path, "w")) != NULL) {
+                fprintf(f, "token,pid,kind,value,t_call_ns,t_acq_ns,t_rel_ns,torn\n");
+                for (i = 0; i < nall; i++)
+                    fprintf(f, "%" PRIu64 ",%d,%c,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n",
+                            all[i].token, all[i].pid, all[i].kind, all[i].value, all[i].t_call, all[i].t_acq,
+                            all[i].t_rel, all[i].torn);
+                fclose(f);
+            }
+        }
+        /* Fencing: in token order every section must have read the number
+         * of writes before it (a reader's token is taken when it enters,
+         * so the writes with lower tokens ended before it and those with
+         * higher tokens started after it); tokens strictly increase. */
+        res->fencing_ok = 1;
+        for (i = 0; i < nall; i++) {
+            if (all[i].value != w || (i > 0 && all[i].token == all[i - 1].token))
+                res->fencing_ok = 0;
+            if (all[i].kind == 'w')
+                w++;
+        }
+        if (!res->fencing_ok) {
+            fail("rwlock: fencing tokens do not order the sections");
+            ok = 0;
+        }
+        /* Exclusion seen from the clocks: a write section must not
+         * overlap any other section ([t_acq, t_rel] is certainly inside;
+         * one machine, one CLOCK_MONOTONIC). */
+        for (i = 0; i < nall; i++) {
+            if (all[i].kind != 'w')
+                continue;
+            for (j = 0; j < nall; j++)
+                if (j != i && all[j].t_acq < all[i].t_rel && all[j].t_rel > all[i].t_acq)
+                    res->overlaps++;
+        }
+        if (res->overlaps > 0) {
+            fail("RWLOCK EXCLUSION VIOLATED: %lld sections overlapped a write section in time", res->overlaps);
+            ok = 0;
+        }
+        /* Latencies; reader overlap; reads that overtook a waiting writer. */
+        for (i = 0; i < nall; i++) {
+            if (all[i].kind == 'w') {
+                wl[nw++] = all[i].t_acq - all[i].t_call;
+                continue;
+            }
+            rl[nr++] = all[i].t_acq - all[i].t_call;
+            ev[ne].t = all[i].t_acq;
+            ev[ne++].d = 1;
+            ev[ne].t = all[i].t_rel;
+            ev[ne++].d = -1;
+            for (j = 0; j < nall; j++)
+                if (all[j].kind == 'w' && all[j].pid != all[i].pid && all[i].t_call >= all[j].t_call + 1000000 &&
+                    all[i].t_acq < all[j].t_acq) {
+                    res->overtook++;
+                    break;
+                }
+        }
+        if (ne > 0) {
+            int64_t busy = 0, sum = 0, since = 0;
+            int in = 0, mx = 0;
+            qsort(ev, ne, sizeof *ev, cmp_rw_ev);
+            for (i = 0; i < ne; i++) {
+                if (in > 0)
+                    busy += ev[i].t - since;
+                sum += (int64_t)in * (ev[i].t - since);
+                since = ev[i].t;
+                in += ev[i].d;
+                if (in > mx)
+                    mx = in;
+            }
+            res->max_readers = mx;
+            res->mean_readers = busy > 0 ? (double)sum / (double)busy : NAN;
+        }
+        lat_stats(rl, nr, &res->rd_p50_ms, &res->rd_p99_ms, &res->rd_max_ms);
+        lat_stats(wl, nw, &res->wr_p50_ms, &res->wr_p99_ms, &res->wr_max_ms);
+        res->secs_per_s = (double)nall / ((double)(end - start) / 1e9);
+    }
+out:
+    if (c != NULL)
+        redisFree(c);
+    free(all);
+    free(rl);
+    free(wl);
+    free(ev);
+    return ok ? 0 : -1;
+}
+
+typedef struct rw_res {
+    double secs_per_s, rd_p50_ms, rd_p99_ms, rd_max_ms, rd_worst_ms, wr_p50_ms, wr_p99_ms, wr_max_ms, wr_worst_ms;
+    double max_readers, mean_readers, overtook;
+    long long reads, writes;
+    long long torn, overlaps; /* totals over the runs; must be 0 */
+    int counter_ok, fencing_ok, ok;
+} rw_res_t;
+
+/* creps runs; medians (worst: the largest max of any run). */
+static void bench_rw_mixed(const rdt_server_t *s, int creps, rw_res_t *res)
+{
+    rw_run_t runs[16];
+    double v[16] = { 0 };
+    int i;
+
+    memset(res, 0, sizeof *res);
+    memset(runs, 0, sizeof runs);
+    if (creps < 1 || creps > 16)
+        return;
+    for (i = 0; i < creps; i++)
+        rw_mixed_once(s, i, &runs[i]);
+#define MED(field)                    \
+    do {                              \
+        for (i = 0; i < creps; i++)   \
+            v[i] = runs[i].field;     \
+        res->field = median(v, creps); \
+    } while (0)
+    MED(secs_per_s);
+    MED(rd_p50_ms);
+    MED(rd_p99_ms);
+    MED(rd_max_ms);
+    MED(wr_p50_ms);
+    MED(wr_p99_ms);
+    MED(wr_max_ms);
+    MED(max_readers);
+    MED(mean_readers);
+    MED(overtook);
+#undef MED
+    for (i = 0; i < creps; i++)
+        v[i] = runs[i].rd_max_ms;
+    res->rd_worst_ms = maxd(v, creps);
+    for (i = 0; i < creps; i++)
+        v[i] = runs[i].wr_max_ms;
+    res->wr_worst_ms = maxd(v, creps);
+    /* The same seeds every run: the counts are those of any complete run. */
+    res->reads = runs[0].reads;
+    res->writes = runs[0].writes;
+    res->counter_ok = res->fencing_ok = res->ok = 1;
+    for (i = 0; i < creps; i++) {
+        res->torn += runs[i].torn;
+        res->overlaps += runs[i].overlaps;
+        if (runs[i].counter != runs[i].writes || runs[i].shadow != runs[i].writes)
+            res->counter_ok = 0;
+        if (!runs[i].fencing_ok)
+            res->fencing_ok = 0;
+        if (runs[i].reads + runs[i].writes != NPROC * RW_SECTIONS)
+            res->ok = 0; /* a child failed (reported) */
+    }
+    res->ok = res->ok && res->counter_ok && res->fencing_ok && res->torn == 0 && res->overlaps == 0;
+}
+
 /* ---------------------------------------------------------------- 4: watchdog scale */
 
 typedef struct wd_res {
@@ -1199,6 +1861,7 @@ int main(int argc, char **argv)
     rdt_server_t srv;
     base_res_t base;
     cont_res_t cres[3];
+    rw_res_t rwres;
     wd_res_t wres[2];
     int nwd = 0, i, k, reps, creps, targets = 0, met = 0;
     static const char *const cname[3] = { "contended_r100", "contended_r1000", "naive" };
@@ -1272,7 +1935,7 @@ int main(int argc, char **argv)
     out("   diagnostics (tcp): a do-nothing EVALSHA does %.0f rt/s (%.2f of PING); the lock+unlock\n"
         "   scripts spend %.1f us per pair inside the server (a PING round trip is %.1f us);\n"
         "   per call (median): acquire.lua %.0f us, release.lua %.0f us; one redis.call() from Lua %.2f us\n\n",
-        base.evalsha_tcp, base.evalsha_tcp / base.floor_tcp, base.srv_us_per_pair, 1e6 / base.floor_tcp,
+        base.evalsha_tcp, base.evalsha_tcp / base.rw.floor[0], base.srv_us_per_pair, 1e6 / base.floor_tcp,
         base.srv_us_acquire, base.srv_us_release, base.srv_us_per_lua_call);
     json_num("floor_tcp_rps", rnd(base.floor_tcp));
     json_num("floor_unix_rps", rnd(base.floor_unix));
@@ -1397,6 +2060,11 @@ int main(int argc, char **argv)
         }
     }
 
+    /* 5b, measured here (after the mutex workload, before the watchdog's
+     * long idle wait) and printed after step 4. */
+    phase = "rwlock mixed";
+    bench_rw_mixed(&srv, creps, &rwres);
+
     /* 4: the interval must let one renewal round cover every hold: the
      * watchdog renews what is due within half an interval, so the holds
      * must be taken within interval/2.  Size it from the measured rate. */
@@ -1458,6 +2126,95 @@ int main(int argc, char **argv)
             w->n >= 100000 ? (b ? ", renewed in < 1 s ok" : ", renewed in < 1 s MISSED") : "", mark(d));
         targets += 2 + (w->n >= 100000);
         met += a + d + (w->n >= 100000 ? b : 0);
+    }
+
+    /* 5: read-write lock */
+    {
+        static const char *const tn[2] = { "tcp", "unix" };
+        rw_base_t *w = &base.rw;
+        int ok;
+        out("\n5. read-write lock (rdrwlock_t on a dedicated client)\n");
+        out("   a. uncontended, one thread    pairs/s   ratio to floor/2 (target >= %.2f)   to script floor/2\n",
+            RW_TARGET);
+        for (k = 0; k < 2; k++) {
+            ok = w->rd_ratio[k] >= RW_TARGET;
+            out("   %-4s rdlock+unlock   %12.0f   %6.3f  %-6s                       %6.3f\n", tn[k], w->rd[k],
+                w->rd_ratio[k], mark(ok), w->rd_script_ratio[k]);
+            met += ok;
+            ok = w->wr_ratio[k] >= RW_TARGET;
+            out("   %-4s wrlock+unlock   %12.0f   %6.3f  %-6s                       %6.3f\n", tn[k], w->wr[k],
+                w->wr_ratio[k], mark(ok), w->wr_script_ratio[k]);
+            met += ok;
+            targets += 2;
+        }
+        out("   floors, interleaved with these pairs in chunks of %d: PING tcp %.0f, unix %.0f rt/s;\n"
+            "   do-nothing EVALSHA (script floor) tcp %.0f (%.2f of PING), unix %.0f (%.2f of PING) rt/s\n",
+            RW_CHUNK,
+            w->floor[0], w->floor[1], w->script_floor[0], w->script_floor[0] / w->floor[0], w->script_floor[1],
+            w->script_floor[1] / w->floor[1]);
+        out("   diagnostics (tcp): server time inside EVALSHA per pair: rdlock+unlock %.1f us,\n"
+            "   wrlock+unlock %.1f us (mutex: %.1f us)\n",
+            w->srv_us_rd, w->srv_us_wr, base.srv_us_per_pair);
+        for (k = 0; k < 2; k++) {
+            snprintf(key, sizeof key, "rw_floor_%s_rps", tn[k]);
+            json_num(key, rnd(w->floor[k]));
+            snprintf(key, sizeof key, "rw_script_floor_%s_rps", tn[k]);
+            json_num(key, rnd(w->script_floor[k]));
+            snprintf(key, sizeof key, "rw_uncontended_rd_%s_pairs_per_s", tn[k]);
+            json_num(key, rnd(w->rd[k]));
+            snprintf(key, sizeof key, "rw_uncontended_wr_%s_pairs_per_s", tn[k]);
+            json_num(key, rnd(w->wr[k]));
+            snprintf(key, sizeof key, "rw_uncontended_rd_ratio_%s", tn[k]);
+            json_num(key, w->rd_ratio[k]);
+            snprintf(key, sizeof key, "rw_uncontended_wr_ratio_%s", tn[k]);
+            json_num(key, w->wr_ratio[k]);
+            snprintf(key, sizeof key, "rw_uncontended_rd_script_ratio_%s", tn[k]);
+            json_num(key, w->rd_script_ratio[k]);
+            snprintf(key, sizeof key, "rw_uncontended_wr_script_ratio_%s", tn[k]);
+            json_num(key, w->wr_script_ratio[k]);
+        }
+        json_num("rw_server_us_per_rd_pair", w->srv_us_rd);
+        json_num("rw_server_us_per_wr_pair", w->srv_us_wr);
+
+        out("   b. mixed: %d processes x %d sections on one rdrwlock_t, %d%% writes (seeded per process);\n"
+            "      read = GET counter + GET shadow (must be equal), write = GET counter, SET counter+1,\n"
+            "      SET shadow (separate commands); medians of %d run(s)\n",
+            NPROC, RW_SECTIONS, RW_WRITE_PCT, creps);
+        out("   %-8s %6s %8s %8s %8s %9s\n", "", "count", "p50 ms", "p99 ms", "max ms", "worst ms");
+        out("   %-8s %6lld %8.2f %8.2f %8.2f %9.2f   (acquire latency)\n", "reads", rwres.reads, rwres.rd_p50_ms,
+            rwres.rd_p99_ms, rwres.rd_max_ms, rwres.rd_worst_ms);
+        out("   %-8s %6lld %8.2f %8.2f %8.2f %9.2f\n", "writes", rwres.writes, rwres.wr_p50_ms, rwres.wr_p99_ms,
+            rwres.wr_max_ms, rwres.wr_worst_ms);
+        out("   sections/s %.0f; readers inside at once: max %.0f, mean %.2f while any is inside\n",
+            rwres.secs_per_s, rwres.max_readers, rwres.mean_readers);
+        out("   checks (all runs): counter == writes %s, torn reads %lld, sections overlapping a write %lld,\n"
+            "   fencing order %s\n",
+            rwres.counter_ok ? "ok" : "WRONG", rwres.torn, rwres.overlaps, rwres.fencing_ok ? "ok" : "WRONG");
+        out("   diagnostic: %.0f reads overtook a writer that had called wrlock >= 1 ms before them\n",
+            rwres.overtook);
+        ok = rwres.max_readers >= 2;
+        out("   target: reads run in parallel (max readers inside >= 2) %s\n", mark(ok));
+        targets++;
+        met += ok;
+        json_num("rw_mixed_sections_per_s", rnd(rwres.secs_per_s));
+        json_num("rw_mixed_reads", (double)rwres.reads);
+        json_num("rw_mixed_writes", (double)rwres.writes);
+        json_num("rw_mixed_rd_lat_p50_ms", rwres.rd_p50_ms);
+        json_num("rw_mixed_rd_lat_p99_ms", rwres.rd_p99_ms);
+        json_num("rw_mixed_rd_lat_max_ms", rwres.rd_max_ms);
+        json_num("rw_mixed_rd_lat_max_worst_ms", rwres.rd_worst_ms);
+        json_num("rw_mixed_wr_lat_p50_ms", rwres.wr_p50_ms);
+        json_num("rw_mixed_wr_lat_p99_ms", rwres.wr_p99_ms);
+        json_num("rw_mixed_wr_lat_max_ms", rwres.wr_max_ms);
+        json_num("rw_mixed_wr_lat_max_worst_ms", rwres.wr_worst_ms);
+        json_num("rw_mixed_max_readers_inside", rwres.max_readers);
+        json_num("rw_mixed_mean_readers_inside", rwres.mean_readers);
+        json_num("rw_mixed_reads_overtaking_writer", rwres.overtook);
+        json_bool("rw_mixed_counter_ok", rwres.counter_ok);
+        json_num("rw_mixed_torn_reads", (double)rwres.torn);
+        json_num("rw_mixed_write_overlaps", (double)rwres.overlaps);
+        json_bool("rw_mixed_fencing_order_ok", rwres.fencing_ok);
+        json_bool("rw_mixed_ok", rwres.ok);
     }
 
     snprintf(mode, sizeof mode, "%d/%d", met, targets);

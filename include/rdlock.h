@@ -153,8 +153,8 @@ typedef struct rdlock {
 #define RDLOCK_INITIALIZER(name) { RDLOCK__STATIC_MAGIC, (name), 0, { 0 } }
 
 /* Names are 1 to 512 bytes, any bytes but NUL.  init does no network I/O.
- *   EINVAL  m or name NULL, name empty or longer than 512 bytes, a invalid
- *           or RDLOCK_ROBUST
+ *   EINVAL  m or name NULL, name empty or longer than 512 bytes, a not an
+ *           initialised attribute object
  *   ENOMEM  out of memory */
 RDLOCK_API int rdlock_init(rdlock_t *m, const char *name, const rdlock_attr_t *a);
 
@@ -268,6 +268,10 @@ RDLOCK_API int rdrwlock_unlock(rdrwlock_t *rw);
 
 /* The fencing token of the caller's hold (readers take tokens too). */
 RDLOCK_API int rdrwlock_fencing_token(rdrwlock_t *rw, uint64_t *token);
+
+/* As rdlock_consistent, for a write hold taken with EOWNERDEAD through a
+ * robust rdrwlock_t (an extension: SPEC 5.4 names only the mutex call). */
+RDLOCK_API int rdrwlock_consistent(rdrwlock_t *rw);
 
 #ifdef __cplusplus
 }

@@ -383,7 +383,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         RDL_UNLOCK(c);
     }
 
-    if (rc != 0 && queued) {
+    if (rc != 0 && rc != EOWNERDEAD && queued) {
         /* Giving up: leave the queue so we hold nobody back.  The lock may
          * have been handed to us meanwhile: then we have it after all. */
         leave_reply_t lr;

@@ -86,6 +86,13 @@ int rdrwlock_unlock(rdrwlock_t *rw)
     return rc != 0 ? rc : rdl_release(h);
 }
 
+int rdrwlock_consistent(rdrwlock_t *rw)
+{
+    rdl_handle_t *h;
+    int rc = get(rw, &h);
+    return rc != 0 ? rc : rdl_consistent(h);
+}
+
 int rdrwlock_fencing_token(rdrwlock_t *rw, uint64_t *token)
 {
     rdl_handle_t *h;

@@ -1,0 +1,1611 @@
+/* test_robust.c - robust locks against a real redis-server (SPEC sections
+ * 2, 5.4 and the robust bullet of 10; include/rdlock.h:
+ * rdlock_attr_setrobust, rdlock_consistent, rdlock_reset_name).
+ *
+ * A robust exclusive acquirer that takes over a hold which ended by lease
+ * expiry or loss rather than unlock gets EOWNERDEAD with the lock held;
+ * rdlock_consistent() then unlock leaves the lock clean, unlock without it
+ * makes the name ENOTRECOVERABLE for every acquisition in either mode, by
+ * any process, until rdlock_reset_name() clears it (keeping the fencing
+ * counter).
+ *
+ * Owners that die are forked "actor" processes with their own client,
+ * driven through a line protocol on pipes (tests/testutil.h) and killed
+ * with SIGKILL while they hold a lock with a short (300 ms) lease that
+ * their watchdog renews.  The robust state is checked through the public
+ * API and through the documented key layout (src/scripts/acquire.lua:
+ * "rdlock:{N}:x" absent = clean, "<owner>" = the exclusive holder,
+ * "?<owner>" = handed over with EOWNERDEAD, "!" = not recoverable).
+ *
+ * Nothing sleeps to synchronise actors: waits are pipe reads with a
+ * deadline or bounded polls of the real state in Redis; the only time that
+ * passes on purpose is a dead owner's lease running out. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "fixture.h"
+#include "testutil.h"
+
+#define LEASE_MS 300     /* the lease of every short-lived hold */
+#define LONG_LEASE_MS 5000
+#define RETRY_MS 100     /* [lock] retry_interval_ms of g_ini (the default) */
+#define JITTER_MS 20     /* [lock] retry_jitter_ms of g_ini (the default) */
+#define FAST_MS 250      /* "at once": one round trip, far below any wait */
+#define WAKE_MS 1000     /* a wake-up, far below g_ini_slow's 2000 ms re-check */
+#define REPLY_MS 10000   /* an actor's answer to a call that should not block */
+
+static rdt_server_t g_srv;
+static redisContext *g_rc;    /* plain connection for checking state (main thread only) */
+static rdlock_client_t *g_c1; /* two explicit clients of this process: two owners */
+static rdlock_client_t *g_c2;
+static char g_ini[512];       /* defaults: retry_interval_ms 100, jitter 20 */
+static char g_ini_slow[512];  /* retry_interval_ms = 2000: only wake-ups are fast */
+
+/* ------------------------------------------------------------------ */
+/* Redis state helpers                                                 */
+/* ------------------------------------------------------------------ */
+
+static long long int_cmd(const char *fmt, const char *key, long long dflt)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, fmt, key);
+    long long v = dflt;
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static char g_keybuf[4][700];
+static int g_keyidx;
+
+/* "rdlock:{name}<suffix>" in a rotating static buffer. */
+static const char *key_of(const char *name, const char *suffix)
+{
+    char *b = g_keybuf[g_keyidx++ % 4];
+    snprintf(b, sizeof g_keybuf[0], "rdlock:{%s}%s", name, suffix);
+    return b;
+}
+
+static int exists_key(const char *key)
+{
+    return (int)int_cmd("EXISTS %s", key, -1);
+}
+
+static long long zcard(const char *key)
+{
+    return int_cmd("ZCARD %s", key, -1);
+}
+
+static long long pttl(const char *key)
+{
+    return int_cmd("PTTL %s", key, -100);
+}
+
+/* GET key as an integer; -1 if missing, -2 on error or not a number. */
+static long long get_ll(const char *key)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "GET %s", key);
+    long long v = -2;
+    if (r && r->type == REDIS_REPLY_NIL)
+        v = -1;
+    else if (r && r->type == REDIS_REPLY_STRING) {
+        char *end;
+        v = strtoll(r->str, &end, 10);
+        if (*end != '\0')
+            v = -2;
+    }
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static long long fence_of(const char *name)
+{
+    return get_ll(key_of(name, ":fence"));
+}
+
+/* The robust marker "rdlock:{name}:x": 0 absent, 1 present (copied into
+ * buf), -1 on error. */
+static int xstate(const char *name, char *buf, size_t n)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "GET %s", key_of(name, ":x"));
+    int rc = -1;
+    buf[0] = '\0';
+    if (r && r->type == REDIS_REPLY_NIL)
+        rc = 0;
+    else if (r && r->type == REDIS_REPLY_STRING) {
+        snprintf(buf, n, "%s", r->str);
+        rc = 1;
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+static int x_absent(const char *name)
+{
+    char b[256];
+    int rc = xstate(name, b, sizeof b);
+    if (rc != 0)
+        fprintf(stderr, "%s: robust marker %s = \"%s\", expected absent\n", name, key_of(name, ":x"), b);
+    return rc == 0;
+}
+
+static int x_is(const char *name, const char *want)
+{
+    char b[256];
+    int rc = xstate(name, b, sizeof b);
+    if (rc != 1 || strcmp(b, want) != 0)
+        fprintf(stderr, "%s: robust marker = %s\"%s\", expected \"%s\"\n", name, rc == 1 ? "" : "(absent) ", b,
+                want);
+    return rc == 1 && strcmp(b, want) == 0;
+}
+
+/* Present and starting with '?': handed over with EOWNERDEAD. */
+static int x_inconsistent(const char *name)
+{
+    char b[256];
+    int rc = xstate(name, b, sizeof b);
+    if (rc != 1 || b[0] != '?')
+        fprintf(stderr, "%s: robust marker = %s\"%s\", expected \"?<owner>\"\n", name,
+                rc == 1 ? "" : "(absent) ", b);
+    return rc == 1 && b[0] == '?';
+}
+
+/* Poll (bounded) until key no longer exists: a dead owner's lease ran out. */
+static int wait_gone(const char *key, int timeout_ms)
+{
+    long long deadline = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        if (exists_key(key) == 0)
+            return 1;
+        if (rdt_now_ms() >= deadline) {
+            fprintf(stderr, "%s still exists after %d ms\n", key, timeout_ms);
+            return 0;
+        }
+        rdt__nap_ms(2);
+    }
+}
+
+/* Poll (bounded) until ZCARD key >= n: a waiter has queued. */
+static int wait_zcard(const char *key, long long n, int timeout_ms)
+{
+    long long deadline = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        if (zcard(key) >= n)
+            return 1;
+        if (rdt_now_ms() >= deadline) {
+            fprintf(stderr, "%s: fewer than %lld waiters after %d ms\n", key, n, timeout_ms);
+            return 0;
+        }
+        rdt__nap_ms(1);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* lock helpers (main process)                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct lockopts {
+    rdlock_client_t *c;
+    int robust;    /* RDLOCK_ROBUST or RDLOCK_STALLED */
+    int type;      /* 0 = default */
+    unsigned lease; /* 0 = from config */
+    int watchdog;  /* < 0 = from config */
+    rdlock_lost_fn lostcb;
+    void *lostarg;
+} lockopts_t;
+
+static int make_attr(rdlock_attr_t *a, const lockopts_t *o)
+{
+    int rc = rdlock_attr_init(a);
+    if (rc == 0)
+        rc = rdlock_attr_setclient(a, o->c);
+    if (rc == 0)
+        rc = rdlock_attr_setrobust(a, o->robust);
+    if (rc == 0 && o->type != 0)
+        rc = rdlock_attr_settype(a, o->type);
+    if (rc == 0 && o->lease != 0)
+        rc = rdlock_attr_setlease(a, o->lease);
+    if (rc == 0 && o->watchdog >= 0)
+        rc = rdlock_attr_setwatchdog(a, o->watchdog);
+    if (rc == 0 && o->lostcb != NULL)
+        rc = rdlock_attr_setlostcb(a, o->lostcb, o->lostarg);
+    return rc;
+}
+
+static int mx_init(rdlock_t *m, const char *name, rdlock_client_t *c, int robust, int type)
+{
+    lockopts_t o = { c, robust, type, 0, -1, NULL, NULL };
+    rdlock_attr_t a;
+    int rc = make_attr(&a, &o);
+    if (rc == 0)
+        rc = rdlock_init(m, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+static int rw_init(rdrwlock_t *rw, const char *name, rdlock_client_t *c, int robust)
+{
+    lockopts_t o = { c, robust, 0, 0, -1, NULL, NULL };
+    rdlock_attr_t a;
+    int rc = make_attr(&a, &o);
+    if (rc == 0)
+        rc = rdrwlock_init(rw, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+static void ts_from_now(clockid_t clk, long long delta_ms, struct timespec *ts)
+{
+    long long ns;
+    clock_gettime(clk, ts);
+    ns = (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec + delta_ms * 1000000LL;
+    ts->tv_sec = (time_t)(ns / 1000000000LL);
+    ts->tv_nsec = (long)(ns % 1000000000LL);
+}
+
+static uint64_t mx_token(rdlock_t *m)
+{
+    uint64_t t = 0;
+    if (rdlock_fencing_token(m, &t) != 0)
+        return 0;
+    return t;
+}
+
+static unsigned mx_count(rdlock_t *m)
+{
+    unsigned n = 999;
+    if (rdlock_holdcount(m, &n) != 0)
+        return 999;
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* actors: forked processes with their own client                      */
+/* ------------------------------------------------------------------ */
+
+/* An actor holds one rdlock_t and one rdrwlock_t of one name, both with
+ * the same attributes (own client, lease, watchdog on, robust, type).
+ * Commands, one line each; the answer is "<rc> <value> <elapsed ms>":
+ *   lock | trylock | timed MS | unlock | consistent | token | holdcount
+ *   rdlock | wrlock | tryrd | trywr | timedrd MS | timedwr MS | rwunlock
+ *   rwtoken | quit
+ * timed*: deadline MS from now on CLOCK_REALTIME. */
+typedef struct actor {
+    pid_t pid;
+    rdt_pipe_t p;
+    char name[600];
+    int robust;
+    int type;
+    unsigned lease;
+    int slow;   /* use g_ini_slow */
+    int broken; /* missed an answer: later calls fail at once */
+} actor_t;
+
+#define MAX_ACTORS 16
+static actor_t *g_actors[MAX_ACTORS]; /* live ones, reaped by fresh() */
+
+static int actor_main(void *arg)
+{
+    actor_t *a = arg;
+    rdlock_client_t *c = NULL;
+    rdlock_attr_t at;
+    rdlock_t m;
+    rdrwlock_t rw;
+    lockopts_t o;
+    char line[128], out[160];
+    int rc;
+
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a test that died */
+#endif
+    rdt_pipe_child(&a->p);
+    rc = rdlock_client_open(&c, a->slow ? g_ini_slow : g_ini);
+    if (rc == 0) {
+        o.c = c;
+        o.robust = a->robust;
+        o.type = a->type;
+        o.lease = a->lease;
+        o.watchdog = 1;
+        o.lostcb = NULL;
+        o.lostarg = NULL;
+        rc = make_attr(&at, &o);
+        if (rc == 0)
+            rc = rdlock_init(&m, a->name, &at);
+        if (rc == 0)
+            rc = rdrwlock_init(&rw, a->name, &at);
+        rdlock_attr_destroy(&at);
+    }
+    snprintf(out, sizeof out, "ready %d", rc);
+    if (rdt_send(a->p.to_parent[1], out) != 0 || rc != 0)
+        return 1;
+
+    while (rdt_recv(a->p.to_child[0], line, sizeof line, -1) >= 0) {
+        struct timespec ts;
+        unsigned long long val = 0;
+        uint64_t tok = 0;
+        unsigned n = 0;
+        long long t0;
+
+        if (strcmp(line, "quit") == 0)
+            break;
+        t0 = rdt_now_ms();
+        if (strcmp(line, "lock") == 0) {
+            rc = rdlock_lock(&m);
+        } else if (strcmp(line, "trylock") == 0) {
+            rc = rdlock_trylock(&m);
+        } else if (strncmp(line, "timed ", 6) == 0) {
+            ts_from_now(CLOCK_REALTIME, atoll(line + 6), &ts);
+            rc = rdlock_timedlock(&m, &ts);
+        } else if (strcmp(line, "unlock") == 0) {
+            rc = rdlock_unlock(&m);
+        } else if (strcmp(line, "consistent") == 0) {
+            rc = rdlock_consistent(&m);
+        } else if (strcmp(line, "token") == 0) {
+            rc = rdlock_fencing_token(&m, &tok);
+            val = tok;
+        } else if (strcmp(line, "holdcount") == 0) {
+            rc = rdlock_holdcount(&m, &n);
+            val = n;
+        } else if (strcmp(line, "rdlock") == 0) {
+            rc = rdrwlock_rdlock(&rw);
+        } else if (strcmp(line, "wrlock") == 0) {
+            rc = rdrwlock_wrlock(&rw);
+        } else if (strcmp(line, "tryrd") == 0) {
+            rc = rdrwlock_tryrdlock(&rw);
+        } else if (strcmp(line, "trywr") == 0) {
+            rc = rdrwlock_trywrlock(&rw);
+        } else if (strncmp(line, "timedrd ", 8) == 0) {
+            ts_from_now(CLOCK_REALTIME, atoll(line + 8), &ts);
+            rc = rdrwlock_timedrdlock(&rw, &ts);
+        } else if (strncmp(line, "timedwr ", 8) == 0) {
+            ts_from_now(CLOCK_REALTIME, atoll(line + 8), &ts);
+            rc = rdrwlock_timedwrlock(&rw, &ts);
+        } else if (strcmp(line, "rwunlock") == 0) {
+            rc = rdrwlock_unlock(&rw);
+        } else if (strcmp(line, "rwtoken") == 0) {
+            rc = rdrwlock_fencing_token(&rw, &tok);
+            val = tok;
+        } else {
+            rc = -3;
+        }
+        snprintf(out, sizeof out, "%d %llu %lld", rc, val, rdt_now_ms() - t0);
+        if (rdt_send(a->p.to_parent[1], out) != 0)
+            break;
+    }
+    rdlock_destroy(&m);
+    rdrwlock_destroy(&rw);
+    rdlock_client_close(c);
+    return 0;
+}
+
+static void actor_unregister(actor_t *a)
+{
+    int i;
+    for (i = 0; i < MAX_ACTORS; i++)
+        if (g_actors[i] == a)
+            g_actors[i] = NULL;
+}
+
+/* Fork an actor on name; 0 once it reported ready, else -1 (printed). */
+static int actor_start(actor_t *a, const char *name, int robust, int type, unsigned lease, int slow)
+{
+    char line[64];
+    int i;
+
+    memset(a, 0, sizeof *a);
+    a->pid = -1;
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->robust = robust;
+    a->type = type;
+    a->lease = lease;
+    a->slow = slow;
+    if (rdt_pipe_open(&a->p) != 0)
+        return -1;
+    a->pid = rdt_fork(actor_main, a);
+    if (a->pid < 0) {
+        rdt_pipe_close(&a->p);
+        return -1;
+    }
+    rdt_pipe_parent(&a->p);
+    for (i = 0; i < MAX_ACTORS; i++)
+        if (g_actors[i] == NULL) {
+            g_actors[i] = a;
+            break;
+        }
+    if (rdt_recv(a->p.to_parent[0], line, sizeof line, 10000) < 0 || strcmp(line, "ready 0") != 0) {
+        fprintf(stderr, "actor on %s did not start: \"%s\"\n", name, line);
+        return -1;
+    }
+    return 0;
+}
+
+static int actor_send(actor_t *a, const char *cmd)
+{
+    if (a->broken)
+        return -1;
+    return rdt_send(a->p.to_child[1], cmd);
+}
+
+/* The return code of the last command, -1 if no answer within timeout_ms;
+ * *val and *elapsed (ms the call took inside the actor) if not NULL. */
+static int actor_reply(actor_t *a, int timeout_ms, unsigned long long *val, long long *elapsed)
+{
+    char line[160], *end;
+    long rc;
+
+    if (a->broken)
+        return -1;
+    if (rdt_recv(a->p.to_parent[0], line, sizeof line, timeout_ms) < 0) {
+        fprintf(stderr, "actor %ld (%s): no answer within %d ms\n", (long)a->pid, a->name, timeout_ms);
+        a->broken = 1; /* still busy with that call: its answers would be out of step */
+        return -1;
+    }
+    rc = strtol(line, &end, 10);
+    {
+        unsigned long long v = strtoull(end, &end, 10);
+        long long el = strtoll(end, NULL, 10);
+        if (val)
+            *val = v;
+        if (elapsed)
+            *elapsed = el;
+    }
+    return (int)rc;
+}
+
+static int actor_call_to(actor_t *a, const char *cmd, int timeout_ms, unsigned long long *val,
+                         long long *elapsed)
+{
+    if (actor_send(a, cmd) != 0)
+        return -1;
+    return actor_reply(a, timeout_ms, val, elapsed);
+}
+
+static int actor_call(actor_t *a, const char *cmd, unsigned long long *val, long long *elapsed)
+{
+    return actor_call_to(a, cmd, REPLY_MS, val, elapsed);
+}
+
+/* The value of a command that should succeed (token, holdcount), or
+ * ~0ULL after a failed assertion. */
+static unsigned long long actor_value(actor_t *a, const char *cmd)
+{
+    unsigned long long v = 0;
+    int rc = actor_call(a, cmd, &v, NULL);
+    RDT_ASSERT_RC(0, rc);
+    return rc == 0 ? v : ~0ULL;
+}
+
+/* SIGKILL and reap: the owner dies without unlocking. */
+static void actor_kill(actor_t *a)
+{
+    if (a->pid > 0) {
+        kill(a->pid, SIGKILL);
+        rdt_wait(a->pid, 5000);
+        a->pid = -1;
+    }
+    rdt_pipe_close(&a->p);
+    actor_unregister(a);
+}
+
+/* Orderly end: "quit", then wait for the exit (SIGKILL if it hangs). */
+static void actor_stop(actor_t *a)
+{
+    if (a->pid > 0 && a->broken) {
+        actor_kill(a); /* stuck in a call: it would not read "quit" */
+        return;
+    }
+    if (a->pid > 0) {
+        int st;
+        actor_send(a, "quit");
+        st = rdt_wait(a->pid, 5000);
+        if (st != 0)
+            fprintf(stderr, "actor on %s exited with %d\n", a->name, st);
+        a->pid = -1;
+    }
+    rdt_pipe_close(&a->p);
+    actor_unregister(a);
+}
+
+static void reap_actors(void)
+{
+    int i;
+    for (i = 0; i < MAX_ACTORS; i++)
+        if (g_actors[i] != NULL)
+            actor_kill(g_actors[i]);
+}
+
+/* A process (plain or robust) takes name exclusively through its mutex
+ * (or its rwlock's wrlock when use_rw) and is SIGKILLed while holding it.
+ * Returns the dead owner's fencing token, 0 after a failed assertion.
+ * The lock key lives on until its lease (LEASE_MS) runs out; with
+ * wait_expiry, this returns only after that (a bounded poll), so that the
+ * next acquirer finds the lock free and does not have to wait. */
+static uint64_t dead_owner(const char *name, int robust, int use_rw, int wait_expiry)
+{
+    actor_t h;
+    unsigned long long tok = 0;
+    int rc;
+
+    if (actor_start(&h, name, robust, 0, LEASE_MS, 0) != 0) {
+        CU_FAIL("holder actor did not start");
+        actor_kill(&h);
+        return 0;
+    }
+    rc = actor_call(&h, use_rw ? "wrlock" : "lock", NULL, NULL);
+    RDT_ASSERT_RC(0, rc);
+    if (rc == 0)
+        rc = actor_call(&h, use_rw ? "rwtoken" : "token", &tok, NULL);
+    RDT_ASSERT_RC(0, rc);
+    CU_ASSERT_EQUAL(exists_key(key_of(name, "")), 1);
+    actor_kill(&h);
+    if (wait_expiry && !wait_gone(key_of(name, ""), 3000)) {
+        CU_FAIL("the dead owner's lease did not run out");
+        return 0;
+    }
+    return rc == 0 ? (uint64_t)tok : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* setup                                                               */
+/* ------------------------------------------------------------------ */
+
+static int suite_setup(void)
+{
+    const char *ini;
+    if (rdt_server_start(&g_srv, NULL, NULL) != 0)
+        return -1;
+    g_rc = rdt_connect(&g_srv);
+    if (!g_rc)
+        return -1;
+    ini = rdt_write_ini(&g_srv, 0, NULL);
+    if (!ini)
+        return -1;
+    snprintf(g_ini, sizeof g_ini, "%s", ini);
+    ini = rdt_write_ini(&g_srv, 0, "[lock]\nretry_interval_ms = 2000\nretry_jitter_ms = 0\n");
+    if (!ini)
+        return -1;
+    snprintf(g_ini_slow, sizeof g_ini_slow, "%s", ini);
+    if (rdlock_client_open(&g_c1, g_ini) != 0 || rdlock_client_open(&g_c2, g_ini) != 0) {
+        fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
+        return -1;
+    }
+    return rdt_flushall(&g_srv);
+}
+
+static int suite_teardown(void)
+{
+    int rc = 0;
+    reap_actors();
+    if (g_c1 && rdlock_client_close(g_c1) != 0) {
+        fprintf(stderr, "suite_teardown: rdlock_client_close(c1) failed\n");
+        rc = -1;
+    }
+    if (g_c2 && rdlock_client_close(g_c2) != 0) {
+        fprintf(stderr, "suite_teardown: rdlock_client_close(c2) failed\n");
+        rc = -1;
+    }
+    g_c1 = g_c2 = NULL;
+    if (g_rc)
+        redisFree(g_rc);
+    g_rc = NULL;
+    rdt_server_stop(&g_srv);
+    return rc;
+}
+
+static void fresh(void)
+{
+    reap_actors(); /* left over by a test that failed fatally */
+    CU_ASSERT_EQUAL_FATAL(rdt_flushall(&g_srv), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* owner death: EOWNERDEAD                                             */
+/* ------------------------------------------------------------------ */
+
+/* The holder is SIGKILLed; another process's robust rdlock_lock gets
+ * EOWNERDEAD with the lock held: first on a lock whose dead lease already
+ * ran out, then issued at once after the kill, so that it has to wait out
+ * the dead lease.  consistent + unlock leave the lock clean. */
+static void test_owner_dead_lock(void)
+{
+    const char *N = "od-lock";
+    actor_t b;
+    rdlock_t other, plain;
+    uint64_t dead;
+    unsigned long long tok = 0, tok2 = 0;
+    long long el = 0;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&plain, N, g_c2, RDLOCK_STALLED, 0));
+    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+
+    /* 1. the dead lease has run out: lock needs no waiting */
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
+    CU_ASSERT_FATAL(dead > 0);
+    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, &el));
+    CU_ASSERT(el < FAST_MS);
+    /* held: by b, once, with a newer token */
+    CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 1);
+    tok = actor_value(&b, "token");
+    if (!(tok > dead))
+        fprintf(stderr, "EOWNERDEAD token %llu, dead owner's %" PRIu64 "\n", tok, dead);
+    CU_ASSERT(tok > dead && tok != ~0ULL);
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 1);
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other)); /* not EOWNERDEAD: it is held */
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&plain));
+    RDT_ASSERT_RC(EBUSY, actor_call(&b, "trylock", NULL, NULL)); /* its own relock (error-checking) */
+
+    RDT_ASSERT_RC(0, actor_call(&b, "consistent", NULL, NULL));
+    CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 1); /* still held */
+    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 0);
+
+    /* normal again: robust acquirers get 0, in both processes */
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    CU_ASSERT(mx_token(&other) > tok);
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(0, actor_call(&b, "lock", NULL, NULL));
+    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+
+    /* 2. issued right after the kill: lock waits out the dead lease
+     * (queueing as a waiting writer meanwhile), then EOWNERDEAD */
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 0);
+    CU_ASSERT_FATAL(dead > tok);
+    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, &el));
+    CU_ASSERT(el < LEASE_MS + RETRY_MS + JITTER_MS + 500); /* waited for the dead lease only */
+    CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 1);
+    tok2 = actor_value(&b, "token");
+    CU_ASSERT(tok2 > dead && tok2 != ~0ULL);
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, actor_call(&b, "consistent", NULL, NULL));
+    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+
+    actor_stop(&b);
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+    RDT_ASSERT_RC(0, rdlock_destroy(&plain));
+}
+
+/* The trylock variant: once the dead lease ran out, a robust trylock
+ * gets EOWNERDEAD at once, holding the lock. */
+static void test_owner_dead_trylock(void)
+{
+    const char *N = "od-try";
+    rdlock_t m, other;
+    uint64_t dead, tok;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
+    dead = dead_owner(N, RDLOCK_STALLED, 0, 0); /* the holder's own attribute does not matter */
+    CU_ASSERT_FATAL(dead > 0);
+    /* before the lease ends it is simply busy */
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
+    CU_ASSERT_FATAL(wait_gone(key_of(N, ""), 3000));
+
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&m));
+    CU_ASSERT_EQUAL(mx_count(&m), 1);
+    tok = mx_token(&m);
+    CU_ASSERT(tok > dead);
+    RDT_ASSERT_EQ_LL((long long)tok, fence_of(N));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(0, rdlock_consistent(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(x_absent(N));
+
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    CU_ASSERT(mx_token(&other) > tok);
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(x_absent(N));
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* The timed variants: timedlock issued right after the kill waits out the
+ * dead lease and returns EOWNERDEAD (not ETIMEDOUT); clocklock on a lock
+ * whose dead lease already ran out returns EOWNERDEAD at once. */
+static void test_owner_dead_timedlock(void)
+{
+    const char *N = "od-timed";
+    rdlock_t m, other;
+    struct timespec ts;
+    uint64_t dead, tok;
+    long long t0, el;
+    int rc;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
+
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 0);
+    CU_ASSERT_FATAL(dead > 0);
+    t0 = rdt_now_ms();
+    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    rc = rdlock_timedlock(&m, &ts);
+    el = rdt_now_ms() - t0;
+    RDT_ASSERT_RC(EOWNERDEAD, rc);
+    CU_ASSERT(el < LEASE_MS + RETRY_MS + JITTER_MS + 500);
+    CU_ASSERT_EQUAL(mx_count(&m), 1);
+    tok = mx_token(&m);
+    CU_ASSERT(tok > dead);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_consistent(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(x_absent(N));
+
+    /* again, with clocklock on CLOCK_MONOTONIC */
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
+    CU_ASSERT_FATAL(dead > tok);
+    ts_from_now(CLOCK_MONOTONIC, 5000, &ts);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_clocklock(&other, CLOCK_MONOTONIC, &ts));
+    CU_ASSERT(rdt_now_ms() - t0 < FAST_MS);
+    CU_ASSERT_EQUAL(mx_count(&other), 1);
+    CU_ASSERT(mx_token(&other) > dead);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_consistent(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    CU_ASSERT(x_absent(N));
+    ts_from_now(CLOCK_REALTIME, 2000, &ts);
+    RDT_ASSERT_RC(0, rdlock_timedlock(&m, &ts));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* A robust waiter already blocked in rdlock_lock when the holder is
+ * SIGKILLed gets EOWNERDEAD when the lease runs out: no sooner, and within
+ * about lease + retry interval. */
+static void test_robust_waiter_blocked(void)
+{
+    const char *N = "od-waiter";
+    actor_t h, w;
+    unsigned long long dead, tok;
+    long long left, t_kill, el;
+    int rc;
+
+    fresh();
+    CU_ASSERT_FATAL(actor_start(&h, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_start(&w, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, actor_call(&h, "lock", NULL, NULL));
+    dead = actor_value(&h, "token");
+    CU_ASSERT_FATAL(actor_send(&w, "lock") == 0);
+    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":w"), 1, 3000));
+
+    left = pttl(key_of(N, ""));
+    t_kill = rdt_now_ms();
+    actor_kill(&h);
+    rc = actor_reply(&w, 5000, NULL, NULL);
+    el = rdt_now_ms() - t_kill;
+    RDT_ASSERT_RC(EOWNERDEAD, rc);
+    printf("[EOWNERDEAD %lld ms after the kill, lease had %lld ms left] ", el, left);
+    CU_ASSERT(left > 0 && left <= LEASE_MS);
+    CU_ASSERT(el >= left - 20); /* not before the dead lease ended */
+    CU_ASSERT(el <= LEASE_MS + RETRY_MS + JITTER_MS + 250);
+
+    CU_ASSERT_EQUAL(actor_value(&w, "holdcount"), 1);
+    tok = actor_value(&w, "token");
+    CU_ASSERT(tok > dead && tok != ~0ULL);
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_EQ_LL(0, zcard(key_of(N, ":w"))); /* its queue mark is gone */
+    RDT_ASSERT_RC(0, actor_call(&w, "consistent", NULL, NULL));
+    RDT_ASSERT_RC(0, actor_call(&w, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+    actor_stop(&w);
+}
+
+/* A robust acquirer that got EOWNERDEAD dies itself before
+ * rdlock_consistent(): the next robust acquirer gets EOWNERDEAD again. */
+static void test_eownerdead_holder_dies(void)
+{
+    const char *N = "od-twice";
+    actor_t b, c;
+    unsigned long long t1, t2;
+    uint64_t dead;
+
+    fresh();
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
+    CU_ASSERT_FATAL(dead > 0);
+    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, NULL));
+    t1 = actor_value(&b, "token");
+    CU_ASSERT(t1 > dead && t1 != ~0ULL);
+    actor_kill(&b); /* dies repairing */
+    CU_ASSERT_FATAL(wait_gone(key_of(N, ""), 3000));
+
+    CU_ASSERT_FATAL(actor_start(&c, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&c, "lock", NULL, NULL));
+    t2 = actor_value(&c, "token");
+    CU_ASSERT(t2 > t1 && t2 != ~0ULL);
+    CU_ASSERT_EQUAL(actor_value(&c, "holdcount"), 1);
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(0, actor_call(&c, "consistent", NULL, NULL));
+    RDT_ASSERT_RC(0, actor_call(&c, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(0, actor_call(&c, "lock", NULL, NULL));
+    RDT_ASSERT_RC(0, actor_call(&c, "unlock", NULL, NULL));
+    actor_stop(&c);
+}
+
+/* A non-robust acquirer after an owner death gets 0 (normal behaviour),
+ * and its clean unlock clears the state. */
+static void test_nonrobust_after_death(void)
+{
+    const char *N = "od-plain";
+    actor_t n;
+    rdlock_t rob;
+    unsigned long long tok;
+    uint64_t dead;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&rob, N, g_c1, RDLOCK_ROBUST, 0));
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 0);
+    CU_ASSERT_FATAL(dead > 0);
+    CU_ASSERT_FATAL(actor_start(&n, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, actor_call(&n, "lock", NULL, NULL));
+    CU_ASSERT_EQUAL(actor_value(&n, "holdcount"), 1);
+    tok = actor_value(&n, "token");
+    CU_ASSERT(tok > dead && tok != ~0ULL);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&rob));
+    RDT_ASSERT_RC(EINVAL, actor_call(&n, "consistent", NULL, NULL)); /* not robust */
+    RDT_ASSERT_RC(0, actor_call(&n, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+
+    RDT_ASSERT_RC(0, rdlock_trylock(&rob)); /* not EOWNERDEAD */
+    CU_ASSERT(mx_token(&rob) > tok);
+    RDT_ASSERT_RC(0, rdlock_unlock(&rob));
+    CU_ASSERT(x_absent(N));
+
+    actor_stop(&n);
+    RDT_ASSERT_RC(0, rdlock_destroy(&rob));
+}
+
+/* ------------------------------------------------------------------ */
+/* ENOTRECOVERABLE and reset                                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct op {
+    const char *cmd;
+    const char *undo; /* how to give it back after a wrong success */
+} op_t;
+
+static const op_t g_all_ops[] = {
+    { "lock", "unlock" },      { "trylock", "unlock" }, { "timed 3000", "unlock" },
+    { "rdlock", "rwunlock" },  { "wrlock", "rwunlock" }, { "tryrd", "rwunlock" },
+    { "trywr", "rwunlock" },   { "timedrd 3000", "rwunlock" }, { "timedwr 3000", "rwunlock" },
+    { NULL, NULL },
+};
+
+/* Every acquisition form through actor a: ENOTRECOVERABLE, at once.
+ * Stops at the first call that does not answer (a blocked lock). */
+static void all_not_recoverable(actor_t *a, const char *who)
+{
+    const op_t *op;
+    for (op = g_all_ops; op->cmd && !a->broken; op++) {
+        long long el = -1;
+        int rc = actor_call_to(a, op->cmd, 4000, NULL, &el);
+        if (rc != ENOTRECOVERABLE || el >= FAST_MS)
+            fprintf(stderr, "%s %s: %s after %lld ms\n", who, op->cmd, rdt_errname(rc), el);
+        RDT_ASSERT_RC(ENOTRECOVERABLE, rc);
+        CU_ASSERT(el >= 0 && el < FAST_MS);
+        if (rc == 0 || rc == EOWNERDEAD) /* keep going after a wrong success */
+            actor_call(a, op->undo, NULL, NULL);
+    }
+}
+
+/* Make name not recoverable: an owner dies, a robust process gets
+ * EOWNERDEAD and unlocks without rdlock_consistent().  Returns the highest
+ * token handed out, 0 after a failed assertion. */
+static unsigned long long make_not_recoverable(const char *name)
+{
+    actor_t b;
+    unsigned long long tok = 0;
+    uint64_t dead = dead_owner(name, RDLOCK_ROBUST, 0, 1);
+    int rc;
+
+    if (dead == 0)
+        return 0;
+    if (actor_start(&b, name, RDLOCK_ROBUST, 0, LEASE_MS, 0) != 0) {
+        CU_FAIL("actor did not start");
+        actor_kill(&b);
+        return 0;
+    }
+    rc = actor_call(&b, "lock", NULL, NULL);
+    RDT_ASSERT_RC(EOWNERDEAD, rc);
+    tok = actor_value(&b, "token");
+    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    actor_stop(&b);
+    if (!x_is(name, "!"))
+        CU_FAIL("the robust marker does not say not recoverable");
+    return rc == EOWNERDEAD && tok != ~0ULL && tok > dead ? tok : 0;
+}
+
+/* Unlock after EOWNERDEAD without rdlock_consistent(): the unlock itself
+ * succeeds, then every acquisition of the name, by any process, in either
+ * mode, robust or not, fails with ENOTRECOVERABLE at once, including
+ * waiters that were blocked when the unlock happened. */
+static void test_not_recoverable(void)
+{
+    const char *N = "nr";
+    actor_t b, w1, w2, c, d;
+    rdlock_t m, mp;
+    rdrwlock_t rw;
+    struct timespec ts;
+    uint64_t dead;
+    long long t_unlock, t0, el;
+    int rc;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&mp, N, g_c2, RDLOCK_STALLED, 0));
+    RDT_ASSERT_RC(0, rw_init(&rw, N, g_c2, RDLOCK_STALLED));
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
+    CU_ASSERT_FATAL(dead > 0);
+
+    /* b takes it with EOWNERDEAD, with a long lease so that waiters'
+     * re-checks are bounded by their retry interval (2000 ms) alone */
+    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LONG_LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, NULL));
+    CU_ASSERT(actor_value(&b, "token") > dead);
+
+    /* a robust writer and a plain reader block on it (slow re-checks) */
+    CU_ASSERT_FATAL(actor_start(&w1, N, RDLOCK_ROBUST, 0, 30000, 1) == 0);
+    CU_ASSERT_FATAL(actor_start(&w2, N, RDLOCK_STALLED, 0, 30000, 1) == 0);
+    CU_ASSERT_FATAL(actor_send(&w1, "lock") == 0);
+    CU_ASSERT_FATAL(actor_send(&w2, "rdlock") == 0);
+    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":w"), 1, 3000));
+    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":r"), 1, 3000));
+
+    /* the unlock without consistent succeeds */
+    t_unlock = rdt_now_ms();
+    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 0);
+    CU_ASSERT(x_is(N, "!"));
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+
+    /* the blocked waiters return ENOTRECOVERABLE promptly */
+    rc = actor_reply(&w1, 5000, NULL, NULL);
+    el = rdt_now_ms() - t_unlock;
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rc);
+    if (el >= WAKE_MS)
+        fprintf(stderr, "blocked rdlock_lock returned %lld ms after the unlock\n", el);
+    CU_ASSERT(el < WAKE_MS);
+    rc = actor_reply(&w2, 5000, NULL, NULL);
+    el = rdt_now_ms() - t_unlock;
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rc);
+    if (el >= WAKE_MS)
+        fprintf(stderr, "blocked rdrwlock_rdlock returned %lld ms after the unlock\n", el);
+    CU_ASSERT(el < WAKE_MS);
+    CU_ASSERT_EQUAL(actor_value(&w1, "holdcount"), 0);
+    RDT_ASSERT_EQ_LL(0, zcard(key_of(N, ":w"))); /* the waiter left the queue */
+
+    /* every form, in other processes, robust and not, and in b itself */
+    all_not_recoverable(&w1, "robust process");
+    all_not_recoverable(&w2, "plain process");
+    CU_ASSERT_FATAL(actor_start(&c, N, RDLOCK_ROBUST, RDLOCK_RECURSIVE, LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_start(&d, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
+    all_not_recoverable(&c, "new robust process");
+    all_not_recoverable(&d, "new plain process");
+    all_not_recoverable(&b, "the process that unlocked");
+
+    /* and in this process, on both clients */
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&m));
+    ts_from_now(CLOCK_REALTIME, 3000, &ts);
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_timedlock(&m, &ts));
+    ts_from_now(CLOCK_MONOTONIC, 3000, &ts);
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_clocklock(&mp, CLOCK_MONOTONIC, &ts));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&mp));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_tryrdlock(&rw));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_trywrlock(&rw));
+    ts_from_now(CLOCK_REALTIME, 3000, &ts);
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_timedrdlock(&rw, &ts));
+    el = rdt_now_ms() - t0;
+    CU_ASSERT(el < 7 * FAST_MS);
+    CU_ASSERT_EQUAL(mx_count(&m), 0);
+    RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
+
+    /* nothing changed it: still not recoverable, nobody holds or waits */
+    CU_ASSERT(x_is(N, "!"));
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    RDT_ASSERT_EQ_LL(0, zcard(key_of(N, ":w")));
+
+    actor_stop(&b);
+    actor_stop(&w1);
+    actor_stop(&w2);
+    actor_stop(&c);
+    actor_stop(&d);
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&mp));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+}
+
+/* rdlock_reset_name() clears ENOTRECOVERABLE: acquisitions in both modes
+ * work again (a robust one gets 0, not EOWNERDEAD), and the fencing
+ * counter survives: the next token is larger than every earlier one. */
+static void test_reset_clears_not_recoverable(void)
+{
+    const char *N = "nr-reset";
+    actor_t c;
+    rdlock_t m;
+    rdrwlock_t rw, rw2;
+    unsigned long long maxtok, tok;
+    uint64_t t2 = 0, t3 = 0, t4 = 0;
+    long long fence;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, rw_init(&rw, N, g_c2, RDLOCK_STALLED));
+    RDT_ASSERT_RC(0, rw_init(&rw2, N, g_c1, RDLOCK_ROBUST));
+    maxtok = make_not_recoverable(N);
+    CU_ASSERT_FATAL(maxtok > 0);
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&m));
+    fence = fence_of(N);
+    CU_ASSERT(fence >= (long long)maxtok);
+
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, N));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_EQ_LL(fence, fence_of(N)); /* kept, not reset */
+
+    /* another process: a robust lock gets 0 at once */
+    CU_ASSERT_FATAL(actor_start(&c, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    {
+        long long el = -1;
+        RDT_ASSERT_RC(0, actor_call(&c, "lock", NULL, &el));
+        CU_ASSERT(el < FAST_MS);
+    }
+    tok = actor_value(&c, "token");
+    if (!(tok > maxtok && (long long)tok > fence))
+        fprintf(stderr, "token after reset %llu, before %llu (fence %lld)\n", tok, maxtok, fence);
+    CU_ASSERT(tok > maxtok && (long long)tok > fence && tok != ~0ULL);
+    RDT_ASSERT_RC(EINVAL, actor_call(&c, "consistent", NULL, NULL)); /* a normal hold */
+    RDT_ASSERT_RC(0, actor_call(&c, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+
+    /* this process: mutex, writer and readers */
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    t2 = mx_token(&m);
+    CU_ASSERT(t2 > tok);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw2));
+    RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw2, &t3));
+    CU_ASSERT(t3 > t2);
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw2));
+    RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw, &t4));
+    CU_ASSERT(t4 > t3);
+    RDT_ASSERT_RC(0, actor_call(&c, "tryrd", NULL, NULL)); /* shared with another process */
+    RDT_ASSERT_RC(0, actor_call(&c, "rwunlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    CU_ASSERT(x_absent(N));
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+
+    /* a reset of a clean name is harmless and still keeps the counter */
+    fence = fence_of(N);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c2, N));
+    RDT_ASSERT_EQ_LL(fence, fence_of(N));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    CU_ASSERT((long long)mx_token(&m) > fence);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+
+    actor_stop(&c);
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw2));
+}
+
+static void test_reset_name_einval(void)
+{
+    char big[600];
+    rdlock_t m;
+
+    fresh();
+    RDT_ASSERT_RC(EINVAL, rdlock_reset_name(g_c1, NULL));
+    RDT_ASSERT_RC(EINVAL, rdlock_reset_name(g_c1, ""));
+    memset(big, 'r', 513);
+    big[513] = '\0';
+    RDT_ASSERT_RC(EINVAL, rdlock_reset_name(g_c1, big));
+    /* 512 bytes is a valid name */
+    big[512] = '\0';
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, big));
+    RDT_ASSERT_RC(0, mx_init(&m, big, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* A reset of a name another process holds clears that hold: a waiter gets
+ * the lock, the old holder's unlock gives ENOLCK (and clears its local
+ * hold) without touching the new holder's. */
+static void test_reset_held_by_other(void)
+{
+    const char *N = "reset-held";
+    actor_t a, w;
+    rdlock_t m;
+    unsigned long long ta, tw;
+    long long t_reset, el;
+    int rc;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c2, RDLOCK_STALLED, 0));
+    CU_ASSERT_FATAL(actor_start(&a, N, RDLOCK_ROBUST, 0, LONG_LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_start(&w, N, RDLOCK_STALLED, 0, 30000, 1) == 0);
+    RDT_ASSERT_RC(0, actor_call(&a, "lock", NULL, NULL));
+    ta = actor_value(&a, "token");
+    CU_ASSERT_FATAL(actor_send(&w, "lock") == 0);
+    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":w"), 1, 3000));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
+
+    t_reset = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, N));
+    rc = actor_reply(&w, 5000, NULL, NULL);
+    el = rdt_now_ms() - t_reset;
+    RDT_ASSERT_RC(0, rc);
+    if (el >= WAKE_MS)
+        fprintf(stderr, "waiter took the reset lock %lld ms after the reset\n", el);
+    CU_ASSERT(el < WAKE_MS);
+    tw = actor_value(&w, "token");
+    CU_ASSERT(tw > ta && tw != ~0ULL);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
+
+    /* the old holder finds its hold gone */
+    RDT_ASSERT_RC(ENOLCK, actor_call(&a, "unlock", NULL, NULL));
+    CU_ASSERT_EQUAL(actor_value(&a, "holdcount"), 0);
+    RDT_ASSERT_RC(EPERM, actor_call(&a, "unlock", NULL, NULL));
+    /* ... and did not release the new holder's */
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 1);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
+    RDT_ASSERT_RC(EBUSY, actor_call(&a, "trylock", NULL, NULL));
+    RDT_ASSERT_RC(0, actor_call(&w, "unlock", NULL, NULL));
+
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    CU_ASSERT(mx_token(&m) > tw);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(x_absent(N));
+
+    actor_stop(&a);
+    actor_stop(&w);
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* ------------------------------------------------------------------ */
+/* rwlocks                                                             */
+/* ------------------------------------------------------------------ */
+
+/* A robust rdrwlock_t writer gets EOWNERDEAD after a dead exclusive
+ * holder; unlocking without rdrwlock_consistent() leaves the name
+ * ENOTRECOVERABLE (SPEC 5.4), with it the lock is clean again. */
+static void test_rwlock_robust_writer(void)
+{
+    const char *N = "rw-writer";
+    actor_t b;
+    rdrwlock_t rw, rwp;
+    rdlock_t m;
+    unsigned long long tok;
+    uint64_t dead;
+
+    fresh();
+    RDT_ASSERT_RC(0, rw_init(&rw, N, g_c1, RDLOCK_ROBUST));
+    RDT_ASSERT_RC(0, rw_init(&rwp, N, g_c2, RDLOCK_STALLED));
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c2, RDLOCK_ROBUST, 0));
+    dead = dead_owner(N, RDLOCK_STALLED, 1, 1); /* a plain writer dies */
+    CU_ASSERT_FATAL(dead > 0);
+
+    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "wrlock", NULL, NULL));
+    tok = actor_value(&b, "rwtoken");
+    CU_ASSERT(tok > dead && tok != ~0ULL);
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rw));
+    RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rwp));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, actor_call(&b, "rwunlock", NULL, NULL));
+    CU_ASSERT(x_is(N, "!"));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_trywrlock(&rw));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_tryrdlock(&rwp));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c2, N));
+
+    /* a robust writer in this process, timed variant, after another death */
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1); /* a mutex holder dies: one lock */
+    CU_ASSERT_FATAL(dead > tok);
+    {
+        struct timespec ts;
+        uint64_t t = 0;
+        ts_from_now(CLOCK_REALTIME, 5000, &ts);
+        RDT_ASSERT_RC(EOWNERDEAD, rdrwlock_timedwrlock(&rw, &ts));
+        RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw, &t));
+        CU_ASSERT(t > dead);
+        RDT_ASSERT_RC(EBUSY, actor_call(&b, "tryrd", NULL, NULL));
+        RDT_ASSERT_RC(EINVAL, rdlock_consistent(&m)); /* another owner's hold */
+        RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    }
+    CU_ASSERT(x_is(N, "!"));
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, N));
+    RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    CU_ASSERT(x_absent(N));
+
+    /* rdrwlock_consistent repairs a write hold taken with EOWNERDEAD. */
+    dead = dead_owner(N, RDLOCK_STALLED, 1, 1);
+    CU_ASSERT_FATAL(dead > 0);
+    RDT_ASSERT_RC(EINVAL, rdrwlock_consistent(&rwp)); /* not robust, not held */
+    RDT_ASSERT_RC(EOWNERDEAD, rdrwlock_wrlock(&rw));
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(0, rdrwlock_consistent(&rw));
+    RDT_ASSERT_RC(EINVAL, rdrwlock_consistent(&rw)); /* consistent already */
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rwp)); /* recoverable: works */
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rwp));
+
+    actor_stop(&b);
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rwp));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
+/* A reader after an owner death gets 0 (robust state concerns exclusive
+ * holds) and does not clear the state: a later robust writer still gets
+ * EOWNERDEAD. */
+static void test_reader_after_death(void)
+{
+    const char *N = "rw-reader";
+    actor_t r;
+    rdrwlock_t rw;
+    rdlock_t m, m2;
+    unsigned long long tok;
+    uint64_t dead, t2 = 0;
+
+    fresh();
+    RDT_ASSERT_RC(0, rw_init(&rw, N, g_c2, RDLOCK_ROBUST));
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&m2, N, g_c2, RDLOCK_ROBUST, 0));
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 0);
+    CU_ASSERT_FATAL(dead > 0);
+
+    /* a robust reader in another process waits out the lease: 0 */
+    CU_ASSERT_FATAL(actor_start(&r, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, actor_call(&r, "rdlock", NULL, NULL));
+    tok = actor_value(&r, "rwtoken");
+    CU_ASSERT(tok > dead && tok != ~0ULL);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m)); /* shared: no writer now */
+    RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rw)); /* a robust reader here too */
+    RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw, &t2));
+    CU_ASSERT(t2 > tok);
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    RDT_ASSERT_RC(0, actor_call(&r, "rwunlock", NULL, NULL));
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    {
+        char b[256];
+        CU_ASSERT_EQUAL(xstate(N, b, sizeof b), 1); /* the readers left it alone */
+    }
+
+    /* a robust writer still sees the dead owner */
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&m));
+    CU_ASSERT(mx_token(&m) > t2);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m2));
+    RDT_ASSERT_RC(EBUSY, actor_call(&r, "tryrd", NULL, NULL));
+    RDT_ASSERT_RC(0, rdlock_consistent(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m2));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m2));
+
+    actor_stop(&r);
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m2));
+}
+
+/* ------------------------------------------------------------------ */
+/* holds that end by loss or by unlock                                 */
+/* ------------------------------------------------------------------ */
+
+static int g_lost_count; /* atomic: bumped on the watchdog thread */
+
+static void on_lost(const char *name, void *arg)
+{
+    (void)name;
+    (void)arg;
+    __atomic_add_fetch(&g_lost_count, 1, __ATOMIC_SEQ_CST);
+}
+
+static int wait_lost(int n, int timeout_ms)
+{
+    long long deadline = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        int v = __atomic_load_n(&g_lost_count, __ATOMIC_SEQ_CST);
+        if (v >= n || rdt_now_ms() >= deadline)
+            return v;
+        rdt__nap_ms(2);
+    }
+}
+
+/* A robust holder's lease is lost (its key deleted) while it holds: the
+ * lost callback fires, its unlock gives ENOLCK, and the next robust
+ * acquirer gets EOWNERDEAD. */
+static void test_lost_lease(void)
+{
+    const char *N = "lost";
+    lockopts_t o = { g_c1, RDLOCK_ROBUST, 0, LEASE_MS, 1, on_lost, NULL };
+    rdlock_attr_t a;
+    rdlock_t m, other;
+    uint64_t t1, t2;
+
+    fresh();
+    __atomic_store_n(&g_lost_count, 0, __ATOMIC_SEQ_CST);
+    RDT_ASSERT_RC(0, make_attr(&a, &o));
+    RDT_ASSERT_RC(0, rdlock_init(&m, N, &a));
+    rdlock_attr_destroy(&a);
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
+
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    t1 = mx_token(&m);
+    RDT_ASSERT_EQ_LL(1, int_cmd("DEL %s", key_of(N, ""), -1));
+    CU_ASSERT_EQUAL(wait_lost(1, 3000), 1);
+    RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
+    CU_ASSERT_EQUAL(mx_count(&m), 0);
+
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&other));
+    t2 = mx_token(&other);
+    CU_ASSERT(t2 > t1);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_consistent(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(x_absent(N));
+    CU_ASSERT_EQUAL(__atomic_load_n(&g_lost_count, __ATOMIC_SEQ_CST), 1);
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* A live holder without watchdog whose lease simply expires: that hold
+ * ended by expiry, so the next robust acquirer gets EOWNERDEAD. */
+static void test_expired_without_watchdog(void)
+{
+    const char *N = "expired";
+    lockopts_t o = { g_c1, RDLOCK_ROBUST, 0, LEASE_MS, 0, NULL, NULL };
+    rdlock_attr_t a;
+    rdlock_t m, other;
+
+    fresh();
+    RDT_ASSERT_RC(0, make_attr(&a, &o));
+    RDT_ASSERT_RC(0, rdlock_init(&m, N, &a));
+    rdlock_attr_destroy(&a);
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
+
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    CU_ASSERT_FATAL(wait_gone(key_of(N, ""), 3000)); /* the lease ran out */
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&other));
+    RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
+    CU_ASSERT(x_inconsistent(N)); /* the stale unlock did not touch the state */
+    RDT_ASSERT_RC(0, rdlock_consistent(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    CU_ASSERT(x_absent(N));
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* Holds that end by unlock leave nothing behind: robust acquirers get 0,
+ * also after the process that unlocked dies. */
+static void test_clean_unlock(void)
+{
+    const char *N = "clean";
+    actor_t a;
+    rdlock_t m, m2;
+    char b[256];
+    unsigned long long t1;
+    int i;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&m2, N, g_c2, RDLOCK_ROBUST, 0));
+    CU_ASSERT_FATAL(actor_start(&a, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, actor_call(&a, "lock", NULL, NULL));
+    t1 = actor_value(&a, "token");
+    /* while held, the marker names the exclusive holder */
+    CU_ASSERT_EQUAL(xstate(N, b, sizeof b), 1);
+    CU_ASSERT(b[0] != '?' && b[0] != '!' && b[0] != '\0');
+    RDT_ASSERT_RC(EINVAL, actor_call(&a, "consistent", NULL, NULL));
+    RDT_ASSERT_RC(0, actor_call(&a, "unlock", NULL, NULL));
+    CU_ASSERT(x_absent(N));
+    actor_kill(&a); /* dies after a clean unlock */
+
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    CU_ASSERT(mx_token(&m) > t1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    for (i = 0; i < 3; i++) {
+        rdlock_t *x = i % 2 ? &m : &m2;
+        struct timespec ts;
+        ts_from_now(CLOCK_REALTIME, 2000, &ts);
+        RDT_ASSERT_RC(0, rdlock_timedlock(x, &ts));
+        RDT_ASSERT_RC(0, rdlock_unlock(x));
+        CU_ASSERT(x_absent(N));
+    }
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m2));
+}
+
+/* ------------------------------------------------------------------ */
+/* rdlock_consistent                                                    */
+/* ------------------------------------------------------------------ */
+
+static void test_consistent_errors(void)
+{
+    const char *N = "cons";
+    rdlock_t plain, rob, other;
+    rdrwlock_t rw;
+    struct timespec ts;
+    uint64_t dead;
+
+    fresh();
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(NULL));
+    RDT_ASSERT_RC(0, mx_init(&plain, N, g_c1, RDLOCK_STALLED, 0));
+    RDT_ASSERT_RC(0, mx_init(&rob, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, rw_init(&rw, N, g_c2, RDLOCK_ROBUST));
+
+    /* not robust: not held, and held */
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&plain));
+    RDT_ASSERT_RC(0, rdlock_trylock(&plain));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&plain));
+    RDT_ASSERT_RC(0, rdlock_unlock(&plain));
+
+    /* robust, not held */
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&rob));
+    /* robust, held normally */
+    RDT_ASSERT_RC(0, rdlock_trylock(&rob));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&rob));
+    CU_ASSERT_EQUAL(mx_count(&rob), 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&rob));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&rob));
+
+    /* after EOWNERDEAD */
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
+    CU_ASSERT_FATAL(dead > 0);
+    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_timedlock(&rob, &ts));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&other));  /* robust, another owner holds it */
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&plain));  /* same owner, but a non-robust handle */
+    RDT_ASSERT_RC(0, rdlock_consistent(&rob));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&rob));    /* no longer inconsistent */
+    CU_ASSERT_EQUAL(mx_count(&rob), 1);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&rob));
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(EINVAL, rdlock_consistent(&rob));
+
+    /* the failed calls did not spoil anything: the lock is clean */
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    CU_ASSERT(x_absent(N));
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&plain));
+    RDT_ASSERT_RC(0, rdlock_destroy(&rob));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+}
+
+/* A recursive robust lock: EOWNERDEAD on the first acquisition only,
+ * relocks count without a new token, consistent, and the last unlock
+ * leaves the lock clean; without consistent the last unlock (not the
+ * inner ones) makes it not recoverable. */
+static void test_recursive_robust(void)
+{
+    const char *N = "rec";
+    rdlock_t m, other;
+    struct timespec ts;
+    uint64_t dead, t1;
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
+    CU_ASSERT_FATAL(dead > 0);
+
+    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_timedlock(&m, &ts));
+    t1 = mx_token(&m);
+    CU_ASSERT(t1 > dead);
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    CU_ASSERT_EQUAL(mx_count(&m), 3);
+    CU_ASSERT_EQUAL(mx_token(&m), t1);
+    RDT_ASSERT_EQ_LL((long long)t1, fence_of(N));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_consistent(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT_EQUAL(mx_count(&m), 1);
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT_EQUAL(mx_count(&m), 0);
+    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    CU_ASSERT(x_absent(N));
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+
+    /* without consistent */
+    dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
+    CU_ASSERT_FATAL(dead > t1);
+    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_timedlock(&m, &ts));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m)); /* inner: local */
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(x_is(N, "!"));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&other));
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, N));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* ------------------------------------------------------------------ */
+
+static const rdt_test_t tests[] = {
+    { "owner_dead_lock", test_owner_dead_lock },
+    { "owner_dead_trylock", test_owner_dead_trylock },
+    { "owner_dead_timedlock", test_owner_dead_timedlock },
+    { "robust_waiter_blocked", test_robust_waiter_blocked },
+    { "eownerdead_holder_dies", test_eownerdead_holder_dies },
+    { "nonrobust_after_death", test_nonrobust_after_death },
+    { "not_recoverable", test_not_recoverable },
+    { "reset_clears_not_recoverable", test_reset_clears_not_recoverable },
+    { "reset_name_einval", test_reset_name_einval },
+    { "reset_held_by_other", test_reset_held_by_other },
+    { "rwlock_robust_writer", test_rwlock_robust_writer },
+    { "reader_after_death", test_reader_after_death },
+    { "lost_lease", test_lost_lease },
+    { "expired_without_watchdog", test_expired_without_watchdog },
+    { "clean_unlock", test_clean_unlock },
+    { "consistent_errors", test_consistent_errors },
+    { "recursive_robust", test_recursive_robust },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "robust", tests, suite_setup, suite_teardown, 60);
+}
