@@ -85,9 +85,11 @@ typedef struct attempt {
 static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
                     long long *hint, uint64_t *fence)
 {
-    const char *argv[RDL_NKEYS + 7];
-    size_t lens[RDL_NKEYS + 7];
+    const char *argv[RDL_NKEYS + 2];
+    size_t lens[RDL_NKEYS + 2];
+    char packed[340];
     redisReply *r;
+    size_t n;
     int i, rc;
 
     for (i = 0; i < RDL_NKEYS; i++) {
@@ -95,15 +97,20 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
         lens[i] = a->keys.l[i];
     }
     argv[RDL_NKEYS] = a->owner;
-    argv[RDL_NKEYS + 1] = a->mode;
-    argv[RDL_NKEYS + 2] = a->lease;
-    argv[RDL_NKEYS + 3] = waiting ? "1" : "0";
-    argv[RDL_NKEYS + 4] = a->info;
-    argv[RDL_NKEYS + 5] = queued ? "1" : "0";
-    argv[RDL_NKEYS + 6] = a->robust ? "1" : "0";
-    for (i = RDL_NKEYS; i < RDL_NKEYS + 7; i++)
-        lens[i] = strlen(argv[i]);
-    rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 7, argv, lens, deadline,
+    lens[RDL_NKEYS] = strlen(a->owner);
+    /* "<mode><waiting><queued><robust><lease>;<info>": see acquire.lua. */
+    packed[0] = a->mode[0];
+    packed[1] = waiting ? '1' : '0';
+    packed[2] = queued ? '1' : '0';
+    packed[3] = a->robust ? '1' : '0';
+    n = 4 + strlen(a->lease);
+    memcpy(packed + 4, a->lease, n - 4);
+    packed[n++] = ';';
+    memcpy(packed + n, a->info, strlen(a->info));
+    n += strlen(a->info);
+    argv[RDL_NKEYS + 1] = packed;
+    lens[RDL_NKEYS + 1] = n;
+    rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline,
                            &r);
     if (rc != 0)
         return rc;
@@ -142,14 +149,14 @@ typedef struct leave_reply {
     uint64_t token;
 } leave_reply_t;
 
-/* Run release.lua for `op` ("release" or "unwait"; for release, how is
- * "s", "x" or "n", see the script).  0 and *out, or an error from the
- * client. */
+/* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
+ * or inconsistent exclusive hold) or "u" (unwait); see the script.  0 and
+ * *out, or an error from the client. */
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
-                 const char *how, long long deadline, leave_reply_t *out)
+                 long long deadline, leave_reply_t *out)
 {
-    const char *argv[RDL_NKEYS + 3];
-    size_t lens[RDL_NKEYS + 3];
+    const char *argv[RDL_NKEYS + 2];
+    size_t lens[RDL_NKEYS + 2];
     redisReply *r;
     int i, rc;
 
@@ -161,9 +168,7 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     lens[RDL_NKEYS] = strlen(owner);
     argv[RDL_NKEYS + 1] = op;
     lens[RDL_NKEYS + 1] = strlen(op);
-    argv[RDL_NKEYS + 2] = how;
-    lens[RDL_NKEYS + 2] = strlen(how);
-    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 3, argv, lens, deadline, &r);
+    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r);
     if (rc != 0)
         return rc;
     memset(out, 0, sizeof *out);
@@ -394,8 +399,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         if (granted) {
             token = me.token;
             rc = 0;
-        } else if (leave(c, &a.keys, a.owner, "unwait", "", rdl_now_ms() + c->cfg.command_timeout_ms,
-                         &lr) == 0) {
+        } else if (leave(c, &a.keys, a.owner, "u", rdl_now_ms() + c->cfg.command_timeout_ms, &lr) == 0) {
             if (lr.status == 2) {
                 token = lr.token;
                 rc = 0;
@@ -461,13 +465,13 @@ int rdl_release(rdl_handle_t *h)
     hold->releasing = true;
     /* An EOWNERDEAD hold unlocked without rdlock_consistent() makes the
      * lock not recoverable (POSIX robust mutexes). */
-    how = hold->mode == 's' ? "s" : hold->inconsistent ? "n" : "x";
+    how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
     rdl_owner(c, hold->thread, owner);
     RDL_UNLOCK(c);
 
     rc = keys_make(&keys, h->key, h->keylen);
     if (rc == 0) {
-        rc = leave(c, &keys, owner, "release", how, -1, &lr);
+        rc = leave(c, &keys, owner, how, -1, &lr);
         free(keys.buf);
         if (rc == 0 && lr.status != 1)
             rc = ENOLCK;

@@ -35,12 +35,15 @@
 --                              Published only when someone waits.
 -- Owner ids are "<128-bit client id hex>:<thread number>".
 --
--- ARGV[1] owner  ARGV[2] mode 'x'|'s'  ARGV[3] lease ms
--- ARGV[4] '1' = a waiting caller: queue on failure and respect the queue;
---         '0' = try: never queue
--- ARGV[5] holder info "<count>;<pid>;<thread>;<host>"
--- ARGV[6] '1' if this caller may have queued before (its mark is removed)
--- ARGV[7] '1' for a robust acquirer
+-- ARGV[1] owner
+-- ARGV[2] "<mode><waiting><queued><robust><lease ms>;<info>", packed into
+--         one argument because each argument costs Lua setup time:
+--   mode    'x' | 's'
+--   waiting '1' = a waiting caller: queue on failure and respect the
+--           queue; '0' = try: never queue
+--   queued  '1' if this caller may have queued before (its mark is removed)
+--   robust  '1' for a robust acquirer
+--   info    holder info "<count>;<pid>;<thread>;<host>"
 -- Returns {1, token, dead} when held (also when this owner holds it
 -- already: a hand-over, or a call retried after a lost reply); dead = 1:
 -- EOWNERDEAD, the previous exclusive hold ended without unlock.  Or
@@ -49,13 +52,17 @@
 -- above it are stale).  Or {-1}: not recoverable (ENOTRECOVERABLE).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local owner, mode, lease, waiting = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
+local owner, mode = ARGV[1], string.sub(ARGV[2], 1, 1)
+local waiting, queued, robust = string.sub(ARGV[2], 2, 2) == '1', string.sub(ARGV[2], 3, 3) == '1',
+  string.sub(ARGV[2], 4, 4) == '1'
+local lease, info = string.match(ARGV[2], '^....(%d+);(.*)$')
+lease = tonumber(lease)
 
 local function grant(fresh, xstate)
   local token = redis.call('INCR', KEYS[5])
   local dead = 0
   if mode == 'x' then
-    if xstate and ARGV[7] == '1' then
+    if xstate and robust then
       -- The last exclusive hold ended without unlock (its marker is
       -- still here, the lock is free): tell this robust acquirer.
       dead = 1
@@ -65,11 +72,11 @@ local function grant(fresh, xstate)
       redis.call('SET', KEYS[6], owner)
     end
   end
-  redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. ARGV[5])
+  redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. info)
   if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
     redis.call('PEXPIRE', KEYS[1], lease)
   end
-  if ARGV[6] == '1' then
+  if queued then
     if mode == 'x' then
       redis.call('ZREM', KEYS[2], owner)
       redis.call('HDEL', KEYS[3], owner)
@@ -131,7 +138,7 @@ local function busy(hint)
   if waiting then
     if mode == 'x' then
       redis.call('ZADD', KEYS[2], 'NX', now, owner) -- keeps its place in line
-      redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. ARGV[5])
+      redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. info)
     else
       redis.call('ZADD', KEYS[4], now + lease, owner)
     end

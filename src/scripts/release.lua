@@ -1,10 +1,11 @@
 -- release.lua: end this owner's hold, or its wait (layout: see acquire.lua),
 -- and hand a lock that became free to the head of the writers' queue.
 -- KEYS[1..6] as acquire.lua.
--- ARGV[1] owner  ARGV[2] 'release' (end the hold) | 'unwait' (stop waiting)
--- ARGV[3] for release: 's' a shared hold, 'x' an exclusive one, 'n' an
+-- ARGV[1] owner
+-- ARGV[2] 'rs' release a shared hold, 'rx' an exclusive one, 'rn' an
 --         exclusive one handed over with EOWNERDEAD and not made
---         consistent: the lock becomes not recoverable.
+--         consistent (the lock becomes not recoverable); 'u' unwait: stop
+--         waiting.
 -- Returns {status, kind, who, token}:
 --   status, release: 1 released, 0 this owner held nothing live (lease
 --     expired, taken over or deleted: the caller reports ENOLCK).  A stale
@@ -14,18 +15,32 @@
 --   kind: 0 nothing more; 1 the lock was handed to `who` with `token`;
 --     2 waiting readers were told to enter.
 -- Which API may release which mode is checked by the client.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local owner, op = ARGV[1], ARGV[2]
+-- The server clock, read only when needed: TIME costs as much as the
+-- rest of an uncontended release.
+local now
+local function clock()
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
+end
+local owner, op, how = ARGV[1], string.sub(ARGV[2], 1, 1), string.sub(ARGV[2], 2, 2)
 local status = 0
 
-if op == 'release' then
+if op == 'r' then
   local v = redis.call('HGET', KEYS[1], owner)
   if not v then return {0, 0} end
-  local d = tonumber(string.match(v, '^(%d+);'))
-  status = (d ~= nil and d > now) and 1 or 0
+  if how == 's' then
+    local d = tonumber(string.match(v, '^(%d+);'))
+    status = (d ~= nil and d > clock()) and 1 or 0
+  else
+    -- An exclusive holder's deadline is the key's own expiry (both are
+    -- set together), so a field still here is a live hold.
+    status = 1
+  end
   -- An exclusive holder is alone; only a shared one may have company.
-  if ARGV[3] == 's' and redis.call('HLEN', KEYS[1]) > 2 then
+  if how == 's' and redis.call('HLEN', KEYS[1]) > 2 then
     -- Other holders (shared mode): drop our field and any expired ones.
     redis.call('HDEL', KEYS[1], owner)
     local live = 0
@@ -33,7 +48,7 @@ if op == 'release' then
     for i = 1, #h, 2 do
       if h[i] ~= 'm' then
         local dd = tonumber(string.match(h[i + 1], '^(%d+);'))
-        if dd == nil or dd <= now then
+        if dd == nil or dd <= clock() then
           redis.call('HDEL', KEYS[1], h[i])
         else
           live = live + 1
@@ -42,11 +57,11 @@ if op == 'release' then
     end
     if live > 0 then return {status, 0} end
   end
-  if ARGV[3] == 'x' and status == 1 then
+  if how == 'x' then
     redis.call('DEL', KEYS[1], KEYS[6]) -- a clean end: no robust marker
   else
     redis.call('DEL', KEYS[1])
-    if ARGV[3] == 'n' and status == 1 then redis.call('SET', KEYS[6], '!') end
+    if how == 'n' then redis.call('SET', KEYS[6], '!') end
   end
   -- An uncontended release ends here, without a PUBLISH.
   if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
@@ -57,14 +72,14 @@ else
   local v = redis.call('HGET', KEYS[1], owner)
   if v then
     local d, tok = string.match(v, '^(%d+);(%d+);')
-    if tonumber(d) > now then return {2, 1, owner, tonumber(tok)} end
+    if tonumber(d) > clock() then return {2, 1, owner, tonumber(tok)} end
   end
   if was == 0 then return {0, 0} end
   if redis.call('EXISTS', KEYS[1]) == 1 then
     -- Still held.  If it is shared and no writer queues any more, the
     -- readers this writer held back may enter.
     if redis.call('HGET', KEYS[1], 'm') ~= 'x' and redis.call('ZCARD', KEYS[2]) == 0 then
-      redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+      redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock())
       if redis.call('ZCARD', KEYS[4]) > 0 then
         redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
         return {0, 2}
@@ -86,7 +101,7 @@ end
 local wq = redis.call('HGETALL', KEYS[3])
 for i = 1, #wq, 2 do
   local d = tonumber(string.match(wq[i + 1], '^(%d+);'))
-  if d == nil or d <= now then
+  if d == nil or d <= clock() then
     redis.call('HDEL', KEYS[3], wq[i])
     redis.call('ZREM', KEYS[2], wq[i])
   end
@@ -97,7 +112,7 @@ if head then
   local wlease, info = string.match(v, '^%d+;(%d+);(.*)$')
   wlease = tonumber(wlease)
   local token = redis.call('INCR', KEYS[5])
-  redis.call('HSET', KEYS[1], 'm', 'x', head, (now + wlease) .. ';' .. token .. ';' .. info)
+  redis.call('HSET', KEYS[1], 'm', 'x', head, (clock() + wlease) .. ';' .. token .. ';' .. info)
   redis.call('PEXPIRE', KEYS[1], wlease)
   redis.call('SET', KEYS[6], head)
   redis.call('ZREM', KEYS[2], head)
@@ -105,7 +120,7 @@ if head then
   redis.call('PUBLISH', KEYS[1] .. ':c', 'g ' .. head .. ' ' .. token)
   return {status, 1, head, token}
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock())
 if redis.call('ZCARD', KEYS[4]) > 0 then
   redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
   return {status, 2}
