@@ -1,7 +1,1358 @@
-/* rdlock.c - placeholder until the tool lands: prints usage, exits 64. */
+/*
+ * rdlock(1) - run a command while holding a distributed lock on Redis: what
+ * flock(1) is to file locks (SPEC section 8).
+ *
+ *   rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] [--on-lost=term|ignore]
+ *          NAME -- COMMAND [ARG...]
+ *   rdlock [-c FILE] [--json] --status NAME
+ *   rdlock [-c FILE] --reset NAME
+ *
+ * Design notes
+ *
+ * - The lock is an rdrwlock_t on a client opened from -c FILE (or the usual
+ *   search: $RDLOCK_CONF, $(sysconfdir)/rdlock.ini, defaults): wrlock is the
+ *   exclusive mode, rdlock (-s) the shared one; it is the same lock as an
+ *   rdlock_t of that name.  The watchdog is forced on for the hold, so the
+ *   lease is renewed for as long as COMMAND runs ([watchdog] max_hold_ms
+ *   still applies: reaching it counts as a lost lease).
+ *
+ * - Waiting is done in the main thread in slices of SLICE_MS: a timed
+ *   acquire (rdrwlock_clock*lock on CLOCK_MONOTONIC) with a short deadline,
+ *   repeated, looking for SIGINT/SIGTERM/SIGHUP between slices.  The
+ *   library's blocking calls cannot be interrupted, and a waiter killed in
+ *   one would leave its writer queue mark behind, holding back every other
+ *   writer and reader for up to lease_ms; a timed call that gives up removes
+ *   its mark, so Ctrl-C stops the wait within about SLICE_MS and leaves
+ *   nothing behind.  (Worse than a stale mark: release.lua hands a freed
+ *   lock straight to the head of the queue, so a killed waiter at the head
+ *   would get the lock and keep it for a whole lease.)  The price: between
+ *   two slices the waiter is briefly (two round trips) out of the writers'
+ *   queue and re-enters it at its tail.  So it is not strictly FIFO among
+ *   exclusive waiters: if the writers queued ahead of it need longer than
+ *   SLICE_MS to get through, it goes back behind the newer ones and can
+ *   wait for as long as they keep coming.  And it costs a few more Redis
+ *   calls per second than a blocking waiter (measured: about 16/s against
+ *   10/s with the default retry_interval_ms).  Without -n/-w, Redis being
+ *   unreachable (EIO) just means another slice, as the library's blocking
+ *   calls keep waiting; with [lock] fail_fast = yes it exits 69.
+ *
+ * - Signals: SIGINT, SIGTERM, SIGHUP (those not ignored when rdlock
+ *   starts) and SIGCHLD are blocked in the main thread from the start (the
+ *   library's background thread blocks every signal) and are taken with
+ *   sigtimedwait()/sigwaitinfo(), so no handler races with fork.  While
+ *   waiting for the lock they end the wait: rdlock then dies by the same
+ *   signal (the shell reports 128+N; re-raising, rather than exit(128+N),
+ *   lets a calling shell loop see that the user pressed Ctrl-C).  While
+ *   COMMAND runs they are forwarded to it, except a signal the kernel sent
+ *   to our whole process group (terminal ^C, ^\, hang-up: si_code
+ *   SI_KERNEL) when COMMAND is in that group too, so that it does not get
+ *   it twice.
+ *
+ * - COMMAND runs in a child made with fork() + execvp(); an exec failure
+ *   comes back to the parent as an errno through a close-on-exec pipe
+ *   (ENOENT: 127, anything else: 126).  The child restores the original
+ *   signal mask and SIGCHLD disposition and gets RDLOCK_FENCING_TOKEN in a
+ *   copied environment (no setenv() while the background thread runs).
+ *   The library's fork handler closes its pooled connections in the child;
+ *   in case one is not in the pool then (or a future version misses one),
+ *   descriptors opened since rdlock started are also made close-on-exec
+ *   before the fork, so COMMAND never inherits a Redis connection, while
+ *   descriptors rdlock itself inherited are passed on untouched.
+ *
+ * - Lost lease: the lost callback runs on the library's background thread;
+ *   it sets a flag, sends SIGTERM to COMMAND (unless --on-lost=ignore) and
+ *   writes one line to stderr.  rdlock exits 75 once COMMAND has exited,
+ *   whatever COMMAND's own status (which the message reports): the work was
+ *   not protected to its end, and that is what the caller must learn.  An
+ *   unlock that returns ENOLCK (the lease ran out before the watchdog saw
+ *   it) is the same case.
+ *
+ * - Internals used besides the public API: src/admin.h (rdl_status for
+ *   --status), and from src/client.h / src/conn.h the client's fail_fast
+ *   setting and rdl_conn_where() (the server address for messages).
+ *
+ * --json schema (one object on one line):
+ *   {
+ *     "name":            string, the name; bytes that are not valid UTF-8
+ *                        appear as U+FFFD (use name_hex for the exact bytes)
+ *     "name_hex":        string, the name's bytes in lower-case hex
+ *     "state":           "free" | "exclusive" | "shared"
+ *     "holders":         [ { "owner": string ("<client id>:<thread>"),
+ *                            "host": string, "pid": int, "thread": int,
+ *                            "count": int (hold count as last reported),
+ *                            "lease_remaining_ms": int (>= 0),
+ *                            "token": int (its fencing token) } ... ]
+ *     "writers_waiting": int, queued exclusive waiters
+ *     "writers":         [ { "owner", "host", "pid", "thread",
+ *                            "mark_remaining_ms": int } ... ] in queue order
+ *     "readers_waiting": int
+ *     "last_token":      int, the last fencing token given out (0: never)
+ *     "robust":          "consistent" | "owner-dead" | "inconsistent" |
+ *                        "not-recoverable"
+ *   }
+ */
+#include "rdl_build.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdlock.h"
+#include "admin.h"
+#include "client.h"
+#include "conn.h"
+
+extern char **environ;
+
+/* Exit codes (sysexits.h values, and the shell's). */
+enum {
+    EXIT_CONFLICT_DEFAULT = 1,
+    EXIT_USAGE = 64,
+    EXIT_UNAVAILABLE = 69,
+    EXIT_SOFTWARE = 70,
+    EXIT_OSERR = 71,
+    EXIT_TEMPFAIL = 75,
+    EXIT_CONFIG = 78,
+    EXIT_NOEXEC = 126,
+    EXIT_NOTFOUND = 127
+};
+
+#define SLICE_MS 500          /* one timed wait; bounds the reaction to ^C */
+#define NAME_MAX_BYTES 512    /* SPEC 5 */
+#define MAX_WAIT_SECONDS 1e9  /* -w upper bound */
+
+/* ------------------------------------------------------------------ */
+/* Usage                                                               */
+/* ------------------------------------------------------------------ */
+
+static const char usage_text[] =
+    "usage: rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] [--on-lost=term|ignore] NAME -- COMMAND [ARG...]\n"
+    "       rdlock [-c FILE] [--json] --status NAME\n"
+    "       rdlock [-c FILE] --reset NAME\n"
+    "       rdlock --help | --version\n";
+
+static const char help_text[] =
+    "\n"
+    "Run COMMAND while holding the distributed lock NAME (on Redis), exclusively\n"
+    "or shared with -s.  The lease is renewed for as long as COMMAND runs; COMMAND\n"
+    "gets RDLOCK_FENCING_TOKEN (strictly increasing per NAME) in its environment;\n"
+    "SIGINT, SIGTERM and SIGHUP are forwarded to it; the lock is released when it\n"
+    "exits, and rdlock exits with its status.  NAME is the same lock as an\n"
+    "rdlock_t / rdrwlock_t of that name in C programs using librdlock.\n"
+    "\n"
+    "Options:\n"
+    "  -c, --config FILE     ini file (default: $RDLOCK_CONF, else\n"
+    "                        " RDLOCK_SYSCONFDIR "/rdlock.ini if it exists, else\n"
+    "                        127.0.0.1:6379)\n"
+    "  -s, --shared          take NAME shared (any number of shared holders)\n"
+    "  -n, --nonblock        do not wait: exit CODE if NAME is held\n"
+    "  -w, --wait SECONDS    wait at most SECONDS (fractions allowed), then exit CODE\n"
+    "  -E, --conflict-exit-code CODE\n"
+    "                        exit code for -n / -w conflicts (0..255, default 1)\n"
+    "      --on-lost=term    if the lease is lost while COMMAND runs, send it\n"
+    "                        SIGTERM (default)\n"
+    "      --on-lost=ignore  ... let it run on (rdlock still exits 75)\n"
+    "      --status NAME     show NAME: free / held exclusive / held shared, each\n"
+    "                        holder (host, pid, thread, hold count, remaining lease),\n"
+    "                        waiting writers and readers, the last fencing token and\n"
+    "                        the robust state; exits 0 whether free or held\n"
+    "      --json            with --status: one JSON object (schema below)\n"
+    "      --reset NAME      clear every hold and queue mark of NAME and its\n"
+    "                        not-recoverable state (the fencing counter is kept);\n"
+    "                        current holders find their lease lost\n"
+    "  -v, --verbose         also print the library's info and debug lines\n"
+    "  -h, --help            this text\n"
+    "  -V, --version         print the version\n"
+    "\n"
+    "Without -n or -w, rdlock waits for NAME as long as it takes, and also while\n"
+    "Redis is unreachable (unless [lock] fail_fast = yes).  SIGINT, SIGTERM or\n"
+    "SIGHUP end the wait within about half a second, leaving no queue mark\n"
+    "behind; rdlock then dies by that signal.\n"
+    "\n"
+    "Exit status:\n"
+    "  COMMAND's status   COMMAND ran (128+N if signal N killed it)\n"
+    "  CODE (1)           -n: NAME is held; -w: still held after SECONDS\n"
+    "  64                 usage error (also -n together with -w)\n"
+    "  69                 Redis unreachable or refusing access (-n, -w, --status,\n"
+    "                     --reset, or fail_fast)\n"
+    "  70                 NAME is not recoverable (a robust owner died and its\n"
+    "                     state was not repaired): see rdlock --reset NAME\n"
+    "  71                 system error (fork, pipe, out of memory)\n"
+    "  75                 the lease was lost while COMMAND ran (expired, deleted,\n"
+    "                     reset, or [watchdog] max_hold_ms reached); reported once\n"
+    "                     COMMAND has exited, whatever COMMAND's own status, which\n"
+    "                     the message on stderr gives\n"
+    "  78                 configuration error (bad or missing ini file)\n"
+    "  126                COMMAND found but not executable\n"
+    "  127                COMMAND not found\n"
+    "  128+N              rdlock was killed by signal N while waiting\n"
+    "If the release after COMMAND fails because Redis has become unreachable,\n"
+    "rdlock says so and still exits with COMMAND's status: the hold was not lost,\n"
+    "and the lock frees itself when its lease runs out.\n"
+    "\n"
+    "--status --json prints one object:\n"
+    "  {\"name\": str, \"name_hex\": str, \"state\": \"free\"|\"exclusive\"|\"shared\",\n"
+    "   \"holders\": [{\"owner\": str, \"host\": str, \"pid\": int, \"thread\": int,\n"
+    "                \"count\": int, \"lease_remaining_ms\": int, \"token\": int}],\n"
+    "   \"writers_waiting\": int,\n"
+    "   \"writers\": [{\"owner\": str, \"host\": str, \"pid\": int, \"thread\": int,\n"
+    "                \"mark_remaining_ms\": int}],\n"
+    "   \"readers_waiting\": int, \"last_token\": int,\n"
+    "   \"robust\": \"consistent\"|\"owner-dead\"|\"inconsistent\"|\"not-recoverable\"}\n"
+    "  Strings are JSON-escaped; name bytes that are not valid UTF-8 appear as\n"
+    "  U+FFFD in \"name\" (\"name_hex\" has the exact bytes).\n";
+
+/* ------------------------------------------------------------------ */
+/* Messages and the library's log lines                                */
+/* ------------------------------------------------------------------ */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static int verbose;
+static bool stashing;            /* collect ERROR/WARN lines instead of printing */
+static char stash[8192];
+static size_t stash_len;
+static bool stash_config;        /* a collected line came from config loading */
+static char why[512];            /* last line telling why Redis failed us */
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
 {
-    fprintf(stderr, "usage: rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] NAME -- COMMAND [ARG...]\n");
-    return 64;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&log_mu);
+    fprintf(stderr, "rdlock: %s\n", line);
+    fflush(stderr);
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* rdlock_set_logger hook; may run on the library's background thread. */
+static void logger(int level, const char *text, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&log_mu);
+    if (strstr(text, "connect failed") != NULL || strstr(text, " refused") != NULL ||
+        strstr(text, "connection lost") != NULL || strstr(text, " failed: ") != NULL)
+        snprintf(why, sizeof why, "%s", text);
+    /* rdlock reports a lost lease itself, with what it did about it. */
+    if (level == RDLOCK_LOG_WARN && !verbose &&
+        (strstr(text, ": lease lost (") != NULL || strstr(text, "had been lost before the unlock") != NULL))
+        level = RDLOCK_LOG_INFO;
+    if (level <= RDLOCK_LOG_WARN) {
+        size_t need = strlen(text) + 9; /* "rdlock: " text "\n" */
+        if (stashing && strncmp(text, "config ", 7) == 0)
+            stash_config = true;
+        if (stashing && stash_len + need >= sizeof stash) {
+            /* Too much to collect (a config file with many problems: the
+             * open fails, and everything is shown anyway). */
+            fputs(stash, stderr);
+            stash_len = 0;
+            stash[0] = '\0';
+        }
+        if (stashing && need < sizeof stash) {
+            snprintf(stash + stash_len, sizeof stash - stash_len, "rdlock: %s\n", text);
+            stash_len += need;
+        } else {
+            fprintf(stderr, "rdlock: %s\n", text);
+        }
+    } else if (verbose) {
+        fprintf(stderr, "rdlock: %s: %s\n", level == RDLOCK_LOG_INFO ? "info" : "debug", text);
+    }
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* The reason Redis failed us, without a leading "<where>: ". */
+static void get_why(const char *where, char *buf, size_t n)
+{
+    size_t wl = strlen(where);
+    pthread_mutex_lock(&log_mu);
+    if (wl > 0 && strncmp(why, where, wl) == 0 && strncmp(why + wl, ": ", 2) == 0)
+        snprintf(buf, n, "%s", why + wl + 2);
+    else
+        snprintf(buf, n, "%s", why);
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* NAME quoted for a POSIX shell (or, with unprintable bytes, $'...'), so
+ * that messages show it unambiguously and `rdlock --reset NAME` can be
+ * pasted. */
+static char *shell_quote(const char *s)
+{
+    size_t n = strlen(s), i, o = 0;
+    bool plain = n > 0, printable = true;
+    char *out;
+
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch >= 0x7f)
+            printable = false;
+        if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') && !(ch >= '0' && ch <= '9') &&
+            strchr("_./:@%+=,-", ch) == NULL)
+            plain = false;
+    }
+    out = malloc(4 * n + 4);
+    if (out == NULL)
+        return NULL;
+    if (plain) {
+        memcpy(out, s, n + 1);
+        return out;
+    }
+    if (printable) {
+        out[o++] = '\'';
+        for (i = 0; i < n; i++) {
+            if (s[i] == '\'') {
+                memcpy(out + o, "'\\''", 4);
+                o += 4;
+            } else
+                out[o++] = s[i];
+        }
+        out[o++] = '\'';
+        out[o] = '\0';
+        return out;
+    }
+    out[o++] = '$';
+    out[o++] = '\'';
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '\'' || ch == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)ch;
+        } else if (ch < 0x20 || ch >= 0x7f) {
+            o += (size_t)snprintf(out + o, 5, "\\x%02x", ch);
+        } else
+            out[o++] = (char)ch;
+    }
+    out[o++] = '\'';
+    out[o] = '\0';
+    return out;
+}
+
+static const char *qname = "";   /* the lock name, shell-quoted, for messages */
+static char lockdesc[4 * NAME_MAX_BYTES + 16] = "lock"; /* "lock NAME" */
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+enum { MODE_RUN, MODE_STATUS, MODE_RESET };
+enum { WAIT_BLOCK, WAIT_TRY, WAIT_TIMED };
+
+typedef struct opts {
+    const char *config;
+    int mode;
+    bool shared;
+    int wait;
+    long long wait_ms;
+    int conflict_code;
+    bool onlost_term;
+    bool json;
+    const char *name;
+    char **cmd;
+} opts_t;
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "rdlock: %s\n%sTry 'rdlock --help' for more information.\n", line, usage_text);
+    exit(EXIT_USAGE);
+}
+
+static long long parse_seconds(const char *s)
+{
+    char *end = NULL;
+    double v = -1;
+    size_t digits = strspn(s, "0123456789"), frac = 0;
+
+    /* Plain decimal only: DIGITS[.DIGITS] or .DIGITS (strtod alone would
+     * also take signs, exponents, hex, "inf" and "nan"). */
+    if (s[digits] == '.')
+        frac = strspn(s + digits + 1, "0123456789");
+    if (digits + frac > 0 && s[digits + (s[digits] == '.' ? 1 + frac : 0)] == '\0') {
+        errno = 0;
+        v = strtod(s, &end);
+    }
+    if (end == NULL || *end != '\0' || errno != 0 || v < 0 || v > MAX_WAIT_SECONDS)
+        usage_error("-w: '%s' is not a number of seconds (0 to %.0f, fractions allowed)", s,
+                    MAX_WAIT_SECONDS);
+    return (long long)(v * 1000.0 + 0.5);
+}
+
+static int parse_code(const char *s)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < 0 || v > 255)
+        usage_error("-E: '%s' is not an exit code (0..255)", s);
+    return (int)v;
+}
+
+static void check_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > NAME_MAX_BYTES)
+        usage_error("NAME must be 1 to %d bytes (got %zu)", NAME_MAX_BYTES, n);
+}
+
+enum { OPT_ONLOST = 256, OPT_STATUS, OPT_RESET, OPT_JSON };
+
+typedef struct seen {
+    bool n, w, E, onlost;
+} seen_t;
+
+/* Options up to the first non-option argument (or the end). */
+static void parse_opts(int argc, char **argv, opts_t *o, seen_t *seen)
+{
+    static const struct option longopts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "shared", no_argument, NULL, 's' },
+        { "nonblock", no_argument, NULL, 'n' },
+        { "nb", no_argument, NULL, 'n' },
+        { "wait", required_argument, NULL, 'w' },
+        { "timeout", required_argument, NULL, 'w' },
+        { "conflict-exit-code", required_argument, NULL, 'E' },
+        { "on-lost", required_argument, NULL, OPT_ONLOST },
+        { "status", no_argument, NULL, OPT_STATUS },
+        { "reset", no_argument, NULL, OPT_RESET },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 }
+    };
+    int ch;
+
+    opterr = 0;
+    /* '+': stop at NAME, never look into COMMAND's arguments.
+     * ':': report a missing option argument as ':'. */
+    while ((ch = getopt_long(argc, argv, "+:c:snw:E:vhV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'c':
+            o->config = optarg;
+            break;
+        case 's':
+            o->shared = true;
+            break;
+        case 'n':
+            seen->n = true;
+            o->wait = WAIT_TRY;
+            break;
+        case 'w':
+            seen->w = true;
+            o->wait = WAIT_TIMED;
+            o->wait_ms = parse_seconds(optarg);
+            break;
+        case 'E':
+            seen->E = true;
+            o->conflict_code = parse_code(optarg);
+            break;
+        case OPT_ONLOST:
+            seen->onlost = true;
+            if (strcmp(optarg, "term") == 0)
+                o->onlost_term = true;
+            else if (strcmp(optarg, "ignore") == 0)
+                o->onlost_term = false;
+            else
+                usage_error("--on-lost: '%s' is neither 'term' nor 'ignore'", optarg);
+            break;
+        case OPT_STATUS:
+        case OPT_RESET:
+            if (o->mode != MODE_RUN && o->mode != (ch == OPT_STATUS ? MODE_STATUS : MODE_RESET))
+                usage_error("--status and --reset exclude each other");
+            o->mode = ch == OPT_STATUS ? MODE_STATUS : MODE_RESET;
+            break;
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case 'h':
+            printf("%s%s", usage_text, help_text);
+            exit(fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_OSERR);
+        case 'V':
+            printf("rdlock (librdlock) %s\n", rdlock_version());
+            exit(fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_OSERR);
+        case ':':
+            if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt != 0 && optopt < 256)
+                usage_error("option '-%c' needs an argument", optopt);
+            usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default:
+            if (optopt != 0 && optopt < 256)
+                usage_error("unknown option '-%c'", optopt);
+            usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+}
+
+static void parse_args(int argc, char **argv, opts_t *o)
+{
+    seen_t seen = { false, false, false, false };
+
+    memset(o, 0, sizeof *o);
+    o->mode = MODE_RUN;
+    o->wait = WAIT_BLOCK;
+    o->conflict_code = EXIT_CONFLICT_DEFAULT;
+    o->onlost_term = true;
+
+    parse_opts(argc, argv, o, &seen);
+    if (o->mode != MODE_RUN) {
+        const char *what = o->mode == MODE_STATUS ? "--status" : "--reset";
+        if (optind >= argc)
+            usage_error("%s needs a NAME", what);
+        o->name = argv[optind++];
+        /* Options may also follow NAME here (rdlock --status NAME --json). */
+        parse_opts(argc, argv, o, &seen);
+        if (optind < argc)
+            usage_error("%s takes one NAME (got also '%s')", what, argv[optind]);
+        if (o->shared || seen.n || seen.w || seen.E || seen.onlost)
+            usage_error("%s takes no -s, -n, -w, -E or --on-lost", what);
+        if (o->json && o->mode != MODE_STATUS)
+            usage_error("--json goes with --status only");
+        check_name(o->name);
+        return;
+    }
+    if (seen.n && seen.w)
+        usage_error("-n and -w exclude each other");
+    if (o->json)
+        usage_error("--json goes with --status only");
+    if (optind >= argc)
+        usage_error("no NAME given");
+    o->name = argv[optind++];
+    check_name(o->name);
+    if (optind < argc && strcmp(argv[optind], "--") == 0)
+        optind++;
+    else if (optind < argc && argv[optind][0] == '-')
+        usage_error("'%s' after NAME: options go before NAME, and COMMAND after '--'", argv[optind]);
+    if (optind >= argc)
+        usage_error("no COMMAND given (rdlock NAME -- COMMAND [ARG...])");
+    o->cmd = argv + optind;
+}
+
+/* ------------------------------------------------------------------ */
+/* Client and error reporting                                          */
+/* ------------------------------------------------------------------ */
+
+static const char *where_of(const rdlock_client_t *c, char *buf, size_t n)
+{
+    return rdl_conn_where(&c->cfg, buf, n);
+}
+
+/* Report a failed operation on c; returns the exit code. */
+static int op_failed(const rdlock_client_t *c, int rc, const char *what)
+{
+    char where[300], reason[512];
+
+    switch (rc) {
+    case EIO:
+        where_of(c, where, sizeof where);
+        get_why(where, reason, sizeof reason);
+        msg("%s: cannot reach Redis at %s: %s", what, where, reason[0] ? reason : rdlock_strerror(EIO));
+        return EXIT_UNAVAILABLE;
+    case EACCES:
+        where_of(c, where, sizeof where);
+        get_why(where, reason, sizeof reason);
+        msg("%s: Redis at %s refused access%s%s", what, where, reason[0] ? ": " : "", reason);
+        return EXIT_UNAVAILABLE;
+    case EINVAL:
+    case ENOENT:
+        msg("%s: configuration error: %s", what, rdlock_strerror(rc));
+        return EXIT_CONFIG;
+    case ENOTRECOVERABLE:
+        msg("lock %s is not recoverable: a robust owner's hold ended without unlock and its state was "
+            "not repaired; once the protected state is repaired, run: rdlock --reset %s",
+            qname, qname);
+        return EXIT_SOFTWARE;
+    case ENOMEM:
+        msg("%s: %s", what, rdlock_strerror(rc));
+        return EXIT_OSERR;
+    default:
+        msg("%s: unexpected error: %s", what, rdlock_strerror(rc));
+        return EXIT_SOFTWARE;
+    }
+}
+
+/* Which file a config error is about. */
+static const char *config_source(const char *config)
+{
+    const char *env = getenv("RDLOCK_CONF");
+    if (config != NULL)
+        return config;
+    if (env != NULL && env[0] != '\0')
+        return env;
+    return RDLOCK_SYSCONFDIR "/rdlock.ini";
+}
+
+/* Open the client; on failure report and return the exit code (0 = ok). */
+static int open_client(const char *config, rdlock_client_t **c)
+{
+    int rc;
+    char reason[512];
+    bool said;
+
+    pthread_mutex_lock(&log_mu);
+    stashing = true;
+    stash_len = 0;
+    stash[0] = '\0';
+    stash_config = false;
+    pthread_mutex_unlock(&log_mu);
+
+    rc = rdlock_client_open(c, config);
+
+    pthread_mutex_lock(&log_mu);
+    stashing = false;
+    /* On success the only possible line says that Redis is unreachable for
+     * now; the operation that follows reports that itself if it matters. */
+    if (rc != 0)
+        fputs(stash, stderr);
+    snprintf(reason, sizeof reason, "%s", why);
+    said = reason[0] != '\0' && strstr(stash, reason) != NULL; /* printed just now */
+    pthread_mutex_unlock(&log_mu);
+
+    switch (rc) {
+    case 0:
+        return 0;
+    case EINVAL:
+    case ENOENT: /* the file, or its password_file: the lines above say which */
+        msg("configuration error in %s", config_source(config));
+        return EXIT_CONFIG;
+    case EACCES:
+        if (stash_config) { /* unreadable config or password_file */
+            msg("configuration error in %s", config_source(config));
+            return EXIT_CONFIG;
+        }
+        msg("Redis refused access%s%s", reason[0] && !said ? ": " : "", said ? "" : reason);
+        return EXIT_UNAVAILABLE;
+    case EIO:
+        msg("cannot reach Redis%s%s", reason[0] && !said ? ": " : "", said ? "" : reason);
+        return EXIT_UNAVAILABLE;
+    case ENOMEM:
+        msg("%s", rdlock_strerror(rc));
+        return EXIT_OSERR;
+    default:
+        msg("cannot open a client: %s", rdlock_strerror(rc));
+        return EXIT_SOFTWARE;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* --status                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *robust_word(int r)
+{
+    switch (r) {
+    case RDL_ROBUST_OWNER_DEAD:
+        return "owner-dead";
+    case RDL_ROBUST_INCONSISTENT:
+        return "inconsistent";
+    case RDL_ROBUST_NOTRECOVERABLE:
+        return "not-recoverable";
+    default:
+        return "consistent";
+    }
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len, i;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        len = 2;
+        cp = s[0] & 0x1f;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        len = 3;
+        cp = s[0] & 0x0f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        len = 4;
+        cp = s[0] & 0x07;
+    } else
+        return 0;
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+static void json_str(FILE *f, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t n = strlen(str), i = 0;
+    fputc('"', f);
+    while (i < n) {
+        unsigned char ch = s[i];
+        size_t l;
+        switch (ch) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\b':
+            fputs("\\b", f);
+            break;
+        case '\f':
+            fputs("\\f", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        default:
+            if (ch < 0x20 || ch == 0x7f) {
+                fprintf(f, "\\u%04x", ch);
+            } else if (ch < 0x80) {
+                fputc(ch, f);
+            } else if ((l = utf8_len(s + i, n - i)) > 0) {
+                fwrite(s + i, 1, l, f);
+                i += l;
+                continue;
+            } else {
+                fputs("\\ufffd", f);
+            }
+        }
+        i++;
+    }
+    fputc('"', f);
+}
+
+static void json_party(FILE *f, const rdl_party_t *p, bool holder)
+{
+    fputs("{\"owner\":", f);
+    json_str(f, p->owner);
+    fputs(",\"host\":", f);
+    json_str(f, p->host);
+    fprintf(f, ",\"pid\":%ld,\"thread\":%u", p->pid, p->thread);
+    if (holder)
+        fprintf(f, ",\"count\":%u,\"lease_remaining_ms\":%lld,\"token\":%" PRIu64, p->count,
+                p->remaining_ms > 0 ? p->remaining_ms : 0, p->token);
+    else
+        fprintf(f, ",\"mark_remaining_ms\":%lld", p->remaining_ms > 0 ? p->remaining_ms : 0);
+    fputc('}', f);
+}
+
+static void print_json(FILE *f, const char *name, const rdl_status_t *st)
+{
+    size_t i;
+    fputs("{\"name\":", f);
+    json_str(f, name);
+    fputs(",\"name_hex\":\"", f);
+    for (i = 0; name[i] != '\0'; i++)
+        fprintf(f, "%02x", (unsigned char)name[i]);
+    fprintf(f, "\",\"state\":\"%s\",\"holders\":[",
+            st->mode == 'x' ? "exclusive" : st->mode == 's' ? "shared" : "free");
+    for (i = 0; i < st->nholders; i++) {
+        if (i > 0)
+            fputc(',', f);
+        json_party(f, &st->holders[i], true);
+    }
+    fprintf(f, "],\"writers_waiting\":%zu,\"writers\":[", st->nwriters);
+    for (i = 0; i < st->nwriters; i++) {
+        if (i > 0)
+            fputc(',', f);
+        json_party(f, &st->writers[i], false);
+    }
+    fprintf(f, "],\"readers_waiting\":%lld,\"last_token\":%" PRIu64 ",\"robust\":\"%s\"}\n",
+            st->readers_waiting, st->fence, robust_word(st->robust));
+}
+
+/* Host names and owner ids come from the server: show them safely. */
+static void print_safe(FILE *f, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
+static void print_human(FILE *f, const rdl_status_t *st)
+{
+    size_t i;
+    fprintf(f, "lock %s: %s", qname,
+            st->mode == 'x' ? "held exclusive" : st->mode == 's' ? "held shared" : "free");
+    if (st->mode == 's')
+        fprintf(f, " (%zu holder%s)", st->nholders, st->nholders == 1 ? "" : "s");
+    fputc('\n', f);
+    for (i = 0; i < st->nholders; i++) {
+        const rdl_party_t *p = &st->holders[i];
+        long long ms = p->remaining_ms > 0 ? p->remaining_ms : 0;
+        fputs("  holder: host ", f);
+        print_safe(f, p->host[0] ? p->host : "?");
+        fprintf(f, ", pid %ld, thread %u, hold count %u, lease %lld.%03lld s left, token %" PRIu64 "\n",
+                p->pid, p->thread, p->count, ms / 1000, ms % 1000, p->token);
+        fputs("          owner ", f);
+        print_safe(f, p->owner);
+        fputc('\n', f);
+    }
+    if (st->nwriters == 0)
+        fputs("writers waiting: none\n", f);
+    else
+        fprintf(f, "writers waiting: %zu (new shared holders wait behind them)\n", st->nwriters);
+    for (i = 0; i < st->nwriters; i++) {
+        const rdl_party_t *p = &st->writers[i];
+        long long ms = p->remaining_ms > 0 ? p->remaining_ms : 0;
+        fputs("  writer: host ", f);
+        print_safe(f, p->host[0] ? p->host : "?");
+        fprintf(f, ", pid %ld, thread %u, queue mark %lld.%03lld s left\n", p->pid, p->thread, ms / 1000,
+                ms % 1000);
+    }
+    fprintf(f, "readers waiting: %lld\n", st->readers_waiting);
+    fprintf(f, "last fencing token: %" PRIu64 "\n", st->fence);
+    fprintf(f, "robust state: %s", robust_word(st->robust));
+    switch (st->robust) {
+    case RDL_ROBUST_OWNER_DEAD:
+        fputs(" (the last exclusive hold ended by lease expiry or loss, not by unlock)", f);
+        break;
+    case RDL_ROBUST_INCONSISTENT:
+        fputs(" (handed to a robust owner with EOWNERDEAD, not yet made consistent)", f);
+        break;
+    case RDL_ROBUST_NOTRECOVERABLE:
+        fprintf(f, " (every acquisition fails until: rdlock --reset %s)", qname);
+        break;
+    default:
+        break;
+    }
+    fputc('\n', f);
+}
+
+static int do_status(rdlock_client_t *c, const opts_t *o)
+{
+    rdl_status_t st;
+    int rc = rdl_status(c, o->name, &st);
+    if (rc != 0)
+        return op_failed(c, rc, "--status");
+    if (o->json)
+        print_json(stdout, o->name, &st);
+    else
+        print_human(stdout, &st);
+    rdl_status_free(&st);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        msg("--status: cannot write the output: %s", strerror(errno));
+        return EXIT_OSERR;
+    }
+    return 0;
+}
+
+static int do_reset(rdlock_client_t *c, const opts_t *o)
+{
+    int rc = rdlock_reset_name(c, o->name);
+    if (rc != 0)
+        return op_failed(c, rc, "--reset");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Signals                                                             */
+/* ------------------------------------------------------------------ */
+
+static sigset_t orig_mask;        /* as inherited: restored for COMMAND */
+static sigset_t fwd_set;          /* SIGINT/TERM/HUP not ignored at start */
+static sigset_t wait_set;         /* fwd_set + SIGCHLD */
+static struct sigaction orig_chld;
+
+static void on_sigchld(int sig)
+{
+    (void)sig; /* never runs: SIGCHLD stays blocked and is taken by sigwaitinfo */
+}
+
+static void signals_setup(void)
+{
+    static const int fwd[] = { SIGINT, SIGTERM, SIGHUP };
+    struct sigaction sa;
+    size_t i;
+
+    sigemptyset(&fwd_set);
+    for (i = 0; i < sizeof fwd / sizeof fwd[0]; i++) {
+        struct sigaction cur;
+        /* A signal ignored at start (a background job's SIGINT) stays
+         * ignored, for us and for COMMAND. */
+        if (sigaction(fwd[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+            sigaddset(&fwd_set, fwd[i]);
+    }
+    wait_set = fwd_set;
+    sigaddset(&wait_set, SIGCHLD);
+    /* A handler (not SIG_DFL or an inherited SIG_IGN, which would reap
+     * COMMAND behind our back), so that SIGCHLD is never discarded. */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigchld;
+    sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, &orig_chld);
+    pthread_sigmask(SIG_BLOCK, &wait_set, &orig_mask);
+}
+
+/* A pending SIGINT/TERM/HUP, taken; 0 if none. */
+static int pending_signal(void)
+{
+    static const struct timespec zero = { 0, 0 };
+    siginfo_t si;
+    int s = sigtimedwait(&fwd_set, &si, &zero);
+    return s > 0 ? s : 0;
+}
+
+/* Die by sig (the shell then reports 128+sig). */
+static void die_by_signal(int sig) __attribute__((noreturn));
+static void die_by_signal(int sig)
+{
+    sigset_t one;
+    fflush(stdout);
+    fflush(stderr);
+    signal(sig, SIG_DFL);
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig); /* pending while blocked */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    _exit(128 + sig);
+}
+
+/* ------------------------------------------------------------------ */
+/* Descriptors: COMMAND must not inherit the library's connections      */
+/* ------------------------------------------------------------------ */
+
+static unsigned char *fd_inherited; /* bitmap of descriptors open at start */
+static int fd_inherited_max = -1;
+
+static void scan_fds(bool mark)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int dfd;
+    if (d == NULL)
+        return;
+    dfd = dirfd(d);
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (e->d_name[0] == '.' || *end != '\0' || fd < 0 || fd > INT_MAX || fd == dfd)
+            continue;
+        if (!mark) {
+            if (fd > fd_inherited_max) {
+                unsigned char *nb = realloc(fd_inherited, (size_t)fd / 8 + 1);
+                if (nb == NULL)
+                    continue;
+                memset(nb + (fd_inherited_max + 8) / 8, 0, (size_t)fd / 8 + 1 - (size_t)(fd_inherited_max + 8) / 8);
+                fd_inherited = nb;
+                fd_inherited_max = (int)fd;
+            }
+            fd_inherited[fd / 8] |= (unsigned char)(1u << (fd % 8));
+        } else if (fd > fd_inherited_max || !(fd_inherited[fd / 8] & (1u << (fd % 8)))) {
+            int fl = fcntl((int)fd, F_GETFD);
+            if (fl >= 0 && !(fl & FD_CLOEXEC))
+                fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
+        }
+    }
+    closedir(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Running COMMAND                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Shared with the lost callback, which runs on the library's thread. */
+static int lost;          /* atomic: the lease was found lost */
+static int term_sent;     /* atomic: SIGTERM went to COMMAND */
+static pid_t child;       /* atomic: COMMAND's pid once started */
+static bool onlost_term = true;
+
+static void term_child_once(pid_t pid)
+{
+    if (pid > 0 && !__atomic_exchange_n(&term_sent, 1, __ATOMIC_SEQ_CST))
+        kill(pid, SIGTERM);
+}
+
+static void on_lost(const char *name, void *arg)
+{
+    pid_t pid;
+    (void)name;
+    (void)arg;
+    __atomic_store_n(&lost, 1, __ATOMIC_SEQ_CST);
+    pid = __atomic_load_n(&child, __ATOMIC_SEQ_CST);
+    if (onlost_term)
+        term_child_once(pid);
+    if (pid <= 0)
+        msg("lock %s: lease lost (expired, taken over, deleted or reset) before COMMAND started", qname);
+    else if (onlost_term)
+        msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
+            "sent SIGTERM to COMMAND (pid %ld)", qname, (long)pid);
+    else
+        msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
+            "--on-lost=ignore: COMMAND (pid %ld) keeps running without the lock", qname, (long)pid);
+}
+
+/* environ plus RDLOCK_FENCING_TOKEN=token (replacing any old one), which
+ * is the last entry; free with free_env(). */
+static char **child_env(uint64_t token)
+{
+    static const char var[] = "RDLOCK_FENCING_TOKEN=";
+    size_t n = 0, i, o = 0;
+    char **env;
+    char *def;
+
+    while (environ != NULL && environ[n] != NULL)
+        n++;
+    env = malloc((n + 2) * sizeof *env);
+    def = malloc(sizeof var + 24);
+    if (env == NULL || def == NULL) {
+        free(env);
+        free(def);
+        return NULL;
+    }
+    snprintf(def, sizeof var + 24, "%s%" PRIu64, var, token);
+    for (i = 0; i < n; i++)
+        if (strncmp(environ[i], var, sizeof var - 1) != 0)
+            env[o++] = environ[i];
+    env[o++] = def;
+    env[o] = NULL;
+    return env;
+}
+
+static void free_env(char **env)
+{
+    size_t n = 0;
+    while (env[n] != NULL)
+        n++;
+    free(env[n - 1]); /* ours; the others belong to environ */
+    free(env);
+}
+
+static const char *signame(int sig)
+{
+    switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return NULL;
+    }
+}
+
+static void describe_status(int status, char *buf, size_t n)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status) && signame(WTERMSIG(status)) != NULL)
+        snprintf(buf, n, "was killed by %s", signame(WTERMSIG(status)));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, n, "was killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(buf, n, "ended with wait status %#x", (unsigned)status);
+}
+
+/* Start COMMAND and wait for it, forwarding signals.  Returns 0 with
+ * *status and *exec_err (0, or the errno of a failed exec), or an exit
+ * code for a system failure. */
+static int run_command(char **cmd, uint64_t token, int *status, int *exec_err)
+{
+    char **env = child_env(token);
+    int pfd[2], e = 0;
+    ssize_t r;
+    pid_t pid;
+
+    *exec_err = 0;
+    if (env == NULL) {
+        msg("%s", strerror(ENOMEM));
+        return EXIT_OSERR;
+    }
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        msg("pipe: %s", strerror(errno));
+        free_env(env);
+        return EXIT_OSERR;
+    }
+    scan_fds(true);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) {
+        e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        free_env(env);
+        msg("fork: %s", strerror(e));
+        return EXIT_OSERR;
+    }
+    if (pid == 0) {
+        /* The child: async-signal-safe calls only until exec. */
+        close(pfd[0]);
+        sigaction(SIGCHLD, &orig_chld, NULL);
+        sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+        environ = env;
+        execvp(cmd[0], cmd);
+        e = errno;
+        while (write(pfd[1], &e, sizeof e) < 0 && errno == EINTR)
+            ;
+        _exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+    }
+    __atomic_store_n(&child, pid, __ATOMIC_SEQ_CST);
+    if (onlost_term && __atomic_load_n(&lost, __ATOMIC_SEQ_CST))
+        term_child_once(pid); /* lost between the check before fork and now */
+    close(pfd[1]);
+    free_env(env);
+    do
+        r = read(pfd[0], &e, sizeof e);
+    while (r < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (r == (ssize_t)sizeof e)
+        *exec_err = e;
+
+    for (;;) {
+        siginfo_t si;
+        int s = sigwaitinfo(&wait_set, &si);
+        if (s < 0)
+            continue; /* EINTR */
+        if (s == SIGCHLD) {
+            pid_t w = waitpid(pid, status, WNOHANG);
+            if (w == pid)
+                break;
+            if (w < 0 && errno == ECHILD) { /* cannot happen: we own SIGCHLD */
+                *status = 0;
+                break;
+            }
+            continue;
+        }
+        /* A kernel-sent signal to our process group (terminal ^C, hang-up)
+         * reached COMMAND already if it is in our group. */
+        if (si.si_code == SI_KERNEL && getpgid(pid) == getpgrp())
+            continue;
+        kill(pid, s);
+    }
+    __atomic_store_n(&child, 0, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Take the lock as -n / -w / blocking say.  Returns 0 (held), or the exit
+ * code; dies by a signal that arrives while waiting. */
+static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
+{
+    long long deadline = o->wait == WAIT_TIMED ? mono_ms() + o->wait_ms : -1;
+    bool told_down = false;
+    int rc, sig;
+
+    if (o->wait == WAIT_TRY) {
+        rc = o->shared ? rdrwlock_tryrdlock(rw) : rdrwlock_trywrlock(rw);
+        if (rc == EBUSY)
+            return o->conflict_code;
+        return rc == 0 ? 0 : op_failed(c, rc, lockdesc);
+    }
+    for (;;) {
+        long long now = mono_ms(), until = now + SLICE_MS;
+        bool last = false;
+        struct timespec ts;
+
+        if (deadline >= 0 && until >= deadline) {
+            until = deadline;
+            last = true;
+        }
+        ts.tv_sec = (time_t)(until / 1000);
+        ts.tv_nsec = (long)(until % 1000) * 1000000L;
+        rc = o->shared ? rdrwlock_clockrdlock(rw, CLOCK_MONOTONIC, &ts)
+                       : rdrwlock_clockwrlock(rw, CLOCK_MONOTONIC, &ts);
+        if ((sig = pending_signal()) != 0) {
+            if (rc == 0)
+                rdrwlock_unlock(rw);
+            die_by_signal(sig);
+        }
+        if (rc == 0)
+            return 0;
+        if (rc == ETIMEDOUT && !last)
+            continue;
+        if (rc == ETIMEDOUT)
+            return o->conflict_code;
+        if (rc == EIO && !last && !c->cfg.fail_fast) {
+            if (!told_down && o->wait == WAIT_BLOCK) {
+                char where[300], reason[512];
+                where_of(c, where, sizeof where);
+                get_why(where, reason, sizeof reason);
+                msg("lock %s: Redis at %s unreachable%s%s; still waiting (give up with -n or -w)", qname,
+                    where, reason[0] ? ": " : "", reason);
+                told_down = true;
+            }
+            continue;
+        }
+        return op_failed(c, rc, lockdesc);
+    }
+}
+
+static bool keep_client; /* a hold could not be released: skip the close */
+
+static int do_run(rdlock_client_t *c, const opts_t *o)
+{
+    rdlock_attr_t a;
+    rdrwlock_t rw;
+    uint64_t token = 0;
+    int rc, code, sig, status = 0, exec_err = 0, tries;
+    char desc[128];
+
+    onlost_term = o->onlost_term;
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, c);
+    rdlock_attr_setlostcb(&a, on_lost, NULL);
+    rdlock_attr_setwatchdog(&a, 1); /* renew for as long as COMMAND runs */
+    rc = rdrwlock_init(&rw, o->name, &a);
+    rdlock_attr_destroy(&a);
+    if (rc != 0)
+        return op_failed(c, rc, lockdesc);
+
+    code = acquire(&rw, c, o);
+    if (code != 0) {
+        rdrwlock_destroy(&rw);
+        return code;
+    }
+    if ((sig = pending_signal()) != 0) {
+        /* Told to stop before COMMAND started (during -n, say). */
+        rdrwlock_unlock(&rw);
+        rdrwlock_destroy(&rw);
+        die_by_signal(sig);
+    }
+    rdrwlock_fencing_token(&rw, &token);
+
+    if (__atomic_load_n(&lost, __ATOMIC_SEQ_CST)) {
+        /* Lost before COMMAND could start: do not run it unprotected. */
+        rdrwlock_unlock(&rw);
+        rdrwlock_destroy(&rw);
+        msg("lock %s: not running COMMAND", qname);
+        return EXIT_TEMPFAIL;
+    }
+    code = run_command(o->cmd, token, &status, &exec_err);
+    if (code != 0) {
+        rdrwlock_unlock(&rw);
+        rdrwlock_destroy(&rw);
+        return code;
+    }
+
+    for (tries = 0;; tries++) {
+        rc = rdrwlock_unlock(&rw);
+        if (rc != EIO || tries >= 2)
+            break;
+    }
+    if (rc == ENOLCK)
+        __atomic_store_n(&lost, 1, __ATOMIC_SEQ_CST);
+    else if (rc == EIO) {
+        char where[300];
+        msg("lock %s: could not release it (Redis at %s unreachable); it frees itself when its lease "
+            "runs out", qname, where_of(c, where, sizeof where));
+    } else if (rc != 0)
+        msg("lock %s: unlock: %s", qname, rdlock_strerror(rc));
+    if (rc == 0 || rc == ENOLCK)
+        rdrwlock_destroy(&rw);
+    else
+        keep_client = true; /* still holds it: no close (EBUSY) */
+
+    if (exec_err != 0) {
+        if (exec_err == ENOENT) {
+            msg("%s: command not found", o->cmd[0]);
+            return EXIT_NOTFOUND;
+        }
+        msg("%s: cannot execute: %s", o->cmd[0], strerror(exec_err));
+        return EXIT_NOEXEC;
+    }
+    describe_status(status, desc, sizeof desc);
+    if (__atomic_load_n(&lost, __ATOMIC_SEQ_CST)) {
+        msg("lock %s: the lease was lost while COMMAND ran (COMMAND %s); exit status %d", qname, desc,
+            EXIT_TEMPFAIL);
+        return EXIT_TEMPFAIL;
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return EXIT_SOFTWARE;
+}
+
+/* ------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+    rdlock_client_t *c = NULL;
+    opts_t o;
+    int code;
+    char *q;
+
+    parse_args(argc, argv, &o);
+    q = shell_quote(o.name);
+    if (q != NULL)
+        qname = q;
+    snprintf(lockdesc, sizeof lockdesc, "lock %s", qname);
+    scan_fds(false);
+    signals_setup();
+    rdlock_set_logger(logger, NULL);
+
+    code = open_client(o.config, &c);
+    if (code != 0)
+        return code;
+    switch (o.mode) {
+    case MODE_STATUS:
+        code = do_status(c, &o);
+        break;
+    case MODE_RESET:
+        code = do_reset(c, &o);
+        break;
+    default:
+        code = do_run(c, &o);
+        break;
+    }
+    if (!keep_client)
+        rdlock_client_close(c);
+    free(q);
+    free(fd_inherited);
+    fflush(stdout);
+    return code;
 }
