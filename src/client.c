@@ -198,14 +198,14 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
         c->idle = conn;
         c->nidle = 1;
     } else if (rc == EIO && !c->cfg.fail_fast) {
-        rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now; lock calls will wait for it",
-                rdl_conn_where(&c->cfg, where, sizeof where));
+        rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); lock calls will wait for it",
+                rdl_conn_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
         c->net_down = true;
         rc = 0;
     } else {
         if (rc == EIO)
-            rdl_log(RDLOCK_LOG_ERROR, "%s unreachable (fail_fast)",
-                    rdl_conn_where(&c->cfg, where, sizeof where));
+            rdl_log(RDLOCK_LOG_ERROR, "%s unreachable (fail_fast): %s",
+                    rdl_conn_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
         client_free(c);
         return rc;
     }
@@ -380,6 +380,8 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             rc = rdl_conn_open(&c->cfg, &conn);
             if (rc != 0 && rc != EIO)
                 return rc; /* EACCES, EINVAL (db), ENOMEM: retrying won't help */
+            if (rc == EIO)
+                snprintf(why, sizeof why, "%s", rdl_conn_last_error());
         } else
             rc = 0;
         if (rc == 0) {

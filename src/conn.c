@@ -51,6 +51,14 @@ static void nosigpipe_leave(nosigpipe_t *st)
     }
 }
 
+/* Why the last rdl_conn_open of this thread failed, for log lines. */
+static __thread char last_error[160];
+
+const char *rdl_conn_last_error(void)
+{
+    return last_error[0] ? last_error : "unknown error";
+}
+
 static struct timeval ms_to_tv(int ms)
 {
     struct timeval tv;
@@ -87,6 +95,7 @@ static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const
     int rc = 0;
 
     if (r == NULL) {
+        snprintf(last_error, sizeof last_error, "%s failed: %s", what, c->ctx->errstr);
         rdl_log(RDLOCK_LOG_WARN, "%s: %s failed: %s", rdl_conn_where(cfg, where, sizeof where), what,
                 c->ctx->errstr);
         return EIO;
@@ -121,6 +130,7 @@ static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out)
         return ENOMEM;
     }
     if (c->ctx->err) {
+        snprintf(last_error, sizeof last_error, "connect failed: %s", c->ctx->errstr);
         rdl_log(RDLOCK_LOG_DEBUG, "%s: connect failed: %s", rdl_conn_where(cfg, where, sizeof where),
                 c->ctx->errstr);
         rdl_conn_close(c);

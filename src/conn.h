@@ -24,6 +24,10 @@ typedef struct rdl_conn {
 int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out);
 void rdl_conn_close(rdl_conn_t *c);
 
+/* Why this thread's last rdl_conn_open failed with EIO ("connect failed:
+ * Connection refused"), for log lines; never NULL. */
+const char *rdl_conn_last_error(void);
+
 /* 1 while no I/O error happened on the connection. */
 int rdl_conn_ok(const rdl_conn_t *c);
 

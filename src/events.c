@@ -435,6 +435,7 @@ typedef struct renew_item {
     uint64_t serial;
     char owner[RDL_OWNER_MAX];
     char lease[16];
+    char count[16];
     int result; /* 0 renewed, 1 lost, -1 unknown (I/O failed) */
 } renew_item_t;
 
@@ -506,7 +507,8 @@ static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
     it->thread = h->thread;
     it->serial = h->serial;
     rdl_owner(c, h->thread, it->owner);
-    snprintf(it->lease, sizeof it->lease, "%u", h->lease_ms);
+    it->lease[rdl_fmt_u64(it->lease, h->lease_ms)] = '\0';
+    it->count[rdl_fmt_u64(it->count, h->count)] = '\0';
     it->result = -1;
     b->n++;
     return 0;
@@ -560,6 +562,8 @@ static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const c
         lens[argc++] = strlen(b->items[start + i].owner);
         argv[argc] = b->items[start + i].lease;
         lens[argc++] = strlen(b->items[start + i].lease);
+        argv[argc] = b->items[start + i].count;
+        lens[argc++] = strlen(b->items[start + i].count);
     }
     return argc;
 }
@@ -608,8 +612,8 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
         if (rc != 0)
             goto out;
     }
-    argv = malloc(3 * RDL_RENEW_BATCH * sizeof *argv);
-    lens = malloc(3 * RDL_RENEW_BATCH * sizeof *lens);
+    argv = malloc(4 * RDL_RENEW_BATCH * sizeof *argv);
+    lens = malloc(4 * RDL_RENEW_BATCH * sizeof *lens);
     if (argv == NULL || lens == NULL) {
         rc = ENOMEM;
         goto out;
