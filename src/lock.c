@@ -424,6 +424,19 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     return rc;
 }
 
+int rdl_lock_call(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, char mode, int how,
+                  clockid_t clock, const struct timespec *abstime)
+{
+    rdl_handle_t *h;
+    long long deadline = -1;
+    int rc = 0;
+    if (how == RDL_TIMED)
+        rc = rdl_deadline_from(clock, abstime, &deadline);
+    if (rc == 0)
+        rc = rdl_handle_get(obj, magic, static_magic, &h);
+    return rc != 0 ? rc : rdl_acquire(h, mode, how, deadline);
+}
+
 /* Find the caller's hold through h's API (mutex held); NULL if none. */
 static rdl_hold_t *caller_hold(rdlock_client_t *c, rdl_handle_t *h)
 {

@@ -25,34 +25,30 @@ int rdlock_destroy(rdlock_t *m)
     return rdl_handle_destroy((rdl_lockobj_t *)m, RDLOCK__MAGIC, RDLOCK__STATIC_MAGIC);
 }
 
+static int acquire(rdlock_t *m, int how, clockid_t clock, const struct timespec *abstime)
+{
+    return rdl_lock_call((rdl_lockobj_t *)m, RDLOCK__MAGIC, RDLOCK__STATIC_MAGIC, 'x', how, clock,
+                         abstime);
+}
+
 int rdlock_lock(rdlock_t *m)
 {
-    rdl_handle_t *h;
-    int rc = get(m, &h);
-    return rc != 0 ? rc : rdl_acquire(h, 'x', RDL_BLOCK, -1);
+    return acquire(m, RDL_BLOCK, CLOCK_REALTIME, NULL);
 }
 
 int rdlock_trylock(rdlock_t *m)
 {
-    rdl_handle_t *h;
-    int rc = get(m, &h);
-    return rc != 0 ? rc : rdl_acquire(h, 'x', RDL_TRY, -1);
+    return acquire(m, RDL_TRY, CLOCK_REALTIME, NULL);
 }
 
 int rdlock_clocklock(rdlock_t *m, clockid_t clock, const struct timespec *abstime)
 {
-    rdl_handle_t *h;
-    long long deadline;
-    /* abstime first: EINVAL even on a free lock (SPEC section 1). */
-    int rc = rdl_deadline_from(clock, abstime, &deadline);
-    if (rc == 0)
-        rc = get(m, &h);
-    return rc != 0 ? rc : rdl_acquire(h, 'x', RDL_TIMED, deadline);
+    return acquire(m, RDL_TIMED, clock, abstime);
 }
 
 int rdlock_timedlock(rdlock_t *m, const struct timespec *abstime)
 {
-    return rdlock_clocklock(m, CLOCK_REALTIME, abstime);
+    return acquire(m, RDL_TIMED, CLOCK_REALTIME, abstime);
 }
 
 int rdlock_unlock(rdlock_t *m)

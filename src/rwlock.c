@@ -18,15 +18,8 @@ static int get(rdrwlock_t *rw, rdl_handle_t **h)
 
 static int acquire(rdrwlock_t *rw, char mode, int how, clockid_t clock, const struct timespec *abstime)
 {
-    rdl_handle_t *h;
-    long long deadline = -1;
-    int rc = 0;
-    /* abstime first: EINVAL even on a free lock (SPEC section 1). */
-    if (how == RDL_TIMED)
-        rc = rdl_deadline_from(clock, abstime, &deadline);
-    if (rc == 0)
-        rc = get(rw, &h);
-    return rc != 0 ? rc : rdl_acquire(h, mode, how, deadline);
+    return rdl_lock_call((rdl_lockobj_t *)rw, RDRWLOCK__MAGIC, RDRWLOCK__STATIC_MAGIC, mode, how, clock,
+                         abstime);
 }
 
 int rdrwlock_init(rdrwlock_t *rw, const char *name, const rdlock_attr_t *a)
