@@ -43,8 +43,9 @@ int rdlock_reset_name(rdlock_client_t *c, const char *name)
     return rc;
 }
 
-/* Parse "<deadline>;<token>;<count>;<pid>;<thread>;<host>" (holders) or
- * "<deadline>;<lease>;<count>;<pid>;<thread>;<host>" (queued writers). */
+/* Parse "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>" (holders)
+ * or "<deadline>;<lease>;<count>;<pid>;<thread>;<call>;<host>" (queued
+ * writers). */
 static void party_parse(rdl_party_t *p, const redisReply *owner, const redisReply *val, long long now,
                         int holder)
 {
@@ -52,8 +53,8 @@ static void party_parse(rdl_party_t *p, const redisReply *owner, const redisRepl
     int off = 0;
     memset(p, 0, sizeof *p);
     snprintf(p->owner, sizeof p->owner, "%.*s", (int)owner->len, owner->str);
-    if (sscanf(val->str, "%llu;%llu;%u;%ld;%u;%n", &deadline, &second, &p->count, &p->pid, &p->thread,
-               &off) >= 5 &&
+    if (sscanf(val->str, "%llu;%llu;%u;%ld;%u;%*u;%n", &deadline, &second, &p->count, &p->pid,
+               &p->thread, &off) >= 5 &&
         off > 0)
         snprintf(p->host, sizeof p->host, "%s", val->str + off);
     p->remaining_ms = (long long)deadline - now;

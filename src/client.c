@@ -79,6 +79,8 @@ static int new_id(char *hex)
 static void atfork_prepare(void)
 {
     rdlock_client_t *c;
+    rdl_log_atfork(0);
+    rdl_handle_atfork(0);
     RDL_CHECK(pthread_mutex_lock(&default_mu));
     RDL_CHECK(pthread_mutex_lock(&registry_mu));
     for (c = registry; c != NULL; c = c->reg_next)
@@ -92,6 +94,8 @@ static void atfork_parent(void)
         RDL_UNLOCK(c);
     RDL_CHECK(pthread_mutex_unlock(&registry_mu));
     RDL_CHECK(pthread_mutex_unlock(&default_mu));
+    rdl_handle_atfork(1);
+    rdl_log_atfork(1);
 }
 
 /* The child holds none of the parent's locks (SPEC section 7): a new client
@@ -134,6 +138,8 @@ static void atfork_child(void)
     }
     RDL_CHECK(pthread_mutex_unlock(&registry_mu));
     RDL_CHECK(pthread_mutex_unlock(&default_mu));
+    rdl_handle_atfork(1);
+    rdl_log_atfork(1);
 }
 
 static void atfork_register(void)
@@ -369,10 +375,13 @@ static void net_state(rdlock_client_t *c, bool down, const char *why)
 
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                       const char *const *argv, const size_t *lens, long long deadline,
-                      redisReply **reply)
+                      redisReply **reply, bool *ambiguous)
 {
     int attempt, rc;
     char why[128] = "no connection";
+
+    if (ambiguous != NULL)
+        *ambiguous = false;
 
     for (attempt = 0;; attempt++) {
         rdl_conn_t *conn = pool_get(c);
@@ -393,11 +402,18 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             }
             if (rdl_conn_ok(conn)) {
                 pool_put(c, conn); /* the server answered with an error */
-                return rc;
+                if (rc != EAGAIN)
+                    return rc;
+                snprintf(why, sizeof why, "server loading or busy");
+            } else {
+                /* Sent, maybe run, but no answer: a retry may find the
+                 * effect of this attempt. */
+                if (ambiguous != NULL)
+                    *ambiguous = true;
+                snprintf(why, sizeof why, "%s", conn->ctx->errstr);
+                rdl_conn_close(conn);
+                pool_flush(c);
             }
-            snprintf(why, sizeof why, "%s", conn->ctx->errstr);
-            rdl_conn_close(conn);
-            pool_flush(c);
         }
         if (attempt >= c->cfg.command_retries)
             break;

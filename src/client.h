@@ -68,10 +68,12 @@ size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf);
 
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic
- * ms, < 0 for none).  Returns 0 with *reply, or EIO, EACCES, ENOMEM. */
+ * ms, < 0 for none).  Returns 0 with *reply, or EIO, EACCES, ENOMEM.
+ * *ambiguous (may be NULL) is set when an attempt was sent but got no
+ * answer before the one that did: the reply may reflect its effect. */
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                       const char *const *argv, const size_t *lens, long long deadline,
-                      redisReply **reply);
+                      redisReply **reply, bool *ambiguous);
 
 #define RDL_LOCK(c) RDL_CHECK(pthread_mutex_lock(&(c)->mu))
 #define RDL_UNLOCK(c) RDL_CHECK(pthread_mutex_unlock(&(c)->mu))

@@ -298,7 +298,15 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
     }
     if (r->type == REDIS_REPLY_ERROR) {
         rc = rdl_conn_reply_error(r);
-        rdl_log(RDLOCK_LOG_ERROR, "script %s failed: %s", script->name, r->str ? r->str : "?");
+        if (rc == EIO && r->str != NULL &&
+            (strncmp(r->str, "LOADING", 7) == 0 || strncmp(r->str, "BUSY", 4) == 0 ||
+             strncmp(r->str, "TRYAGAIN", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
+            /* The server is starting or busy: worth retrying. */
+            rdl_log(RDLOCK_LOG_DEBUG, "script %s: %s; retrying", script->name, r->str);
+            rc = EAGAIN;
+        } else {
+            rdl_log(RDLOCK_LOG_ERROR, "script %s failed: %s", script->name, r->str ? r->str : "?");
+        }
         freeReplyObject(r);
         return rc;
     }

@@ -34,7 +34,8 @@ int rdl_conn_ok(const rdl_conn_t *c);
 /* Run `script` with nkeys keys followed by the other arguments in argv
  * (argc in all).  Returns 0 with *reply (the caller frees it; never an
  * error reply), EIO (connection failed: close it; or the script failed:
- * logged), EACCES (the server wants authentication) or ENOMEM. */
+ * logged), EAGAIN (the server is loading or busy: retry later), EACCES
+ * (the server wants authentication) or ENOMEM. */
 int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply);
 

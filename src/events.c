@@ -136,6 +136,12 @@ void rdl_waitq_grant(rdlock_client_t *c, const char *key, size_t keylen, const c
     q = wq_find(c, key, keylen);
     if (q == NULL)
         return;
+    /* Each hand-over is announced twice for a local waiter (the releasing
+     * thread's reply, then the pub/sub echo), and an echo can arrive after
+     * the thread has moved on to a new wait: only newer tokens count. */
+    if (token <= q->last_grant)
+        return;
+    q->last_grant = token;
     for (w = q->waiters; w != NULL; w = w->next)
         if (w->thread == thread && token > w->floor && !w->granted) {
             w->granted = true;
@@ -207,6 +213,14 @@ void rdl_events_stop(rdlock_client_t *c)
     RDL_LOCK(c);
     running = c->bg_running;
     c->bg_stop = true;
+    if (running && pthread_equal(pthread_self(), c->bg)) {
+        /* Called from our own thread: a lost callback that exits the
+         * process (atexit closes the default client) or closes the client.
+         * A thread cannot join itself; it stops when the callback returns,
+         * or with the process. */
+        RDL_UNLOCK(c);
+        return;
+    }
     RDL_UNLOCK(c);
     if (running) {
         rdl_events_poke(c);

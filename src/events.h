@@ -34,6 +34,7 @@ typedef struct rdl_waitq {
     long long idle_since;   /* when nwaiters last dropped to 0 */
     long long last_poll;    /* last timed re-check by any local waiter */
     rdl_waiter_t *waiters;  /* the local threads waiting */
+    uint64_t last_grant;    /* newest hand-over token seen for this key */
 } rdl_waitq_t;
 
 /* Start the thread if it is not running (mu held).  0 or an errno. */

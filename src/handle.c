@@ -155,10 +155,20 @@ int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rd
     return 0;
 }
 
+/* The slow path of rdl_handle_resolve runs once per handle; a mutex keeps
+ * it simple. */
+static pthread_mutex_t resolve_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void rdl_handle_atfork(int after)
+{
+    if (after)
+        RDL_CHECK(pthread_mutex_unlock(&resolve_mu));
+    else
+        RDL_CHECK(pthread_mutex_lock(&resolve_mu));
+}
+
 int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out)
 {
-    /* The slow path runs once per handle; a mutex keeps it simple. */
-    static pthread_mutex_t resolve_mu = PTHREAD_MUTEX_INITIALIZER;
     rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
     int rc = 0;
 

@@ -51,6 +51,9 @@ int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rd
  * key.  Returns the default client's open error (EINVAL, ENOENT, EACCES,
  * EIO with fail_fast, ENOMEM). */
 int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out);
+/* fork(): hold the resolve mutex across it (0 before, 1 after). */
+void rdl_handle_atfork(int after);
+
 /* destroy: EINVAL, EBUSY (held through this handle), or 0. */
 int rdl_handle_destroy(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic);
 

@@ -83,7 +83,7 @@ typedef struct attempt {
  * ENOTRECOVERABLE, EBUSY (*hint = ms until the holders' leases end, 0
  * unknown; *fence = the counter now), or an error from the client. */
 static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
-                    long long *hint, uint64_t *fence)
+                    long long *hint, uint64_t *fence, bool *first)
 {
     const char *argv[RDL_NKEYS + 2];
     size_t lens[RDL_NKEYS + 2];
@@ -111,7 +111,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
     argv[RDL_NKEYS + 1] = packed;
     lens[RDL_NKEYS + 1] = n;
     rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline,
-                           &r);
+                           &r, NULL);
     if (rc != 0)
         return rc;
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->type == REDIS_REPLY_INTEGER &&
@@ -134,6 +134,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
         *hint = r->element[1]->integer;
         if (r->elements > 2 && r->element[2]->type == REDIS_REPLY_INTEGER)
             *fence = (uint64_t)r->element[2]->integer;
+        *first = r->elements > 3 && r->element[3]->type == REDIS_REPLY_INTEGER && r->element[3]->integer == 1;
         rc = EBUSY;
     }
     freeReplyObject(r);
@@ -155,6 +156,7 @@ typedef struct leave_reply {
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
                  long long deadline, leave_reply_t *out)
 {
+    bool ambiguous;
     const char *argv[RDL_NKEYS + 2];
     size_t lens[RDL_NKEYS + 2];
     redisReply *r;
@@ -168,7 +170,8 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     lens[RDL_NKEYS] = strlen(owner);
     argv[RDL_NKEYS + 1] = op;
     lens[RDL_NKEYS + 1] = strlen(op);
-    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r);
+    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r,
+                           &ambiguous);
     if (rc != 0)
         return rc;
     memset(out, 0, sizeof *out);
@@ -180,6 +183,14 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     }
     out->status = r->element[0]->integer;
     out->kind = r->element[1]->integer;
+    if (out->status == 0 && ambiguous && op[0] == 'r') {
+        /* An earlier attempt went out and its answer was lost; finding
+         * nothing now most likely means that attempt released the hold
+         * (a hold lost on its own is reported by the watchdog first). */
+        rdl_log(RDLOCK_LOG_WARN, "release: reply lost and the retry found the hold gone; "
+                                 "taking it as released by the first attempt");
+        out->status = 1;
+    }
     if (out->kind == 1 && r->elements >= 4 && r->element[2]->type == REDIS_REPLY_STRING &&
         r->element[2]->len < sizeof out->who && r->element[3]->type == REDIS_REPLY_INTEGER) {
         memcpy(out->who, r->element[2]->str, r->element[2]->len);
@@ -203,16 +214,20 @@ static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, con
         rdl_waitq_wake(c, key, keylen);
 }
 
-/* Holder info "1;<pid>;<thread>;<host>" (see acquire.lua), without stdio:
- * this runs on every acquisition.  buf holds 300 bytes. */
-static void info_make(char *buf, const rdlock_client_t *c, unsigned thread)
+/* Holder info "1;<pid>;<thread>;<call>;<host>" (see acquire.lua), without
+ * stdio: this runs on every acquisition.  buf holds 300 bytes. */
+static void info_make(char *buf, rdlock_client_t *c, unsigned thread)
 {
+    static unsigned long long calls;
     size_t n = 0, hl = strnlen(c->host, 255);
     buf[n++] = '1';
     buf[n++] = ';';
     n += rdl_fmt_u64(buf + n, (unsigned long long)c->pid);
     buf[n++] = ';';
     n += rdl_fmt_u64(buf + n, thread);
+    buf[n++] = ';';
+    /* Tells this call's own grant from a leftover of an earlier hold. */
+    n += rdl_fmt_u64(buf + n, __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED));
     buf[n++] = ';';
     memcpy(buf + n, c->host, hl);
     buf[n + hl] = '\0';
@@ -309,6 +324,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         unsigned long gen0 = 0;
         unsigned wait_ms;
         uint64_t fence = 0;
+        bool first = false;
 
         if (q != NULL) {
             RDL_LOCK(c);
@@ -325,7 +341,8 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         /* A hand-over's lease starts after our last look: the local,
          * conservative estimate of its start. */
         sent_at = rdl_now_ms();
-        rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence);
+        rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence,
+                      &first);
         if (rc == 0 || rc == EOWNERDEAD)
             break;
         if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
@@ -374,9 +391,11 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
                 continue;
             /* Threads of one process share the re-check: if another one
-             * looked in the meantime, wait a further period. */
+             * looked in the meantime, wait a further period.  Not the head
+             * of the writers' queue: only it may take a lock whose lease
+             * ran out unreleased, so it always looks itself. */
             now = rdl_now_ms();
-            if (rc == EBUSY && q->last_poll > sent_at && (how != RDL_TIMED || now < deadline) &&
+            if (rc == EBUSY && !first && q->last_poll > sent_at && (how != RDL_TIMED || now < deadline) &&
                 now - q->last_poll < (long long)wait_ms) {
                 until = q->last_poll + wait_ms;
                 if (how == RDL_TIMED && until > deadline)
@@ -452,6 +471,7 @@ int rdl_release(rdl_handle_t *h)
     leave_reply_t lr;
     char owner[RDL_OWNER_MAX];
     const char *how;
+    bool was_lost;
     int rc;
 
     if (c == NULL)
@@ -467,14 +487,11 @@ int rdl_release(rdl_handle_t *h)
         RDL_UNLOCK(c);
         return 0;
     }
-    if (hold->lost) {
-        /* The watchdog already found it gone: nothing of ours is left on
-         * the server to release. */
-        rdl_hold_remove(c, hold);
-        RDL_UNLOCK(c);
-        rdl_hold_free(hold);
-        return ENOLCK;
-    }
+    /* A hold the watchdog reported lost still gets a release: the server
+     * may yet have a field of ours (its deadline can be later than our
+     * conservative estimate), which must not linger.  The answer is
+     * ENOLCK whatever the server says. */
+    was_lost = hold->lost;
     hold->releasing = true;
     /* An EOWNERDEAD hold unlocked without rdlock_consistent() makes the
      * lock not recoverable (POSIX robust mutexes). */
@@ -491,6 +508,14 @@ int rdl_release(rdl_handle_t *h)
     }
 
     RDL_LOCK(c);
+    if (was_lost) {
+        if (rc == 0 || rc == ENOLCK)
+            leave_notify(c, h->key, h->keylen, &lr);
+        rdl_hold_remove(c, hold);
+        RDL_UNLOCK(c);
+        rdl_hold_free(hold);
+        return ENOLCK; /* reported already, by the watchdog */
+    }
     if (rc == 0 || rc == ENOLCK) {
         rdl_hold_remove(c, hold);
         leave_notify(c, h->key, h->keylen, &lr);
@@ -562,7 +587,7 @@ int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *
     int rc = keys_make(&keys, key, keylen);
     if (rc != 0)
         return rc;
-    rc = rdl_client_script(c, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l, -1, reply);
+    rc = rdl_client_script(c, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l, -1, reply, NULL);
     free(keys.buf);
     return rc;
 }

@@ -16,6 +16,14 @@ static void *log_arg;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
+void rdl_log_atfork(int after)
+{
+    if (after)
+        pthread_mutex_unlock(&log_mu);
+    else
+        pthread_mutex_lock(&log_mu);
+}
+
 void rdlock_set_logger(rdlock_log_fn fn, void *arg)
 {
     pthread_mutex_lock(&log_mu);

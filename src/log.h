@@ -7,6 +7,10 @@
 /* printf-style; formats into a bounded buffer and calls the hook. */
 void rdl_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* fork(): take the log mutex before (0), release it after (1), in parent
+ * and child alike, so a child never inherits it locked. */
+void rdl_log_atfork(int after);
+
 /* Whether a line of this level would go anywhere (skip costly formatting). */
 int rdl_log_enabled(int level);
 

@@ -4,7 +4,10 @@
 -- Cluster keeps them in one slot; written down here once for both modes):
 --   KEYS[1] <prefix>{N}        hash: field 'm' = 'x' | 's' (mode), and one
 --                              field per holder: owner id ->
---                              "<deadline ms>;<token>;<count>;<pid>;<thread>;<host>"
+--                              "<deadline ms>;<token>;<count>;<pid>;<thread>;<call>;<host>"
+--                              (<call>: a number unique per acquire call of the
+--                              client, so a retried call is told from a
+--                              leftover of an earlier hold of the same owner)
 --                              deadline is server time (TIME); the key's own
 --                              PEXPIRE covers the longest live holder, so a
 --                              dead sole holder's lock vanishes by itself.
@@ -43,13 +46,15 @@
 --           queue; '0' = try: never queue
 --   queued  '1' if this caller may have queued before (its mark is removed)
 --   robust  '1' for a robust acquirer
---   info    holder info "<count>;<pid>;<thread>;<host>"
--- Returns {1, token, dead} when held (also when this owner holds it
+--   info    holder info "<count>;<pid>;<thread>;<call>;<host>"
+-- Returns {1, token, dead} when held (also when this very call holds it
 -- already: a hand-over, or a call retried after a lost reply); dead = 1:
 -- EOWNERDEAD, the previous exclusive hold ended without unlock.  Or
--- {0, hint, fence}: busy, hint = ms until the holders' leases end (0
--- unknown), fence = the counter now (hand-overs announced with a token not
--- above it are stale).  Or {-1}: not recoverable (ENOTRECOVERABLE).
+-- {0, hint, fence, first}: busy, hint = ms until the holders' leases end
+-- (0 unknown), fence = the counter now (hand-overs announced with a token
+-- not above it are stale), first = 1 if the caller heads the writers'
+-- queue (it alone may take the lock when a lease runs out unreleased, so
+-- it must look again itself).  Or {-1}: not recoverable (ENOTRECOVERABLE).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local owner, mode = ARGV[1], string.sub(ARGV[2], 1, 1)
@@ -99,20 +104,30 @@ if xstate == '!' then return {-1} end
 local h = redis.call('HGETALL', KEYS[1])
 local held, live, maxd = nil, 0, 0
 for i = 1, #h, 2 do
+  if h[i] == 'm' then held = h[i + 1] end
+end
+for i = 1, #h, 2 do
   local f, v = h[i], h[i + 1]
-  if f == 'm' then
-    held = v
-  else
+  if f ~= 'm' then
     local d, tok = string.match(v, '^(%d+);(%d+);')
     d = tonumber(d)
     if d == nil or d <= now then
       redis.call('HDEL', KEYS[1], f)
+    elseif f == owner then
+      if held == mode and string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);') == string.match(info, '^%d+;%d+;%d+;(%d+);') then
+        -- This very call holds it: handed over to it, or granted before a
+        -- reply that got lost.  A robust exclusive hand-over after an
+        -- unclean end left the marker '?...' (see grant).
+        local dead = 0
+        if mode == 'x' and robust and xstate and string.sub(xstate, 1, 1) == '?' then dead = 1 end
+        return {1, tonumber(tok), dead}
+      end
+      -- A leftover of an earlier hold of this owner, which it was told it
+      -- lost: never hand it back (other mode, old token); start afresh.
+      redis.call('HDEL', KEYS[1], f)
     else
       live = live + 1
       if d > maxd then maxd = d end
-      if f == owner then
-        return {1, tonumber(tok), 0}
-      end
     end
   end
 end
@@ -135,15 +150,17 @@ if mode == 's' then
 end
 
 local function busy(hint)
+  local first = 0
   if waiting then
     if mode == 'x' then
       redis.call('ZADD', KEYS[2], 'NX', now, owner) -- keeps its place in line
       redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. info)
+      if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == owner then first = 1 end
     else
       redis.call('ZADD', KEYS[4], now + lease, owner)
     end
   end
-  return {0, hint, tonumber(redis.call('GET', KEYS[5]) or '0')}
+  return {0, hint, tonumber(redis.call('GET', KEYS[5]) or '0'), first}
 end
 
 if live > 0 and (mode == 'x' or held == 'x') then
@@ -153,8 +170,13 @@ if mode == 's' then
   -- Writer preference: a queued writer holds back new readers.
   if redis.call('ZCARD', KEYS[2]) > 0 then return busy(0) end
 elseif waiting then
-  -- Free: only the head of the queue may take it (a try may barge).
+  -- Free: only the head of the queue may take it (a try may barge).  A
+  -- queue entry without its mark (evicted, deleted by hand) is dropped.
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  while head and redis.call('HEXISTS', KEYS[3], head) == 0 do
+    redis.call('ZREM', KEYS[2], head)
+    head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  end
   if head and head ~= owner then return busy(0) end
 end
 return grant(live == 0, xstate)

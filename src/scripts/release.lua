@@ -15,6 +15,7 @@
 --   kind: 0 nothing more; 1 the lock was handed to `who` with `token`;
 --     2 waiting readers were told to enter.
 -- Which API may release which mode is checked by the client.
+-- Holder values: see acquire.lua.
 -- The server clock, read only when needed: TIME costs as much as the
 -- rest of an uncontended release.
 local now
@@ -29,8 +30,12 @@ local owner, op, how = ARGV[1], string.sub(ARGV[2], 1, 1), string.sub(ARGV[2], 2
 local status = 0
 
 if op == 'r' then
-  local v = redis.call('HGET', KEYS[1], owner)
+  local hv = redis.call('HMGET', KEYS[1], owner, 'm')
+  local v = hv[1]
   if not v then return {0, 0} end
+  -- The server's mode decides how to leave; the client's only says whether
+  -- the hold is inconsistent ('n').
+  if hv[2] ~= 'x' then how = 's' end
   if how == 's' then
     local d = tonumber(string.match(v, '^(%d+);'))
     status = (d ~= nil and d > clock()) and 1 or 0
@@ -106,9 +111,14 @@ for i = 1, #wq, 2 do
     redis.call('ZREM', KEYS[2], wq[i])
   end
 end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+local head, v = redis.call('ZRANGE', KEYS[2], 0, 0)[1], nil
+while head do
+  v = redis.call('HGET', KEYS[3], head)
+  if v then break end
+  redis.call('ZREM', KEYS[2], head) -- an entry without its mark: drop it
+  head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+end
 if head then
-  local v = redis.call('HGET', KEYS[3], head)
   local wlease, info = string.match(v, '^%d+;(%d+);(.*)$')
   wlease = tonumber(wlease)
   local token = redis.call('INCR', KEYS[5])

@@ -2,7 +2,7 @@
 -- (layout: see acquire.lua).  KEYS[1..6] as acquire.lua.  Read-only.
 -- Returns {now_ms, mode or '', holders, writers, readers_waiting, fence,
 -- xstate or ''}: holders = flat {owner, value, ...} of live holders (value
--- as stored: "<deadline>;<token>;<count>;<pid>;<thread>;<host>"); writers =
+-- as stored: "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>"); writers =
 -- flat {owner, value} of live queued writers in queue order.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
