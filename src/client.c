@@ -23,9 +23,10 @@
 
 #define RDL_POOL_MAX 16
 
-/* Lock order: default_mu -> registry_mu -> client mu.  The fork handlers
- * take them all in that order so that the child never inherits a mutex
- * locked by a thread that does not exist there. */
+/* Lock order: default_mu -> registry_mu -> client mu -> the leaf locks
+ * (handle resolve, log).  The fork handlers take them all in that order so
+ * that the child never inherits a mutex locked by a thread that does not
+ * exist there. */
 static pthread_mutex_t default_mu = PTHREAD_MUTEX_INITIALIZER;
 static rdlock_client_t *default_client;
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -79,23 +80,25 @@ static int new_id(char *hex)
 static void atfork_prepare(void)
 {
     rdlock_client_t *c;
-    rdl_log_atfork(0);
-    rdl_handle_atfork(0);
     RDL_CHECK(pthread_mutex_lock(&default_mu));
     RDL_CHECK(pthread_mutex_lock(&registry_mu));
     for (c = registry; c != NULL; c = c->reg_next)
         RDL_LOCK(c);
+    /* Leaf locks last: they are taken while holding a client's mutex (a
+     * log line from the watchdog), never the other way round. */
+    rdl_handle_atfork(0);
+    rdl_log_atfork(0);
 }
 
 static void atfork_parent(void)
 {
     rdlock_client_t *c;
+    rdl_log_atfork(1);
+    rdl_handle_atfork(1);
     for (c = registry; c != NULL; c = c->reg_next)
         RDL_UNLOCK(c);
     RDL_CHECK(pthread_mutex_unlock(&registry_mu));
     RDL_CHECK(pthread_mutex_unlock(&default_mu));
-    rdl_handle_atfork(1);
-    rdl_log_atfork(1);
 }
 
 /* The child holds none of the parent's locks (SPEC section 7): a new client
@@ -132,14 +135,14 @@ static void child_reset(rdlock_client_t *c)
 static void atfork_child(void)
 {
     rdlock_client_t *c;
+    rdl_log_atfork(1); /* child_reset may log */
+    rdl_handle_atfork(1);
     for (c = registry; c != NULL; c = c->reg_next) {
         child_reset(c);
         RDL_UNLOCK(c);
     }
     RDL_CHECK(pthread_mutex_unlock(&registry_mu));
     RDL_CHECK(pthread_mutex_unlock(&default_mu));
-    rdl_handle_atfork(1);
-    rdl_log_atfork(1);
 }
 
 static void atfork_register(void)
