@@ -100,11 +100,11 @@ test)
     # die_after_fork=0: the fork tests start threads in multi-threaded children on purpose.
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
     sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" \
-        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_watchdog tests/test_client"
+        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_watchdog tests/test_client"
     # clang's TSan: gcc 12's loses track of threads in multi-threaded fork
     # children ("dup thread with used id"), and the fork tests do that.
     TSAN_CC=clang sanitizer_check tsan "-fsanitize=thread" \
-        "tests/test_mutex tests/test_rwlock tests/test_robust tests/test_watchdog tests/test_client"
+        "tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_watchdog tests/test_client"
     say "fuzz (short)"
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-30}"
     say "all tests passed"

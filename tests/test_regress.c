@@ -1,0 +1,886 @@
+/* test_regress.c - regression tests for defects found in review (the
+ * commit "Fix defects found in review: resurrected holds, a stalled queue
+ * head, lost EOWNERDEAD"), against a private redis-server.
+ *
+ *   leftover_field_not_resurrected  a live field of the caller's owner id
+ *       that is a leftover of an earlier hold (not this very call) is never
+ *       handed back: not in another mode, not with its old token.
+ *   head_not_starved_after_expiry   the head of the writers' queue looks
+ *       again itself when a lease runs out unreleased, instead of deferring
+ *       to other local threads' polls (which stalled it for up to the
+ *       waiters' lease).
+ *   robust_eownerdead_survives_lost_reply  a robust acquire whose grant's
+ *       reply is lost still returns EOWNERDEAD on the retry.
+ *   release_retry_after_lost_reply  an unlock whose reply is lost returns 0,
+ *       not ENOLCK, and the lock is free.
+ *   lost_callback_may_exit  a lost callback that calls exit() ends the
+ *       process with its status (the default client's atexit handler used
+ *       to join the background thread from itself: abort).
+ *
+ * Every test uses explicit clients (rdlock_client_open on an ini written by
+ * rdt_write_ini), except the last, which needs the process default client
+ * (its atexit handler is what used to abort), opened in a forked child from
+ * $RDLOCK_CONF.  Every test FLUSHALLs first.  Forked actors are driven over
+ * pipes with deadlines.
+ *
+ * A lost reply is made by stopping the server (SIGSTOP, rdt_server_pause)
+ * for LOSS_MS while the call goes out on a client whose command_timeout_ms
+ * is TIMEOUT_MS < LOSS_MS: the first attempt is received but not answered
+ * in time, the client gives up on that connection and retries on a new
+ * one; when the server continues, it runs the first attempt, then the
+ * retry, which finds the first attempt's effect.  (This is what the
+ * reviewer did with DEBUG SLEEP from another connection; SIGSTOP works the
+ * same and needs no enable-debug-command on Redis 7.)  The only sleeps let
+ * wall time pass: the server's stop, and leases running out. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "fixture.h"
+#include "testutil.h"
+
+#define TIMEOUT_MS 200        /* command_timeout_ms of g_ini_lossy */
+#define LOSS_MS 500           /* how long the server stops: > TIMEOUT_MS */
+#define HOLDER_LEASE_MS 1000  /* head_not_starved: the holder that never unlocks */
+#define WAITER_LEASE_MS 10000 /* head_not_starved: the head of the queue (its queue mark) */
+#define POLLER_LEASE_MS 60    /* head_not_starved: the others, who re-check every 20 ms */
+#define STALL_RETRY_MS 200    /* head_not_starved: retry_interval_ms of the waiters' client */
+#define NWAITERS 6
+#define SHORT_LEASE_MS 300
+#define REPLY_MS 10000 /* an actor's answer to a call that should not block */
+
+static rdt_server_t g_srv;
+static redisContext *g_rc;    /* plain connection for checking state (main thread only) */
+static rdlock_client_t *g_ca; /* two clients: two owners */
+static rdlock_client_t *g_cb;
+static rdlock_client_t *g_cl; /* command_timeout_ms = TIMEOUT_MS: replies get lost */
+static char g_ini[512];       /* defaults */
+static char g_ini_lossy[512];
+static char g_ini_stall[512]; /* retry_interval_ms = STALL_RETRY_MS, no jitter */
+
+/* ------------------------------------------------------------------ */
+/* Redis state helpers                                                 */
+/* ------------------------------------------------------------------ */
+
+static char g_keybuf[4][700];
+static int g_keyidx;
+
+/* "rdlock:{name}<suffix>" in a rotating static buffer. */
+static const char *key_of(const char *name, const char *suffix)
+{
+    char *b = g_keybuf[g_keyidx++ % 4];
+    snprintf(b, sizeof g_keybuf[0], "rdlock:{%s}%s", name, suffix);
+    return b;
+}
+
+static long long int_reply(redisReply *r, long long dflt)
+{
+    long long v = dflt;
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static int exists_key(const char *key)
+{
+    return (int)int_reply((redisReply *)redisCommand(g_rc, "EXISTS %s", key), -1);
+}
+
+static int hexists(const char *key, const char *field)
+{
+    return (int)int_reply((redisReply *)redisCommand(g_rc, "HEXISTS %s %s", key, field), -1);
+}
+
+/* HGET key field into buf: 1 found, 0 missing, -1 error. */
+static int hget(const char *key, const char *field, char *buf, size_t n)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "HGET %s %s", key, field);
+    int rc = -1;
+    buf[0] = '\0';
+    if (r && r->type == REDIS_REPLY_NIL)
+        rc = 0;
+    else if (r && r->type == REDIS_REPLY_STRING) {
+        snprintf(buf, n, "%s", r->str);
+        rc = 1;
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+/* GET key into buf: 1 found, 0 missing, -1 error. */
+static int get_str(const char *key, char *buf, size_t n)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "GET %s", key);
+    int rc = -1;
+    buf[0] = '\0';
+    if (r && r->type == REDIS_REPLY_NIL)
+        rc = 0;
+    else if (r && r->type == REDIS_REPLY_STRING) {
+        snprintf(buf, n, "%s", r->str);
+        rc = 1;
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+/* The server's clock (TIME) in ms, -1 on error: holder deadlines are in it. */
+static long long server_ms(void)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "TIME");
+    long long v = -1;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        v = strtoll(r->element[0]->str, NULL, 10) * 1000 + strtoll(r->element[1]->str, NULL, 10) / 1000;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* The holder field (owner id) of lock hash key that is not 'm' and not
+ * except (may be NULL): 1 found (copied to buf), 0 none, -1 error or more
+ * than one. */
+static int holder_field(const char *key, const char *except, char *buf, size_t n)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "HGETALL %s", key);
+    size_t i;
+    int found = 0;
+
+    buf[0] = '\0';
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    for (i = 0; i + 1 < r->elements; i += 2) {
+        const char *f = r->element[i]->str;
+        if (strcmp(f, "m") == 0 || (except && strcmp(f, except) == 0))
+            continue;
+        if (found++ == 0)
+            snprintf(buf, n, "%s", f);
+    }
+    freeReplyObject(r);
+    if (found > 1) {
+        fprintf(stderr, "%s: %d holder fields besides '%s'\n", key, found, except ? except : "");
+        return -1;
+    }
+    return found;
+}
+
+/* The token in a holder value "<deadline>;<token>;...", 0 if unparsable. */
+static uint64_t token_of_value(const char *v)
+{
+    unsigned long long d = 0, t = 0;
+    if (sscanf(v, "%llu;%llu;", &d, &t) != 2)
+        return 0;
+    return (uint64_t)t;
+}
+
+/* Recreate a leftover of an earlier hold: field owner of key with a far
+ * future deadline, the old token and call number 0 (no real call uses it).
+ * mode: NULL keeps the 'm' field as it is. */
+static int plant_leftover(const char *key, const char *mode, const char *owner, uint64_t old_token)
+{
+    char v[256];
+    long long now = server_ms();
+    redisReply *r;
+    int ok;
+
+    if (now < 0)
+        return -1;
+    snprintf(v, sizeof v, "%lld;%" PRIu64 ";1;1;1;0;host", now + 600000, old_token);
+    if (mode)
+        r = (redisReply *)redisCommand(g_rc, "HSET %s m %s %s %s", key, mode, owner, v);
+    else
+        r = (redisReply *)redisCommand(g_rc, "HSET %s %s %s", key, owner, v);
+    ok = r && r->type == REDIS_REPLY_INTEGER;
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+/* Poll (bounded) until key no longer exists: a lease ran out. */
+static int wait_gone(const char *key, int timeout_ms)
+{
+    long long deadline = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        if (exists_key(key) == 0)
+            return 1;
+        if (rdt_now_ms() >= deadline) {
+            fprintf(stderr, "%s still exists after %d ms\n", key, timeout_ms);
+            return 0;
+        }
+        rdt__nap_ms(2);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* lock helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+/* lease 0 = from config; watchdog < 0 = from config. */
+static int make_attr(rdlock_attr_t *a, rdlock_client_t *c, int robust, unsigned lease, int watchdog)
+{
+    int rc = rdlock_attr_init(a);
+    if (rc == 0)
+        rc = rdlock_attr_setclient(a, c);
+    if (rc == 0)
+        rc = rdlock_attr_setrobust(a, robust);
+    if (rc == 0 && lease != 0)
+        rc = rdlock_attr_setlease(a, lease);
+    if (rc == 0 && watchdog >= 0)
+        rc = rdlock_attr_setwatchdog(a, watchdog);
+    return rc;
+}
+
+static int mx_init(rdlock_t *m, const char *name, rdlock_client_t *c, int robust, unsigned lease, int watchdog)
+{
+    rdlock_attr_t a;
+    int rc = make_attr(&a, c, robust, lease, watchdog);
+    if (rc == 0)
+        rc = rdlock_init(m, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+static int rw_init(rdrwlock_t *rw, const char *name, rdlock_client_t *c)
+{
+    rdlock_attr_t a;
+    int rc = make_attr(&a, c, RDLOCK_STALLED, 0, -1);
+    if (rc == 0)
+        rc = rdrwlock_init(rw, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+static uint64_t mx_token(rdlock_t *m)
+{
+    uint64_t t = 0;
+    if (rdlock_fencing_token(m, &t) != 0)
+        return 0;
+    return t;
+}
+
+static uint64_t rw_token(rdrwlock_t *rw)
+{
+    uint64_t t = 0;
+    if (rdrwlock_fencing_token(rw, &t) != 0)
+        return 0;
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* a lost reply: the server stops for LOSS_MS                          */
+/* ------------------------------------------------------------------ */
+
+static void *resume_later(void *arg)
+{
+    (void)arg;
+    rdt__nap_ms(LOSS_MS); /* wall time for the client's command timeout to pass */
+    rdt_server_resume(&g_srv);
+    return NULL;
+}
+
+/* Stop the server now and have a thread let it continue after LOSS_MS.
+ * 0, or -1 (the server runs). */
+static int loss_begin(pthread_t *th)
+{
+    rdt_server_pause(&g_srv);
+    if (pthread_create(th, NULL, resume_later, NULL) != 0) {
+        rdt_server_resume(&g_srv);
+        return -1;
+    }
+    return 0;
+}
+
+static void loss_end(pthread_t th)
+{
+    pthread_join(th, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* setup                                                               */
+/* ------------------------------------------------------------------ */
+
+static int suite_setup(void)
+{
+    const char *ini;
+    char extra[128];
+    if (rdt_server_start(&g_srv, NULL, NULL) != 0)
+        return -1;
+    g_rc = rdt_connect(&g_srv);
+    if (!g_rc)
+        return -1;
+    ini = rdt_write_ini(&g_srv, 0, NULL);
+    if (!ini)
+        return -1;
+    snprintf(g_ini, sizeof g_ini, "%s", ini);
+    /* appended to the [redis] section */
+    snprintf(extra, sizeof extra, "command_timeout_ms = %d\ncommand_retries = 3\n", TIMEOUT_MS);
+    ini = rdt_write_ini(&g_srv, 0, extra);
+    if (!ini)
+        return -1;
+    snprintf(g_ini_lossy, sizeof g_ini_lossy, "%s", ini);
+    snprintf(extra, sizeof extra, "[lock]\nretry_interval_ms = %d\nretry_jitter_ms = 0\n", STALL_RETRY_MS);
+    ini = rdt_write_ini(&g_srv, 0, extra);
+    if (!ini)
+        return -1;
+    snprintf(g_ini_stall, sizeof g_ini_stall, "%s", ini);
+    if (rdlock_client_open(&g_ca, g_ini) != 0 || rdlock_client_open(&g_cb, g_ini) != 0 ||
+        rdlock_client_open(&g_cl, g_ini_lossy) != 0) {
+        fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
+        return -1;
+    }
+    return rdt_flushall(&g_srv);
+}
+
+static int suite_teardown(void)
+{
+    int rc = 0;
+    rdlock_client_t **cs[3] = { &g_ca, &g_cb, &g_cl };
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        if (*cs[i] && rdlock_client_close(*cs[i]) != 0) {
+            fprintf(stderr, "suite_teardown: rdlock_client_close(%d) failed\n", i);
+            rc = -1;
+        }
+        *cs[i] = NULL;
+    }
+    if (g_rc)
+        redisFree(g_rc);
+    g_rc = NULL;
+    rdt_server_stop(&g_srv);
+    return rc;
+}
+
+static void fresh(void)
+{
+    CU_ASSERT_EQUAL_FATAL(rdt_flushall(&g_srv), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. leftover fields                                                  */
+/* ------------------------------------------------------------------ */
+
+/* A live field of A's owner id that A did not take in this call (a hold it
+ * was told it lost, still on the server) must not be handed back: with B
+ * holding a share, A's trywrlock is EBUSY (pre-fix: 0, with the leftover's
+ * old token), A's tryrdlock takes a fresh share with a new token, and A's
+ * unlock leaves B's share alone.  The mutex variant: a leftover exclusive
+ * field, nobody else: trylock gets a new token. */
+static void test_leftover_field_not_resurrected(void)
+{
+    const char *N = "leftover", *NM = "leftover-mx";
+    const char *K = key_of(N, ""), *KM = key_of(NM, "");
+    char kbuf[700], kmbuf[700];
+    char fb[256], fa[256], v[256], m[8];
+    rdrwlock_t ra, rb;
+    rdlock_t mx;
+    uint64_t told, tnew;
+    int rc;
+
+    snprintf(kbuf, sizeof kbuf, "%s", K);
+    snprintf(kmbuf, sizeof kmbuf, "%s", KM);
+    K = kbuf;
+    KM = kmbuf;
+    fresh();
+    RDT_ASSERT_RC(0, rw_init(&ra, N, g_ca));
+    RDT_ASSERT_RC(0, rw_init(&rb, N, g_cb));
+
+    /* B holds a share throughout */
+    RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rb));
+    CU_ASSERT_EQUAL_FATAL(holder_field(K, NULL, fb, sizeof fb), 1);
+    /* A takes a share and gives it back: its owner id and its token */
+    RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&ra));
+    told = rw_token(&ra);
+    CU_ASSERT_FATAL(told > 0);
+    CU_ASSERT_EQUAL_FATAL(holder_field(K, fb, fa, sizeof fa), 1);
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
+    CU_ASSERT_EQUAL(hexists(K, fa), 0);
+
+    /* the leftover of A's share, while B holds its own: trywrlock */
+    CU_ASSERT_EQUAL_FATAL(plant_leftover(K, NULL, fa, told), 0);
+    rc = rdrwlock_trywrlock(&ra);
+    RDT_ASSERT_RC(EBUSY, rc); /* B holds a share */
+    if (rc == 0) {
+        fprintf(stderr, "trywrlock granted with token %" PRIu64 " (the leftover's: %" PRIu64 ")\n", rw_token(&ra),
+                told);
+        rdrwlock_unlock(&ra);
+    }
+
+    /* again, tryrdlock: a fresh share, not the leftover's */
+    CU_ASSERT_EQUAL_FATAL(plant_leftover(K, NULL, fa, told), 0);
+    rc = rdrwlock_tryrdlock(&ra);
+    RDT_ASSERT_RC(0, rc);
+    if (rc == 0) {
+        tnew = rw_token(&ra);
+        if (!(tnew > told))
+            fprintf(stderr, "tryrdlock: token %" PRIu64 ", the leftover's %" PRIu64 "\n", tnew, told);
+        CU_ASSERT(tnew > told);
+        CU_ASSERT_EQUAL(hget(K, fa, v, sizeof v), 1);
+        CU_ASSERT_EQUAL(token_of_value(v), tnew);
+        RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
+    }
+    /* the leftover is gone, B's share is intact */
+    CU_ASSERT_EQUAL(hexists(K, fa), 0);
+    CU_ASSERT_EQUAL(hexists(K, fb), 1);
+    CU_ASSERT_EQUAL(hget(K, "m", m, sizeof m), 1);
+    CU_ASSERT_STRING_EQUAL(m, "s");
+    RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&ra));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rb)); /* not ENOLCK */
+    CU_ASSERT_EQUAL(exists_key(K), 0);
+
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
+
+    /* mutex: a leftover exclusive hold of A, nobody else */
+    RDT_ASSERT_RC(0, mx_init(&mx, NM, g_ca, RDLOCK_STALLED, 0, -1));
+    RDT_ASSERT_RC(0, rdlock_trylock(&mx));
+    told = mx_token(&mx);
+    CU_ASSERT_FATAL(told > 0);
+    CU_ASSERT_EQUAL_FATAL(holder_field(KM, NULL, fa, sizeof fa), 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&mx));
+    CU_ASSERT_EQUAL(exists_key(KM), 0);
+    CU_ASSERT_EQUAL_FATAL(plant_leftover(KM, "x", fa, told), 0);
+    rc = rdlock_trylock(&mx);
+    RDT_ASSERT_RC(0, rc);
+    if (rc == 0) {
+        tnew = mx_token(&mx);
+        if (!(tnew > told))
+            fprintf(stderr, "trylock: token %" PRIu64 ", the leftover's %" PRIu64 "\n", tnew, told);
+        CU_ASSERT(tnew > told);
+        CU_ASSERT_EQUAL(hget(KM, fa, v, sizeof v), 1);
+        CU_ASSERT_EQUAL(token_of_value(v), tnew);
+        RDT_ASSERT_RC(0, rdlock_unlock(&mx));
+    }
+    CU_ASSERT_EQUAL(exists_key(KM), 0);
+    RDT_ASSERT_RC(0, rdlock_destroy(&mx));
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. the head of the queue after a lease ran out                      */
+/* ------------------------------------------------------------------ */
+
+/* A forked process with two clients: a holder (lease HOLDER_LEASE_MS,
+ * watchdog off) takes the lock and never unlocks.  NWAITERS threads of the
+ * other client (g_ini_stall: retry_interval_ms = STALL_RETRY_MS, no
+ * jitter) block in rdlock_lock, each on its own rdlock_t, and unlock at
+ * once when they get it.  Thread 0 queues first, so it heads the writers'
+ * queue, with lease WAITER_LEASE_MS: it re-checks every STALL_RETRY_MS.
+ * The others queue behind it with lease POLLER_LEASE_MS, so they re-check
+ * every POLLER_LEASE_MS / 3 (a waiter re-checks at least every third of
+ * its lease): there is always a poll by another local thread less than
+ * STALL_RETRY_MS ago.  Pre-fix, the head deferred its own re-check to
+ * those polls, which can never take the lock for it (only the head may
+ * take a free lock), so nobody took the lock until the head's queue mark
+ * ran out, WAITER_LEASE_MS after its last look.  (With equal leases the
+ * same stall happens at random: the head polls only when its timer
+ * happens to fire first.)
+ * Lines to the parent: "held <rc>", then "got <i> <rc> <ms since the
+ * holder's acquire> <order of acquisition>" per waiter. */
+typedef struct stall {
+    rdt_pipe_t p;
+    char name[64];
+    rdlock_client_t *wc;
+    long long t0;
+    int order; /* counts acquisitions, taken while holding the lock */
+} stall_t;
+
+typedef struct stall_thread {
+    stall_t *s;
+    int i;
+    unsigned lease;
+    pthread_t th;
+} stall_thread_t;
+
+static void *stall_waiter(void *arg)
+{
+    stall_thread_t *t = arg;
+    rdlock_t m;
+    char out[96];
+    long long at;
+    int order = -1;
+    int rc = mx_init(&m, t->s->name, t->s->wc, RDLOCK_STALLED, t->lease, -1);
+
+    if (rc == 0) {
+        rc = rdlock_lock(&m);
+        at = rdt_now_ms() - t->s->t0;
+        if (rc == 0) {
+            order = __atomic_fetch_add(&t->s->order, 1, __ATOMIC_SEQ_CST);
+            rdlock_unlock(&m);
+        }
+        rdlock_destroy(&m);
+    } else {
+        at = rdt_now_ms() - t->s->t0;
+    }
+    snprintf(out, sizeof out, "got %d %d %lld %d", t->i, rc, at, order);
+    rdt_send(t->s->p.to_parent[1], out); /* one write(2) of a short line: atomic */
+    return NULL;
+}
+
+/* In the child: poll (bounded) until the head has queued and the server's
+ * clock has passed its arrival, so that everyone else queues behind it
+ * (the queue is ordered by arrival in server ms). */
+static int stall_head_queued(redisContext *rc, const char *wkey)
+{
+    long long deadline = rdt_now_ms() + 5000;
+    for (;;) {
+        redisReply *r = (redisReply *)redisCommand(rc, "ZRANGE %s 0 0 WITHSCORES", wkey);
+        redisReply *t = (redisReply *)redisCommand(rc, "TIME");
+        int ok = 0;
+        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && t && t->type == REDIS_REPLY_ARRAY &&
+            t->elements == 2) {
+            long long score = strtoll(r->element[1]->str, NULL, 10);
+            long long now =
+                strtoll(t->element[0]->str, NULL, 10) * 1000 + strtoll(t->element[1]->str, NULL, 10) / 1000;
+            ok = now > score;
+        }
+        if (r)
+            freeReplyObject(r);
+        if (t)
+            freeReplyObject(t);
+        if (ok)
+            return 0;
+        if (rdt_now_ms() >= deadline)
+            return -1;
+        rdt__nap_ms(1);
+    }
+}
+
+static int stall_main(void *arg)
+{
+    stall_t *s = arg;
+    stall_thread_t th[NWAITERS];
+    rdlock_client_t *hc = NULL;
+    redisContext *rc_plain;
+    rdlock_t hm;
+    char out[64], wkey[128];
+    int rc, i;
+
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a test that died */
+#endif
+    rdt_pipe_child(&s->p);
+    snprintf(wkey, sizeof wkey, "rdlock:{%s}:w", s->name);
+    rc_plain = rdt_connect(&g_srv);
+    rc = rc_plain ? 0 : EIO;
+    if (rc == 0)
+        rc = rdlock_client_open(&hc, g_ini);
+    if (rc == 0)
+        rc = rdlock_client_open(&s->wc, g_ini_stall);
+    if (rc == 0)
+        rc = mx_init(&hm, s->name, hc, RDLOCK_STALLED, HOLDER_LEASE_MS, 0);
+    if (rc == 0) {
+        s->t0 = rdt_now_ms();
+        rc = rdlock_lock(&hm); /* never unlocked: its lease runs out */
+    }
+    snprintf(out, sizeof out, "held %d", rc);
+    if (rdt_send(s->p.to_parent[1], out) != 0 || rc != 0)
+        return 1;
+    for (i = 0; i < NWAITERS; i++) {
+        th[i].s = s;
+        th[i].i = i;
+        th[i].lease = i == 0 ? WAITER_LEASE_MS : POLLER_LEASE_MS;
+        if (pthread_create(&th[i].th, NULL, stall_waiter, &th[i]) != 0)
+            return 2;
+        if (i == 0 && stall_head_queued(rc_plain, wkey) != 0)
+            return 3;
+    }
+    for (i = 0; i < NWAITERS; i++)
+        pthread_join(th[i].th, NULL);
+    return 0; /* _exit: the holder's hold is simply abandoned */
+}
+
+static void test_head_not_starved_after_expiry(void)
+{
+    stall_t s;
+    pid_t pid;
+    char line[96];
+    long long first = -1, last = -1, t_held;
+    int got = 0, ok = 0, first_idx = -1, i, st;
+
+    fresh();
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "stall");
+    CU_ASSERT_FATAL(rdt_pipe_open(&s.p) == 0);
+    pid = rdt_fork(stall_main, &s);
+    CU_ASSERT_FATAL(pid > 0);
+    rdt_pipe_parent(&s.p);
+
+    if (rdt_recv(s.p.to_parent[0], line, sizeof line, 10000) < 0 || strcmp(line, "held 0") != 0) {
+        fprintf(stderr, "stall: holder did not take the lock: \"%s\"\n", line);
+        CU_FAIL("holder did not take the lock");
+        rdt_pipe_close(&s.p);
+        rdt_wait(pid, 0);
+        return;
+    }
+    t_held = rdt_now_ms();
+    /* Every waiter must have it well before its own (10 s) lease could
+     * matter: the first right after the holder's lease, the rest by
+     * hand-over.  Bounded: after the deadline the child is killed. */
+    for (i = 0; i < NWAITERS; i++) {
+        long long left = t_held + HOLDER_LEASE_MS + 3000 - rdt_now_ms();
+        int idx, rc, order;
+        long long at;
+        if (left < 0)
+            left = 0;
+        if (rdt_recv(s.p.to_parent[0], line, sizeof line, (int)left) < 0) {
+            fprintf(stderr, "stall: only %d of %d waiters got the lock within %d ms of the holder's acquire\n",
+                    got, NWAITERS, HOLDER_LEASE_MS + 3000);
+            break;
+        }
+        if (sscanf(line, "got %d %d %lld %d", &idx, &rc, &at, &order) != 4) {
+            fprintf(stderr, "stall: bad line \"%s\"\n", line);
+            break;
+        }
+        got++;
+        if (rc == 0)
+            ok++;
+        else
+            fprintf(stderr, "stall: waiter %d: rdlock_lock = %d\n", idx, rc);
+        if (order == 0) {
+            first = at;
+            first_idx = idx;
+        }
+        if (at > last)
+            last = at;
+    }
+    fprintf(stderr, "stall: %d/%d waiters, first (waiter %d) at +%lld ms, last at +%lld ms (holder lease %d ms)\n",
+            ok, NWAITERS, first_idx, first, last, HOLDER_LEASE_MS);
+    CU_ASSERT_EQUAL(got, NWAITERS);
+    CU_ASSERT_EQUAL(ok, NWAITERS);
+    CU_ASSERT(first >= 0 && first <= HOLDER_LEASE_MS + 500);
+    CU_ASSERT_EQUAL(first_idx, 0); /* the head of the queue */
+    CU_ASSERT(last >= 0 && last <= HOLDER_LEASE_MS + 2500); /* far below WAITER_LEASE_MS */
+    rdt_pipe_close(&s.p);
+    st = rdt_wait(pid, got == NWAITERS ? 5000 : 0);
+    if (got == NWAITERS)
+        CU_ASSERT_EQUAL(st, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. EOWNERDEAD after a lost reply                                    */
+/* ------------------------------------------------------------------ */
+
+/* A hold ends without unlock (lease ran out, watchdog off); a robust
+ * rdlock_lock on the lossy client is granted by its first attempt, whose
+ * reply is lost; the retry finds the grant and must still say EOWNERDEAD
+ * (pre-fix: 0).  Unlock without rdlock_consistent makes the name not
+ * recoverable (pre-fix: the marker was cleared). */
+static void test_robust_eownerdead_survives_lost_reply(void)
+{
+    const char *N = "od-lost";
+    char kx[700], k[700], xb[256], holder_owner[256];
+    rdlock_t hm, rm, other;
+    pthread_t th;
+    uint64_t dead, tok;
+    long long t0, el;
+    int rc;
+
+    snprintf(k, sizeof k, "%s", key_of(N, ""));
+    snprintf(kx, sizeof kx, "%s", key_of(N, ":x"));
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&hm, N, g_cb, RDLOCK_STALLED, SHORT_LEASE_MS, 0));
+    RDT_ASSERT_RC(0, mx_init(&rm, N, g_cl, RDLOCK_ROBUST, 0, -1));
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_ca, RDLOCK_ROBUST, 0, -1));
+
+    /* the owner that never unlocks: its marker stays, its key expires.
+     * (Its acquire also caches the acquire script on the server, so the
+     * lost first attempt below is an EVALSHA that runs, not NOSCRIPT.) */
+    RDT_ASSERT_RC(0, rdlock_trylock(&hm));
+    dead = mx_token(&hm);
+    CU_ASSERT_EQUAL_FATAL(holder_field(k, NULL, holder_owner, sizeof holder_owner), 1);
+    CU_ASSERT_FATAL(wait_gone(k, 3000));
+    CU_ASSERT_EQUAL(get_str(kx, xb, sizeof xb), 1);
+    CU_ASSERT_STRING_EQUAL(xb, holder_owner);
+
+    /* the robust acquire; the reply of its first attempt is lost */
+    CU_ASSERT_FATAL(loss_begin(&th) == 0);
+    t0 = rdt_now_ms();
+    rc = rdlock_lock(&rm);
+    el = rdt_now_ms() - t0;
+    loss_end(th);
+    RDT_ASSERT_RC(EOWNERDEAD, rc);
+    if (el < TIMEOUT_MS)
+        fprintf(stderr, "robust lock took %lld ms: no reply was lost?\n", el);
+    CU_ASSERT(el >= TIMEOUT_MS);
+    CU_ASSERT_FATAL(rc == 0 || rc == EOWNERDEAD);
+    tok = mx_token(&rm);
+    CU_ASSERT(tok > dead);
+    CU_ASSERT_EQUAL(get_str(kx, xb, sizeof xb), 1);
+    CU_ASSERT(xb[0] == '?');
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+
+    /* unlock without consistent: not recoverable */
+    RDT_ASSERT_RC(0, rdlock_unlock(&rm));
+    CU_ASSERT_EQUAL(get_str(kx, xb, sizeof xb), 1);
+    CU_ASSERT_STRING_EQUAL(xb, "!");
+    RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&other));
+
+    RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&hm)); /* its lease ran out long ago */
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_ca, N));
+    RDT_ASSERT_RC(0, rdlock_destroy(&hm));
+    RDT_ASSERT_RC(0, rdlock_destroy(&rm));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. a release whose reply is lost                                    */
+/* ------------------------------------------------------------------ */
+
+/* The first release attempt runs on the server but its reply is lost; the
+ * retry finds the hold gone.  That is a release, not a lost lease: 0
+ * (pre-fix: ENOLCK), and the lock is free. */
+static void test_release_retry_after_lost_reply(void)
+{
+    const char *N = "rel-lost";
+    char k[700];
+    rdlock_t m, other;
+    pthread_t th;
+    long long t0, el;
+    int rc;
+
+    snprintf(k, sizeof k, "%s", key_of(N, ""));
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&m, N, g_cl, RDLOCK_STALLED, 0, -1));
+    RDT_ASSERT_RC(0, mx_init(&other, N, g_ca, RDLOCK_STALLED, 0, -1));
+    /* A release first, so that the server has the release script cached:
+     * else the lost first attempt is an EVALSHA that fails with NOSCRIPT
+     * (it releases nothing) and only the retry's EVAL releases. */
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    CU_ASSERT_EQUAL(exists_key(k), 1);
+
+    CU_ASSERT_FATAL(loss_begin(&th) == 0);
+    t0 = rdt_now_ms();
+    rc = rdlock_unlock(&m);
+    el = rdt_now_ms() - t0;
+    loss_end(th);
+    RDT_ASSERT_RC(0, rc);
+    if (el < TIMEOUT_MS)
+        fprintf(stderr, "unlock took %lld ms: no reply was lost?\n", el);
+    CU_ASSERT(el >= TIMEOUT_MS);
+
+    /* free */
+    CU_ASSERT_EQUAL(exists_key(k), 0);
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    /* and the handle is usable again */
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT_EQUAL(exists_key(k), 0);
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. a lost callback that exits                                       */
+/* ------------------------------------------------------------------ */
+
+#define CB_EXIT_STATUS 3
+
+static void exit_on_lost(const char *name, void *arg)
+{
+    (void)name;
+    (void)arg;
+    exit(CB_EXIT_STATUS); /* runs atexit handlers, among them the default client's */
+}
+
+typedef struct cbexit {
+    rdt_pipe_t p;
+    char name[64];
+} cbexit_t;
+
+/* The child: the process default client (from $RDLOCK_CONF), lease
+ * SHORT_LEASE_MS, the exiting callback; "locked <rc>", then it waits for
+ * the callback.  Exit status 4: the callback never ran. */
+static int cbexit_main(void *arg)
+{
+    cbexit_t *x = arg;
+    rdlock_attr_t a;
+    rdlock_t m;
+    char out[64], line[64];
+    int rc;
+
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    rdt_pipe_child(&x->p);
+    if (setenv("RDLOCK_CONF", g_ini, 1) != 0)
+        return 1;
+    rc = rdlock_attr_init(&a);
+    if (rc == 0)
+        rc = rdlock_attr_setlease(&a, SHORT_LEASE_MS);
+    if (rc == 0)
+        rc = rdlock_attr_setlostcb(&a, exit_on_lost, NULL);
+    if (rc == 0)
+        rc = rdlock_init(&m, x->name, &a); /* no client: the default one */
+    if (rc == 0)
+        rc = rdlock_lock(&m);
+    snprintf(out, sizeof out, "locked %d", rc);
+    if (rdt_send(x->p.to_parent[1], out) != 0 || rc != 0)
+        return 1;
+    rdt_recv(x->p.to_child[0], line, sizeof line, 10000); /* the callback ends us first */
+    return 4;
+}
+
+static void test_lost_callback_may_exit(void)
+{
+    cbexit_t x;
+    pid_t pid;
+    char line[64];
+    int st;
+
+    fresh();
+    memset(&x, 0, sizeof x);
+    snprintf(x.name, sizeof x.name, "cbexit");
+    CU_ASSERT_FATAL(rdt_pipe_open(&x.p) == 0);
+    pid = rdt_fork(cbexit_main, &x);
+    CU_ASSERT_FATAL(pid > 0);
+    rdt_pipe_parent(&x.p);
+    if (rdt_recv(x.p.to_parent[0], line, sizeof line, REPLY_MS) < 0 || strcmp(line, "locked 0") != 0) {
+        fprintf(stderr, "cbexit: child did not take the lock: \"%s\"\n", line);
+        CU_FAIL("child did not take the lock");
+        rdt_pipe_close(&x.p);
+        rdt_wait(pid, 0);
+        return;
+    }
+    /* the hold disappears under the child: its watchdog finds it lost */
+    CU_ASSERT_EQUAL(int_reply((redisReply *)redisCommand(g_rc, "DEL %s", key_of(x.name, "")), -1), 1);
+    st = rdt_wait(pid, 5000);
+    if (st != CB_EXIT_STATUS)
+        fprintf(stderr, "cbexit: child ended with %d (128+N: signal N), expected exit status %d\n", st,
+                CB_EXIT_STATUS);
+    RDT_ASSERT_EQ_LL(CB_EXIT_STATUS, st);
+    rdt_pipe_close(&x.p);
+}
+
+/* ------------------------------------------------------------------ */
+
+static const rdt_test_t tests[] = {
+    { "leftover_field_not_resurrected", test_leftover_field_not_resurrected },
+    { "head_not_starved_after_expiry", test_head_not_starved_after_expiry },
+    { "robust_eownerdead_survives_lost_reply", test_robust_eownerdead_survives_lost_reply },
+    { "release_retry_after_lost_reply", test_release_retry_after_lost_reply },
+    { "lost_callback_may_exit", test_lost_callback_may_exit },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "regress", tests, suite_setup, suite_teardown, 40);
+}
