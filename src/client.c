@@ -116,14 +116,13 @@ static void child_reset(rdlock_client_t *c)
         rdl_conn_close(conn); /* closes only the child's descriptor */
     }
     c->nidle = 0;
-    for (i = 0; i < c->holds.nb; i++)
-        for (nd = c->holds.b[i]; nd != NULL; nd = next) {
-            rdl_hold_t *h = (rdl_hold_t *)nd;
-            next = nd->next;
-            if (h->handle != NULL)
-                h->handle->nholds--;
-            rdl_hold_free(h);
-        }
+    RDL_TABLE_FOREACH_SAFE(&c->holds, i, nd, next)
+    {
+        rdl_hold_t *h = (rdl_hold_t *)nd;
+        if (h->handle != NULL)
+            h->handle->nholds--;
+        rdl_hold_free(h);
+    }
     rdl_table_free(&c->holds);
     rdl_waitq_free_all(c, true);
     c->pid = getpid();

@@ -157,20 +157,19 @@ void rdl_waitq_free_all(rdlock_client_t *c, bool after_fork)
 {
     size_t i;
     rdl_tnode_t *nd, *next;
-    for (i = 0; i < c->waits.nb; i++)
-        for (nd = c->waits.b[i]; nd != NULL; nd = next) {
-            rdl_waitq_t *q = (rdl_waitq_t *)nd;
-            next = nd->next;
-            if (after_fork) {
-                /* glibc's pthread_cond_destroy waits for the condvar's
-                 * waiters to leave, and in the child those threads do not
-                 * exist: just drop the memory. */
-                free(q->key);
-                free(q);
-            } else {
-                wq_free(q);
-            }
+    RDL_TABLE_FOREACH_SAFE(&c->waits, i, nd, next)
+    {
+        rdl_waitq_t *q = (rdl_waitq_t *)nd;
+        if (after_fork) {
+            /* glibc's pthread_cond_destroy waits for the condvar's
+             * waiters to leave, and in the child those threads do not
+             * exist: just drop the memory. */
+            free(q->key);
+            free(q);
+        } else {
+            wq_free(q);
         }
+    }
     rdl_table_free(&c->waits);
 }
 
@@ -319,23 +318,22 @@ static void sub_collect(rdlock_client_t *c, long long now, chan_list_t *subs, ch
 {
     size_t i;
     rdl_tnode_t *nd, *next;
-    for (i = 0; i < c->waits.nb; i++)
-        for (nd = c->waits.b[i]; nd != NULL; nd = next) {
-            rdl_waitq_t *q = (rdl_waitq_t *)nd;
-            next = nd->next;
-            if (q->nwaiters > 0 && q->sub == RDL_SUB_NONE && c->sub_fails == 0) {
-                chan_add(subs, q);
-                q->sub = RDL_SUB_SENT;
-            } else if (q->nwaiters == 0 && q->sub == RDL_SUB_ON &&
-                       now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
-                chan_add(unsubs, q);
-                q->sub = RDL_SUB_UNSENT;
-            } else if (q->nwaiters == 0 && q->sub == RDL_SUB_NONE &&
-                       now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
-                rdl_table_remove(&c->waits, &q->node);
-                wq_free(q);
-            }
+    RDL_TABLE_FOREACH_SAFE(&c->waits, i, nd, next)
+    {
+        rdl_waitq_t *q = (rdl_waitq_t *)nd;
+        if (q->nwaiters > 0 && q->sub == RDL_SUB_NONE && c->sub_fails == 0) {
+            chan_add(subs, q);
+            q->sub = RDL_SUB_SENT;
+        } else if (q->nwaiters == 0 && q->sub == RDL_SUB_ON &&
+                   now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
+            chan_add(unsubs, q);
+            q->sub = RDL_SUB_UNSENT;
+        } else if (q->nwaiters == 0 && q->sub == RDL_SUB_NONE &&
+                   now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
+            rdl_table_remove(&c->waits, &q->node);
+            wq_free(q);
         }
+    }
 }
 
 /* The subscriber connection failed (mutex held): every subscription is

@@ -32,15 +32,6 @@ void rdlock_set_logger(rdlock_log_fn fn, void *arg)
     pthread_mutex_unlock(&log_mu);
 }
 
-int rdl_log_enabled(int level)
-{
-    int on;
-    pthread_mutex_lock(&log_mu);
-    on = log_fn != NULL || level <= RDLOCK_LOG_WARN;
-    pthread_mutex_unlock(&log_mu);
-    return on;
-}
-
 void rdl_log(int level, const char *fmt, ...)
 {
     char buf[1024];

@@ -11,7 +11,4 @@ void rdl_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
  * and child alike, so a child never inherits it locked. */
 void rdl_log_atfork(int after);
 
-/* Whether a line of this level would go anywhere (skip costly formatting). */
-int rdl_log_enabled(int level);
-
 #endif

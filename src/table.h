@@ -31,4 +31,9 @@ void rdl_table_free(rdl_table_t *t);
     for ((i) = 0; (i) < (t)->nb; (i)++) \
         for ((nd) = (t)->b[i]; (nd) != NULL; (nd) = (nd)->next)
 
+/* The same, where the body may remove or free nd. */
+#define RDL_TABLE_FOREACH_SAFE(t, i, nd, nx) \
+    for ((i) = 0; (i) < (t)->nb; (i)++) \
+        for ((nd) = (t)->b[i]; (nd) != NULL && ((nx) = (nd)->next, 1); (nd) = (nx))
+
 #endif
