@@ -377,18 +377,22 @@ static void net_state(rdlock_client_t *c, bool down, const char *why)
 
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                       const char *const *argv, const size_t *lens, long long deadline,
-                      redisReply **reply, bool *ambiguous)
+                      redisReply **reply, rdl_call_t *call)
 {
+    rdl_call_t local;
     int attempt, rc;
     char why[128] = "no connection";
 
-    if (ambiguous != NULL)
-        *ambiguous = false;
+    if (call == NULL)
+        call = &local;
+    call->ambiguous = false;
+    call->sent_at = -1;
 
     for (attempt = 0;; attempt++) {
         rdl_conn_t *conn = pool_get(c);
         if (conn == NULL) {
-            rc = rdl_conn_open(&c->cfg, &conn);
+            /* The script's own reply reports NOAUTH: no probe needed. */
+            rc = rdl_conn_open_lazy(&c->cfg, &conn);
             if (rc != 0 && rc != EIO)
                 return rc; /* EACCES, EINVAL (db), ENOMEM: retrying won't help */
             if (rc == EIO)
@@ -396,6 +400,9 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
         } else
             rc = 0;
         if (rc == 0) {
+            long long sent = rdl_now_ms();
+            if (!call->ambiguous)
+                call->sent_at = sent; /* else an earlier attempt may have acted */
             rc = rdl_conn_script(conn, script, nkeys, argc, argv, lens, reply);
             if (rc == 0) {
                 pool_put(c, conn);
@@ -410,8 +417,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             } else {
                 /* Sent, maybe run, but no answer: a retry may find the
                  * effect of this attempt. */
-                if (ambiguous != NULL)
-                    *ambiguous = true;
+                call->ambiguous = true;
                 snprintf(why, sizeof why, "%s", conn->ctx->errstr);
                 rdl_conn_close(conn);
                 pool_flush(c);

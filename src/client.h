@@ -66,14 +66,21 @@ unsigned rdl_thread_no(void);
 /* Owner id "<client id>:<thread number>" into buf (RDL_OWNER_MAX). */
 size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf);
 
+/* What a script call's retries mean for its result. */
+typedef struct rdl_call {
+    bool ambiguous;     /* an attempt was sent but got no answer before the
+                           one that did: the reply may reflect its effect */
+    long long sent_at;  /* monotonic ms when the earliest attempt that may
+                           have taken effect was sent */
+} rdl_call_t;
+
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic
  * ms, < 0 for none).  Returns 0 with *reply, or EIO, EACCES, ENOMEM.
- * *ambiguous (may be NULL) is set when an attempt was sent but got no
- * answer before the one that did: the reply may reflect its effect. */
+ * *call (may be NULL) tells about the retries. */
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                       const char *const *argv, const size_t *lens, long long deadline,
-                      redisReply **reply, bool *ambiguous);
+                      redisReply **reply, rdl_call_t *call);
 
 #define RDL_LOCK(c) RDL_CHECK(pthread_mutex_lock(&(c)->mu))
 #define RDL_UNLOCK(c) RDL_CHECK(pthread_mutex_unlock(&(c)->mu))

@@ -112,7 +112,7 @@ static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const
     return rc;
 }
 
-static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out)
+static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out, bool probe)
 {
     rdl_conn_t *c;
     char where[300], dbs[16];
@@ -158,7 +158,7 @@ static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out)
         snprintf(dbs, sizeof dbs, "%d", cfg->db);
         rc = setup_command(c, cfg, 2, argv, "SELECT");
     }
-    if (rc == 0 && cfg->password == NULL && cfg->db == 0) {
+    if (rc == 0 && probe && cfg->password == NULL && cfg->db == 0) {
         /* Nothing was sent yet: find out now whether the server wants a
          * password (NOAUTH), so that open reports EACCES. */
         const char *argv[1] = { "PING" };
@@ -332,9 +332,27 @@ int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out)
     nosigpipe_t st;
     int rc;
     nosigpipe_enter(&st);
-    rc = rdl_conn_open_io(cfg, out);
+    rc = rdl_conn_open_io(cfg, out, true);
     nosigpipe_leave(&st);
     return rc;
+}
+
+int rdl_conn_open_lazy(const rdl_config_t *cfg, rdl_conn_t **out)
+{
+    nosigpipe_t st;
+    int rc;
+    nosigpipe_enter(&st);
+    rc = rdl_conn_open_io(cfg, out, false);
+    nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_conn_append_load(rdl_conn_t *c, const rdl_script_t *script)
+{
+    const char *argv[3] = { "SCRIPT", "LOAD", script->body };
+    if (redisAppendCommandArgv(c->ctx, 3, argv, NULL) != REDIS_OK)
+        return c->ctx->err ? EIO : ENOMEM;
+    return 0;
 }
 
 int rdl_conn_read(rdl_conn_t *c, redisReply **reply)

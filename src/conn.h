@@ -22,6 +22,12 @@ typedef struct rdl_conn {
  *   EINVAL  the server rejected the db number
  *   ENOMEM */
 int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out);
+
+/* As rdl_conn_open without the PING that otherwise finds out at once
+ * whether the server wants a password: for connections whose first
+ * command reports NOAUTH anyway (one round trip less, which matters on a
+ * slow network for the watchdog's first renewal). */
+int rdl_conn_open_lazy(const rdl_config_t *cfg, rdl_conn_t **out);
 void rdl_conn_close(rdl_conn_t *c);
 
 /* Why this thread's last rdl_conn_open failed with EIO ("connect failed:
@@ -48,6 +54,8 @@ int rdl_conn_read(rdl_conn_t *c, redisReply **reply);
 
 /* Load a script into the server's cache (after NOSCRIPT in a pipeline). */
 int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
+/* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read). */
+int rdl_conn_append_load(rdl_conn_t *c, const rdl_script_t *script);
 
 /* Map an error reply to a code: EACCES for NOAUTH/WRONGPASS/NOPERM, else
  * EIO. */

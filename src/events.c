@@ -404,7 +404,7 @@ static int sub_flush(rdlock_client_t *c, chan_list_t *subs, chan_list_t *unsubs)
     if (c->sub == NULL) {
         if (subs->n == 0)
             return 0; /* nothing to unsubscribe from on a new connection */
-        rc = rdl_conn_open(&c->cfg, &c->sub);
+        rc = rdl_conn_open_lazy(&c->cfg, &c->sub);
         if (rc != 0)
             return EIO;
     }
@@ -613,15 +613,16 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
     size_t start, argc;
     const char **argv = NULL;
     size_t *lens = NULL;
-    bool reload = false;
+    bool reload = false, fresh = false;
     int rc = 0;
 
     if (c->wd == NULL) {
-        if ((rc = rdl_conn_open(&c->cfg, &c->wd)) != 0)
+        if ((rc = rdl_conn_open_lazy(&c->cfg, &c->wd)) != 0)
             return rc;
-        /* Load once per connection, so a pipeline rarely meets NOSCRIPT. */
-        rc = rdl_conn_load(c->wd, &rdl_script_renew);
-        if (rc != 0)
+        /* Load once per connection, in the same pipeline as the first
+         * batch, so a fresh connection costs no extra round trip. */
+        fresh = true;
+        if ((rc = rdl_conn_append_load(c->wd, &rdl_script_renew)) != 0)
             goto out;
     }
     argv = malloc(4 * RDL_RENEW_BATCH * sizeof *argv);
@@ -635,6 +636,16 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
         argc = renew_args(b, start, CHUNK(b, start), argv, lens);
         rc = rdl_conn_append_script(c->wd, &rdl_script_renew, (int)CHUNK(b, start), (int)argc, argv,
                                     lens);
+    }
+    if (rc == 0 && fresh) {
+        redisReply *r;
+        if ((rc = rdl_conn_read(c->wd, &r)) == 0) {
+            if (r->type == REDIS_REPLY_ERROR) {
+                rc = rdl_conn_reply_error(r);
+                rdl_log(RDLOCK_LOG_ERROR, "watchdog: SCRIPT LOAD failed: %s", r->str ? r->str : "?");
+            }
+            freeReplyObject(r);
+        }
     }
     for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
         redisReply *r;
@@ -662,10 +673,12 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
 out:
     free(argv);
     free(lens);
-    if (c->wd != NULL && !rdl_conn_ok(c->wd)) {
+    if (c->wd != NULL && (rc != 0 || !rdl_conn_ok(c->wd))) {
+        /* Replies may be left unread: never reuse such a connection. */
         rdl_conn_close(c->wd);
         c->wd = NULL;
-        rc = EIO;
+        if (rc == 0)
+            rc = EIO;
     }
     return rc;
 }

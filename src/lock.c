@@ -83,8 +83,9 @@ typedef struct attempt {
  * ENOTRECOVERABLE, EBUSY (*hint = ms until the holders' leases end, 0
  * unknown; *fence = the counter now), or an error from the client. */
 static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
-                    long long *hint, uint64_t *fence, bool *first)
+                    long long *hint, uint64_t *fence, bool *first, long long *sent_at)
 {
+    rdl_call_t call;
     const char *argv[RDL_NKEYS + 2];
     size_t lens[RDL_NKEYS + 2];
     char packed[340];
@@ -111,7 +112,9 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
     argv[RDL_NKEYS + 1] = packed;
     lens[RDL_NKEYS + 1] = n;
     rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline,
-                           &r, NULL);
+                           &r, &call);
+    if (call.sent_at >= 0)
+        *sent_at = call.sent_at; /* else nothing went out: keep the last */
     if (rc != 0)
         return rc;
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->type == REDIS_REPLY_INTEGER &&
@@ -156,7 +159,7 @@ typedef struct leave_reply {
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
                  long long deadline, leave_reply_t *out)
 {
-    bool ambiguous;
+    rdl_call_t call;
     const char *argv[RDL_NKEYS + 2];
     size_t lens[RDL_NKEYS + 2];
     redisReply *r;
@@ -171,7 +174,7 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     argv[RDL_NKEYS + 1] = op;
     lens[RDL_NKEYS + 1] = strlen(op);
     rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r,
-                           &ambiguous);
+                           &call);
     if (rc != 0)
         return rc;
     memset(out, 0, sizeof *out);
@@ -183,7 +186,7 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     }
     out->status = r->element[0]->integer;
     out->kind = r->element[1]->integer;
-    if (out->status == 0 && ambiguous && op[0] == 'r') {
+    if (out->status == 0 && call.ambiguous && op[0] == 'r') {
         /* An earlier attempt went out and its answer was lost; finding
          * nothing now most likely means that attempt released the hold
          * (a hold lost on its own is reported by the watchdog first). */
@@ -338,18 +341,23 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             q->last_poll = rdl_now_ms();
             RDL_UNLOCK(c);
         }
-        /* A hand-over's lease starts after our last look: the local,
-         * conservative estimate of its start. */
-        sent_at = rdl_now_ms();
+        /* When the attempt that took effect was sent: the local,
+         * conservative start of the lease (also for a hand-over, which
+         * comes after our last look). */
         rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence,
-                      &first);
+                      &first, &sent_at);
         if (rc == 0 || rc == EOWNERDEAD)
             break;
         if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
             queued = how != RDL_TRY;
-        if (rc == EBUSY && fence > me.floor) {
+        if (rc == EBUSY) {
+            /* Hand-overs after this look carry tokens above the counter we
+             * just saw; older messages are stale.  Set, not raised: after a
+             * restart without persistence the counter starts again low. */
             RDL_LOCK(c);
-            me.floor = fence; /* older hand-over messages are stale */
+            me.floor = fence;
+            if (q != NULL && q->last_grant > fence)
+                q->last_grant = fence;
             RDL_UNLOCK(c);
         }
         if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
