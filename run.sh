@@ -10,6 +10,8 @@
 #   ./run.sh check   build and make check only (the quick loop)
 #   ./run.sh bench   build and run the benchmark
 #   ./run.sh fuzz    build and fuzz the config loader (FUZZ_SECONDS, default 60)
+#   ./run.sh torture build and run the long fault-injection scenarios
+#                    (about 7 minutes; docs/RELIABILITY.md)
 #
 # Builds happen out of tree under build/ (build/asan, build/tsan for the
 # sanitizer runs), so the source tree stays clean.
@@ -113,6 +115,10 @@ bench)
     build
     shift
     "$top/build/bench/rdlock-bench" "$@"
+    ;;
+torture)
+    build
+    make -C "$top/build" torture
     ;;
 fuzz)
     install_deps

@@ -385,7 +385,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
 
     if (call == NULL)
         call = &local;
-    call->ambiguous = false;
+    call->maybe_ran = call->ambiguous = false;
     call->sent_at = -1;
 
     for (attempt = 0;; attempt++) {
@@ -401,7 +401,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             rc = 0;
         if (rc == 0) {
             long long sent = rdl_now_ms();
-            if (!call->ambiguous)
+            if (!call->maybe_ran)
                 call->sent_at = sent; /* else an earlier attempt may have acted */
             rc = rdl_conn_script(conn, script, nkeys, argc, argv, lens, reply);
             if (rc == 0) {
@@ -416,8 +416,12 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 snprintf(why, sizeof why, "server loading or busy");
             } else {
                 /* Sent, maybe run, but no answer: a retry may find the
-                 * effect of this attempt. */
-                call->ambiguous = true;
+                 * effect of this attempt.  A timeout (the server is alive
+                 * but slow) most likely ran it; a closed connection may
+                 * mean a restart that lost everything. */
+                call->maybe_ran = true;
+                if (conn->ctx->err == REDIS_ERR_IO && strcmp(conn->ctx->errstr, strerror(EAGAIN)) == 0)
+                    call->ambiguous = true;
                 snprintf(why, sizeof why, "%s", conn->ctx->errstr);
                 rdl_conn_close(conn);
                 pool_flush(c);

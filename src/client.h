@@ -68,8 +68,11 @@ size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf);
 
 /* What a script call's retries mean for its result. */
 typedef struct rdl_call {
-    bool ambiguous;     /* an attempt was sent but got no answer before the
+    bool maybe_ran;     /* an attempt was sent but got no answer before the
                            one that did: the reply may reflect its effect */
+    bool ambiguous;     /* ... and that attempt timed out on a live server,
+                           so it most likely did run (a dead server's state
+                           may be gone with it: not ambiguous) */
     long long sent_at;  /* monotonic ms when the earliest attempt that may
                            have taken effect was sent */
 } rdl_call_t;

@@ -1,0 +1,1363 @@
+/* torture.c - fault-injection torture test for librdlock.
+ *
+ *   torture --scenario NAME [--procs N] [--threads M] [--seconds S]
+ *           [--lease MS] [--short | --long] [--keep] [--verbose]
+ *
+ * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts.
+ *
+ * The parent starts a private redis-server (tests/fixture.c), optionally a
+ * TCP proxy on 127.0.0.1 (slow network, connection cuts), then forks N
+ * worker processes of M threads.  Each worker opens its own client after the
+ * fork.  The first half of the run is the mutex phase (name torture:m): every
+ * section is a write section.  The second half is the rwlock phase (name
+ * torture:rw, 80% readers).  Inside a write section a thread does a
+ * non-atomic GET/SET increment of a per-phase Redis counter through its own
+ * plain hiredis connection (direct to the server, not through the proxy).
+ * Every section is appended as a fixed-size binary record (fencing token,
+ * monotonic enter / exit / unlock-return times, pid, tid, unlock code) to a
+ * per-process log in a temp dir.  The parent injects the scenario's fault
+ * once in each phase, waits for everybody (bounded), then a checker reads
+ * all logs and verifies:
+ *
+ *   - no two protected write sections overlap (protected = unlock gave 0);
+ *     every overlap involves a section the library reported lost (ENOLCK);
+ *   - no protected reader overlapped a protected writer;
+ *   - fencing tokens strictly increase in entry order around every
+ *     protected writer (restart without persistence: counted, not enforced);
+ *   - counter == write sections, give or take one per reported-lost
+ *     write section and one per overlap with one (not checked when a
+ *     restart without persistence wiped it);
+ *   - lost callbacks <= ENOLCK unlocks per process (no loss reported by the
+ *     watchdog that unlock then called protected);
+ *   - every return code is one SPEC 2 allows for that call (lock without
+ *     fail_fast never returns EIO);
+ *   - no worker crashed or hung (each is bounded by alarm());
+ *   - scenario-specific bounds (kill: takeover within lease + retry +
+ *     slack; pause: every section spanning the pause is reported lost;
+ *     slow: no hold lost at all; restart: work continues after it).
+ *
+ * Output: human lines, then one line
+ *   RESULT|scenario|procs x threads|sections|faults|completed|overlaps|lost|crashes|verdict
+ * and exit 0 (pass) or 1 (violation) or 2 (usage / setup error).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <arpa/inet.h>
+
+#include <hiredis/hiredis.h>
+#include <rdlock.h>
+
+#include "../fixture.h"
+
+/* ------------------------------------------------------------------ */
+/* options                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *opt_scenario = "baseline";
+static int opt_procs = 4, opt_threads = 4;
+static int opt_seconds = 0; /* 0: from --short/--long */
+static int opt_long = 0;
+static unsigned opt_lease = 0; /* 0: per scenario */
+static int opt_keep = 0, opt_verbose = 0;
+static int opt_sabotage = 0; /* checker self-test: thread 0 of each worker skips the lock */
+
+enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS };
+static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", NULL };
+static int sc;
+
+static unsigned lease_ms;
+static unsigned retry_ms = 100;
+static unsigned proxy_delay_ms; /* one way, per chunk */
+static int proxy_cuts;
+
+static rdt_server_t srv;
+static char logdir[512];
+static long long t_start_ns, t_half_ns, t_end_ns; /* monotonic */
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+static const char *errname(int code)
+{
+    switch (code) {
+    case 0: return "0";
+    case EINVAL: return "EINVAL";
+    case EBUSY: return "EBUSY";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case EDEADLK: return "EDEADLK";
+    case EPERM: return "EPERM";
+    case EAGAIN: return "EAGAIN";
+    case ENOLCK: return "ENOLCK";
+    case EIO: return "EIO";
+    case EACCES: return "EACCES";
+    case ENOENT: return "ENOENT";
+    case ENOMEM: return "ENOMEM";
+    case EOWNERDEAD: return "EOWNERDEAD";
+    case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
+    default: return "?";
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* log records                                                         */
+/* ------------------------------------------------------------------ */
+
+enum { K_WRITE = 1, K_READ = 2, K_STATS = 3, K_VICTIM = 4 };
+enum { PH_MUTEX = 0, PH_RW = 1 };
+#define NCODES 8
+/* code slots for statistics: 0, ENOLCK, EIO, EPERM, EINVAL, EDEADLK, other */
+enum { C_OK, C_ENOLCK, C_EIO, C_EPERM, C_EINVAL, C_EDEADLK, C_OTHER, C_BADSPEC };
+
+typedef struct rec {
+    int32_t kind;
+    int32_t phase;
+    int32_t pid;
+    int32_t tid;
+    int32_t unlock_rc;    /* final unlock code (after EIO retries) */
+    int32_t unlock_eio;   /* EIO retries of this unlock */
+    int32_t read_changed; /* reader: counter changed during its section */
+    int32_t pad;
+    uint64_t token;
+    int64_t t_enter, t_exit, t_unlocked; /* monotonic ns */
+    /* K_STATS only: per call kind (lock, unlock) counts per code slot */
+    int64_t lock_codes[NCODES];
+    int64_t unlock_codes[NCODES];
+    int64_t lostcb;
+    int64_t counter_retries;
+} rec_t;
+
+static int code_slot(int rc)
+{
+    switch (rc) {
+    case 0: return C_OK;
+    case ENOLCK: return C_ENOLCK;
+    case EIO: return C_EIO;
+    case EPERM: return C_EPERM;
+    case EINVAL: return C_EINVAL;
+    case EDEADLK: return C_EDEADLK;
+    case EBUSY: case ETIMEDOUT: case EAGAIN: case EACCES: case ENOENT: case ENOMEM:
+    case EOWNERDEAD: case ENOTRECOVERABLE:
+        return C_OTHER;
+    default: return C_BADSPEC;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* worker                                                              */
+/* ------------------------------------------------------------------ */
+
+static int w_logfd = -1;
+static rdlock_client_t *w_client;
+static rdlock_t w_mutex;
+static rdrwlock_t w_rw;
+static long w_lostcb;
+static const char *w_ini;
+static pthread_mutex_t w_stats_mu = PTHREAD_MUTEX_INITIALIZER;
+static rec_t w_stats;
+
+static void lost_cb(const char *name, void *arg)
+{
+    (void)name;
+    (void)arg;
+    __atomic_fetch_add(&w_lostcb, 1, __ATOMIC_RELAXED);
+}
+
+static void quiet_logger(int level, const char *msg, void *arg)
+{
+    (void)arg;
+    if (opt_verbose || level == RDLOCK_LOG_ERROR)
+        fprintf(stderr, "[%d] rdlock: %s\n", (int)getpid(), msg);
+}
+
+static void log_rec(const rec_t *r)
+{
+    ssize_t w = write(w_logfd, r, sizeof *r); /* O_APPEND, one write per record */
+    if (w != (ssize_t)sizeof *r) {
+        fprintf(stderr, "torture: log write: %s\n", strerror(errno));
+        _exit(3);
+    }
+}
+
+/* A plain connection that survives server restarts: reconnect and retry
+ * each command until it answers (bounded by the worker's alarm). */
+typedef struct pconn {
+    redisContext *c;
+    long retries;
+} pconn_t;
+
+static redisReply *pcmd(pconn_t *p, const char *fmt, const char *key, long long v, int with_v)
+{
+    for (;;) {
+        redisReply *r;
+        if (!p->c) {
+            struct timeval tv = { 1, 0 };
+            p->c = redisConnectWithTimeout("127.0.0.1", srv.port, tv);
+            if (!p->c || p->c->err) {
+                if (p->c)
+                    redisFree(p->c);
+                p->c = NULL;
+                p->retries++;
+                sleep_ms(20);
+                continue;
+            }
+            redisSetTimeout(p->c, (struct timeval){ 10, 0 });
+        }
+        r = with_v ? redisCommand(p->c, fmt, key, v) : redisCommand(p->c, fmt, key);
+        if (r && r->type != REDIS_REPLY_ERROR)
+            return r;
+        if (r)
+            freeReplyObject(r);
+        redisFree(p->c);
+        p->c = NULL;
+        p->retries++;
+        sleep_ms(20);
+    }
+}
+
+static long long pget(pconn_t *p, const char *key)
+{
+    redisReply *r = pcmd(p, "GET %s", key, 0, 0);
+    long long v = (r->type == REDIS_REPLY_STRING) ? atoll(r->str) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+static void pset(pconn_t *p, const char *key, long long v)
+{
+    freeReplyObject(pcmd(p, "SET %s %lld", key, v, 1));
+}
+
+static void count_code(int64_t *arr, int rc)
+{
+    pthread_mutex_lock(&w_stats_mu);
+    arr[code_slot(rc)]++;
+    pthread_mutex_unlock(&w_stats_mu);
+}
+
+typedef struct wthread {
+    int tid;
+    unsigned seed;
+} wthread_t;
+
+/* Hold time inside a section, microseconds. */
+static long hold_us(unsigned *seed)
+{
+    if (sc == SC_SLOW && rand_r(seed) % 6 == 0)
+        return (long)lease_ms * 1500; /* 1.5 leases: only the watchdog keeps it */
+    return rand_r(seed) % 2000;
+}
+
+static void *worker_thread(void *arg)
+{
+    wthread_t *wt = arg;
+    pconn_t pc = { NULL, 0 };
+
+    while (now_ns() < t_start_ns)
+        sleep_ms(5);
+    while (now_ns() < t_end_ns) {
+        int phase = now_ns() < t_half_ns ? PH_MUTEX : PH_RW;
+        int reader = phase == PH_RW && rand_r(&wt->seed) % 5 != 0;
+        const char *ckey = phase == PH_MUTEX ? "torture:counter:m" : "torture:counter:rw";
+        rec_t r;
+        int rc, eio = 0;
+
+        if (opt_sabotage && wt->tid == 0) {
+            /* checker self-test: a "section" without the lock */
+            memset(&r, 0, sizeof r);
+            r.kind = K_WRITE;
+            r.phase = phase;
+            r.pid = getpid();
+            r.tid = wt->tid;
+            r.t_enter = now_ns();
+            r.token = (uint64_t)r.t_enter;
+            {
+                long long v = pget(&pc, ckey);
+                sleep_us(hold_us(&wt->seed));
+                pset(&pc, ckey, v + 1);
+            }
+            r.t_exit = r.t_unlocked = now_ns();
+            log_rec(&r);
+            continue;
+        }
+        if (phase == PH_MUTEX)
+            rc = rdlock_lock(&w_mutex);
+        else if (reader)
+            rc = rdrwlock_rdlock(&w_rw);
+        else
+            rc = rdrwlock_wrlock(&w_rw);
+        count_code(w_stats.lock_codes, rc);
+        if (rc != 0) {
+            if (opt_verbose)
+                fprintf(stderr, "[%d.%d] lock: %s\n", (int)getpid(), wt->tid, errname(rc));
+            sleep_ms(10);
+            continue;
+        }
+        memset(&r, 0, sizeof r);
+        r.kind = reader ? K_READ : K_WRITE;
+        r.phase = phase;
+        r.pid = getpid();
+        r.tid = wt->tid;
+        r.t_enter = now_ns();
+        if (phase == PH_MUTEX)
+            rc = rdlock_fencing_token(&w_mutex, &r.token);
+        else
+            rc = rdrwlock_fencing_token(&w_rw, &r.token);
+        if (rc != 0) {
+            fprintf(stderr, "[%d.%d] fencing_token: %s\n", (int)getpid(), wt->tid, errname(rc));
+            r.token = 0;
+        }
+        if (reader) {
+            long long v0 = pget(&pc, ckey);
+            sleep_us(hold_us(&wt->seed));
+            r.read_changed = pget(&pc, ckey) != v0;
+        } else {
+            long long v = pget(&pc, ckey);
+            sleep_us(hold_us(&wt->seed));
+            pset(&pc, ckey, v + 1);
+        }
+        r.t_exit = now_ns();
+        for (;;) {
+            rc = phase == PH_MUTEX ? rdlock_unlock(&w_mutex) : rdrwlock_unlock(&w_rw);
+            count_code(w_stats.unlock_codes, rc);
+            if (rc != EIO)
+                break;
+            eio++;
+            sleep_ms(50);
+        }
+        r.t_unlocked = now_ns();
+        r.unlock_rc = rc;
+        r.unlock_eio = eio;
+        log_rec(&r);
+        sleep_us(rand_r(&wt->seed) % 1000);
+    }
+    if (pc.c)
+        redisFree(pc.c);
+    pthread_mutex_lock(&w_stats_mu);
+    w_stats.counter_retries += pc.retries;
+    pthread_mutex_unlock(&w_stats_mu);
+    return NULL;
+}
+
+static int open_locks(void)
+{
+    rdlock_attr_t a;
+    int rc;
+
+    rdlock_set_logger(quiet_logger, NULL);
+    rc = rdlock_client_open(&w_client, w_ini);
+    if (rc != 0) {
+        fprintf(stderr, "[%d] client_open: %s\n", (int)getpid(), errname(rc));
+        return -1;
+    }
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, w_client);
+    rdlock_attr_setlostcb(&a, lost_cb, NULL);
+    if ((rc = rdlock_init(&w_mutex, "torture:m", &a)) != 0 || (rc = rdrwlock_init(&w_rw, "torture:rw", &a)) != 0) {
+        fprintf(stderr, "[%d] init: %s\n", (int)getpid(), errname(rc));
+        return -1;
+    }
+    rdlock_attr_destroy(&a);
+    return 0;
+}
+
+static int open_log(const char *what)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s.%d.log", logdir, what, (int)getpid());
+    w_logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+    return w_logfd < 0 ? -1 : 0;
+}
+
+static int worker_main(int index)
+{
+    pthread_t th[256];
+    wthread_t wt[256];
+    int i, rc;
+
+    alarm((unsigned)((t_end_ns - now_ns()) / 1000000000LL) + 90);
+    if (open_log("w") != 0 || open_locks() != 0)
+        return 2;
+    for (i = 0; i < opt_threads; i++) {
+        wt[i].tid = i;
+        wt[i].seed = (unsigned)(getpid() * 7919 + i * 104729 + index);
+        if (pthread_create(&th[i], NULL, worker_thread, &wt[i]) != 0)
+            return 2;
+    }
+    for (i = 0; i < opt_threads; i++)
+        pthread_join(th[i], NULL);
+    /* stats record */
+    w_stats.kind = K_STATS;
+    w_stats.pid = getpid();
+    w_stats.lostcb = __atomic_load_n(&w_lostcb, __ATOMIC_RELAXED);
+    if ((rc = rdlock_destroy(&w_mutex)) != 0)
+        fprintf(stderr, "[%d] rdlock_destroy: %s\n", (int)getpid(), errname(rc));
+    if ((rc = rdrwlock_destroy(&w_rw)) != 0)
+        fprintf(stderr, "[%d] rdrwlock_destroy: %s\n", (int)getpid(), errname(rc));
+    if ((rc = rdlock_client_close(w_client)) != 0)
+        fprintf(stderr, "[%d] client_close: %s\n", (int)getpid(), errname(rc));
+    /* late lost callbacks run before close returns */
+    w_stats.lostcb = __atomic_load_n(&w_lostcb, __ATOMIC_RELAXED);
+    log_rec(&w_stats);
+    close(w_logfd);
+    return 0;
+}
+
+/* kill scenario: take the lock of `phase`, log the entry, tell the parent
+ * and wait to be SIGKILLed. */
+static int victim_main(int phase, int notify_fd, long long at_ns)
+{
+    rec_t r;
+    int rc;
+
+    alarm((unsigned)((t_end_ns - now_ns()) / 1000000000LL) + 90);
+    if (open_log("v") != 0 || open_locks() != 0)
+        return 2;
+    while (now_ns() < at_ns)
+        sleep_ms(5);
+    rc = phase == PH_MUTEX ? rdlock_lock(&w_mutex) : rdrwlock_wrlock(&w_rw);
+    if (rc != 0) {
+        fprintf(stderr, "victim: lock: %s\n", errname(rc));
+        return 2;
+    }
+    memset(&r, 0, sizeof r);
+    r.kind = K_VICTIM;
+    r.phase = phase;
+    r.pid = getpid();
+    r.tid = 99;
+    r.t_enter = now_ns();
+    if (phase == PH_MUTEX)
+        rdlock_fencing_token(&w_mutex, &r.token);
+    else
+        rdrwlock_fencing_token(&w_rw, &r.token);
+    log_rec(&r);
+    if (write(notify_fd, "x", 1) != 1)
+        return 2;
+    for (;;)
+        pause();
+}
+
+/* ------------------------------------------------------------------ */
+/* proxy (its own process)                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct chunk {
+    struct chunk *next;
+    long long due;
+    size_t len, off;
+    char data[];
+} chunk_t;
+
+#define PX_MAX 512
+static struct {
+    int cfd, sfd, used;
+} px_conns[PX_MAX];
+static pthread_mutex_t px_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *px_conn_thread(void *arg)
+{
+    int slot = (int)(intptr_t)arg;
+    int fd[2] = { px_conns[slot].cfd, px_conns[slot].sfd };
+    chunk_t *head[2] = { NULL, NULL }, *tail[2] = { NULL, NULL }; /* head[d]: queued for fd[1-d] */
+    int eof[2] = { 0, 0 };
+    char buf[65536];
+
+    for (;;) {
+        struct pollfd p[2];
+        long long now = now_ns(), wait = -1;
+        int d, n;
+
+        for (d = 0; d < 2; d++) {
+            p[d].fd = fd[d];
+            p[d].events = eof[d] ? 0 : POLLIN;
+            p[d].revents = 0;
+        }
+        for (d = 0; d < 2; d++)
+            if (head[d]) {
+                long long w = head[d]->due - now;
+                if (w <= 0)
+                    p[1 - d].events |= POLLOUT, w = 0;
+                w = (w + 999999) / 1000000;
+                if (wait < 0 || w < wait)
+                    wait = w;
+            }
+        if ((eof[0] && !head[0]) || (eof[1] && !head[1]))
+            break;
+        n = poll(p, 2, (int)wait);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n < 0)
+            continue;
+        if ((p[0].revents | p[1].revents) & (POLLERR | POLLNVAL))
+            break;
+        for (d = 0; d < 2; d++) {
+            if (p[d].revents & (POLLIN | POLLHUP)) {
+                ssize_t r = read(fd[d], buf, sizeof buf);
+                if (r <= 0) {
+                    eof[d] = 1;
+                } else {
+                    chunk_t *c = malloc(sizeof *c + (size_t)r);
+                    c->next = NULL;
+                    c->due = now_ns() + (long long)proxy_delay_ms * 1000000LL;
+                    c->len = (size_t)r;
+                    c->off = 0;
+                    memcpy(c->data, buf, (size_t)r);
+                    if (tail[d])
+                        tail[d]->next = c;
+                    else
+                        head[d] = c;
+                    tail[d] = c;
+                }
+            }
+        }
+        for (d = 0; d < 2; d++) {
+            while (head[d] && head[d]->due <= now_ns()) {
+                chunk_t *c = head[d];
+                ssize_t w = send(fd[1 - d], c->data + c->off, c->len - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w < 0 && (errno == EAGAIN || errno == EINTR))
+                    break;
+                if (w < 0)
+                    goto out;
+                c->off += (size_t)w;
+                if (c->off < c->len)
+                    break;
+                head[d] = c->next;
+                if (!head[d])
+                    tail[d] = NULL;
+                free(c);
+            }
+        }
+    }
+out:
+    for (int d = 0; d < 2; d++)
+        while (head[d]) {
+            chunk_t *c = head[d];
+            head[d] = c->next;
+            free(c);
+        }
+    pthread_mutex_lock(&px_mu);
+    close(fd[0]);
+    close(fd[1]);
+    px_conns[slot].used = 0;
+    pthread_mutex_unlock(&px_mu);
+    return NULL;
+}
+
+static void proxy_main(int lfd, long cut_min_ms, long cut_max_ms)
+{
+    unsigned seed = (unsigned)getpid();
+    long long next_cut = cut_min_ms > 0 ? now_ns() + (cut_min_ms + rand_r(&seed) % (cut_max_ms - cut_min_ms + 1)) * 1000000LL : 0;
+    long cuts = 0;
+    char path[700];
+
+    signal(SIGPIPE, SIG_IGN);
+    for (;;) {
+        struct pollfd p = { lfd, POLLIN, 0 };
+        int timeout = next_cut ? (int)((next_cut - now_ns()) / 1000000) : -1;
+        if (next_cut && timeout < 0)
+            timeout = 0;
+        if (poll(&p, 1, timeout) > 0 && (p.revents & POLLIN)) {
+            int cfd = accept(lfd, NULL, NULL), sfd, slot, one = 1;
+            struct sockaddr_in sa;
+            pthread_t th;
+            if (cfd < 0)
+                continue;
+            sfd = socket(AF_INET, SOCK_STREAM, 0);
+            memset(&sa, 0, sizeof sa);
+            sa.sin_family = AF_INET;
+            sa.sin_port = htons((uint16_t)srv.port);
+            sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            if (sfd < 0 || connect(sfd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+                close(cfd);
+                if (sfd >= 0)
+                    close(sfd);
+                continue;
+            }
+            setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            setsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            pthread_mutex_lock(&px_mu);
+            for (slot = 0; slot < PX_MAX && px_conns[slot].used; slot++)
+                ;
+            if (slot == PX_MAX) {
+                pthread_mutex_unlock(&px_mu);
+                close(cfd);
+                close(sfd);
+                continue;
+            }
+            px_conns[slot].cfd = cfd;
+            px_conns[slot].sfd = sfd;
+            px_conns[slot].used = 1;
+            pthread_mutex_unlock(&px_mu);
+            if (pthread_create(&th, NULL, px_conn_thread, (void *)(intptr_t)slot) == 0)
+                pthread_detach(th);
+        }
+        if (next_cut && now_ns() >= next_cut) {
+            int live[PX_MAX], n = 0, i, all = rand_r(&seed) % 5 == 0;
+            pthread_mutex_lock(&px_mu);
+            for (i = 0; i < PX_MAX; i++)
+                if (px_conns[i].used)
+                    live[n++] = i;
+            for (i = 0; i < n; i++)
+                if (all || i == (int)(rand_r(&seed) % (unsigned)n)) {
+                    shutdown(px_conns[live[i]].cfd, SHUT_RDWR);
+                    shutdown(px_conns[live[i]].sfd, SHUT_RDWR);
+                    cuts++;
+                }
+            pthread_mutex_unlock(&px_mu);
+            next_cut = now_ns() + (cut_min_ms + rand_r(&seed) % (cut_max_ms - cut_min_ms + 1)) * 1000000LL;
+            /* publish the count for the parent */
+            snprintf(path, sizeof path, "%s/proxy.cuts", logdir);
+            FILE *f = fopen(path, "w");
+            if (f) {
+                fprintf(f, "%ld\n", cuts);
+                fclose(f);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* checker                                                             */
+/* ------------------------------------------------------------------ */
+
+static rec_t *recs;
+static size_t nrecs, caprecs;
+
+static int load_logs(void)
+{
+    DIR *d = opendir(logdir);
+    struct dirent *e;
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        char path[1000];
+        FILE *f;
+        rec_t r;
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".log") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", logdir, e->d_name);
+        f = fopen(path, "rb");
+        if (!f)
+            continue;
+        while (fread(&r, sizeof r, 1, f) == 1) {
+            if (nrecs == caprecs) {
+                caprecs = caprecs ? caprecs * 2 : 4096;
+                recs = realloc(recs, caprecs * sizeof *recs);
+            }
+            recs[nrecs++] = r;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return 0;
+}
+
+static int cmp_enter(const void *a, const void *b)
+{
+    const rec_t *x = *(rec_t *const *)a, *y = *(rec_t *const *)b;
+    return x->t_enter < y->t_enter ? -1 : x->t_enter > y->t_enter;
+}
+
+static int cmp_token(const void *a, const void *b)
+{
+    const rec_t *x = *(rec_t *const *)a, *y = *(rec_t *const *)b;
+    if (x->token != y->token)
+        return x->token < y->token ? -1 : 1;
+    return x->t_enter < y->t_enter ? -1 : x->t_enter > y->t_enter;
+}
+
+static int violations, printed;
+/* Print at most 40 violations in all (overlaps, the worst kind, are always
+ * printed first in their phase); the count includes the unprinted ones. */
+static void violation(const char *fmt, ...)
+{
+    va_list ap;
+    violations++;
+    if (++printed > 40)
+        return;
+    fprintf(stderr, "VIOLATION: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void note(const char *fmt, ...)
+{
+    va_list ap;
+    printf("  ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+}
+
+static double ms(long long ns) { return ns / 1e6; }
+
+/* figures for the result line */
+static long f_sections, f_overlaps, f_lost, f_silent;
+
+static long long kill_ns[2];        /* kill scenario: when the victim of each phase was killed */
+static long long pause_t0[2], pause_t1[2], pause_dur_ns; /* pause scenario */
+static long long restart_ns[2];     /* restart scenarios: when the server came back */
+
+static void check_phase(int phase, long long counter, int counter_valid, int token_enforced)
+{
+    rec_t **v = NULL, **wr = NULL;
+    size_t n = 0, nw = 0, i;
+    long writes = 0, lost = 0, overlaps = 0, silent = 0, rw_overlaps = 0, tok_bad = 0, read_changed = 0;
+    long lost_writes = 0, eio_unlocks = 0;
+    const char *pname = phase == PH_MUTEX ? "mutex" : "rwlock";
+
+    for (i = 0; i < nrecs; i++)
+        if ((recs[i].kind == K_WRITE || recs[i].kind == K_READ || recs[i].kind == K_VICTIM) &&
+            recs[i].phase == phase)
+            n++;
+    v = calloc(n + 1, sizeof *v);
+    wr = calloc(n + 1, sizeof *wr);
+    n = 0;
+    for (i = 0; i < nrecs; i++) {
+        rec_t *r = &recs[i];
+        if (!((r->kind == K_WRITE || r->kind == K_READ || r->kind == K_VICTIM) && r->phase == phase))
+            continue;
+        if (r->kind == K_VICTIM) {
+            /* protected until (at least) its kill */
+            r->t_exit = kill_ns[phase] ? kill_ns[phase] : r->t_enter;
+            r->t_unlocked = r->t_exit;
+            r->unlock_rc = 0;
+        }
+        v[n++] = r;
+        if (r->kind != K_READ)
+            wr[nw++] = r;
+        if (r->kind == K_WRITE)
+            writes++;
+        if (r->unlock_rc == ENOLCK) {
+            lost++;
+            if (r->kind == K_WRITE)
+                lost_writes++;
+        } else if (r->unlock_rc != 0) {
+            violation("%s: unlock returned %s (%d)", pname, errname(r->unlock_rc), r->unlock_rc);
+        }
+        eio_unlocks += r->unlock_eio > 0;
+        read_changed += r->kind == K_READ && r->read_changed && r->unlock_rc == 0;
+    }
+    qsort(v, n, sizeof *v, cmp_enter);
+    qsort(wr, nw, sizeof *wr, cmp_enter);
+
+    /* writer/writer overlaps (by enter order, against the writer that
+     * reaches furthest so far) */
+    {
+        rec_t *far = NULL;
+        for (i = 0; i < nw; i++) {
+            if (far && wr[i]->t_enter < far->t_exit) {
+                overlaps++;
+                if (far->unlock_rc == 0 && wr[i]->unlock_rc == 0) {
+                    silent++;
+                    violation("%s: protected write sections overlap: pid %d.%d [%.3f, %.3f] ms and pid %d.%d "
+                              "[%.3f, %.3f] ms, tokens %llu / %llu",
+                              pname, far->pid, far->tid, ms(far->t_enter - t_start_ns),
+                              ms(far->t_exit - t_start_ns), wr[i]->pid, wr[i]->tid,
+                              ms(wr[i]->t_enter - t_start_ns), ms(wr[i]->t_exit - t_start_ns),
+                              (unsigned long long)far->token, (unsigned long long)wr[i]->token);
+                }
+            }
+            if (!far || wr[i]->t_exit > far->t_exit)
+                far = wr[i];
+        }
+    }
+    /* reader/writer overlaps: protected writers are disjoint; check each
+     * reader against the last protected writer entering before its exit */
+    {
+        rec_t **pw = calloc(nw + 1, sizeof *pw);
+        size_t np = 0;
+        for (i = 0; i < nw; i++)
+            if (wr[i]->unlock_rc == 0)
+                pw[np++] = wr[i];
+        for (i = 0; i < n; i++) {
+            rec_t *r = v[i];
+            size_t lo = 0, hi = np;
+            if (r->kind != K_READ)
+                continue;
+            while (lo < hi) { /* first writer with enter >= r->t_exit */
+                size_t mid = (lo + hi) / 2;
+                if (pw[mid]->t_enter < r->t_exit)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo > 0 && pw[lo - 1]->t_exit > r->t_enter) {
+                overlaps++;
+                if (r->unlock_rc == 0) {
+                    silent++;
+                    rw_overlaps++;
+                    violation("%s: protected reader pid %d.%d [%.3f, %.3f] overlaps protected writer pid %d.%d "
+                              "[%.3f, %.3f]",
+                              pname, r->pid, r->tid, ms(r->t_enter - t_start_ns), ms(r->t_exit - t_start_ns),
+                              pw[lo - 1]->pid, pw[lo - 1]->tid, ms(pw[lo - 1]->t_enter - t_start_ns),
+                              ms(pw[lo - 1]->t_exit - t_start_ns));
+                }
+            }
+        }
+        free(pw);
+    }
+    /* the same token on two sections (two acquisitions) */
+    {
+        long dups = 0;
+        rec_t **byt = malloc((n + 1) * sizeof *byt);
+        memcpy(byt, v, n * sizeof *byt);
+        qsort(byt, n, sizeof *byt, cmp_token);
+        for (i = 1; i < n; i++)
+            if (byt[i]->token == byt[i - 1]->token && byt[i]->token != 0) {
+                dups++;
+                if (token_enforced && dups > 5)
+                    violations++;
+                else if (token_enforced)
+                    violation("%s: fencing token %llu taken by two acquisitions: pid %d.%d enter %.3f ms unlock %s, "
+                              "pid %d.%d enter %.3f ms unlock %s",
+                              pname, (unsigned long long)byt[i]->token, byt[i - 1]->pid, byt[i - 1]->tid,
+                              ms(byt[i - 1]->t_enter - t_start_ns), errname(byt[i - 1]->unlock_rc), byt[i]->pid,
+                              byt[i]->tid, ms(byt[i]->t_enter - t_start_ns), errname(byt[i]->unlock_rc));
+            }
+        if (dups)
+            note("%-6s duplicate fencing tokens: %ld%s", pname, dups, token_enforced ? "" : " (not enforced)");
+        free(byt);
+    }
+    /* fencing tokens: around every protected writer, everything that
+     * entered before has a smaller token and everything after a larger one */
+    {
+        uint64_t *premax = calloc(n + 1, sizeof *premax), *sufmin = calloc(n + 2, sizeof *sufmin);
+        premax[0] = 0;
+        for (i = 0; i < n; i++)
+            premax[i + 1] = premax[i] > v[i]->token ? premax[i] : v[i]->token;
+        sufmin[n] = UINT64_MAX;
+        for (i = n; i-- > 0;)
+            sufmin[i] = sufmin[i + 1] < v[i]->token ? sufmin[i + 1] : v[i]->token;
+        for (i = 0; i < n; i++) {
+            if (v[i]->kind == K_READ || v[i]->unlock_rc != 0)
+                continue;
+            if (premax[i] >= v[i]->token || sufmin[i + 1] <= v[i]->token) {
+                tok_bad++;
+                if (token_enforced && tok_bad > 5)
+                    violations++;
+                else if (token_enforced)
+                    violation("%s: fencing token %llu of protected writer pid %d.%d (enter %.3f ms) not strictly "
+                              "between earlier max %llu and later min %llu",
+                              pname, (unsigned long long)v[i]->token, v[i]->pid, v[i]->tid,
+                              ms(v[i]->t_enter - t_start_ns), (unsigned long long)premax[i],
+                              (unsigned long long)sufmin[i + 1]);
+            }
+        }
+        free(premax);
+        free(sufmin);
+    }
+    /* counter */
+    if (counter_valid) {
+        long long diff = counter - writes;
+        if (diff < 0)
+            diff = -diff;
+        /* a reported-lost writer may undo one increment of its own and
+         * one per section it overlapped (its stale SET) */
+        if (diff > lost_writes + (overlaps - silent))
+            violation("%s: counter %lld but %ld write sections (%ld reported lost, %ld overlaps with them): "
+                      "mismatch %lld not explained",
+                      pname, counter, writes, lost_writes, overlaps - silent, diff);
+    }
+    if (read_changed)
+        violation("%s: %ld protected readers saw the counter change during their section", pname, read_changed);
+
+    note("%-6s sections %zu (writes %ld, reads %zu), overlaps %ld (silent %ld), reported lost %ld, token "
+         "order breaks %ld%s, unlock EIO retried %ld, counter %lld%s",
+         pname, n, writes, n - nw, overlaps, silent, lost, tok_bad, token_enforced ? "" : " (not enforced)",
+         eio_unlocks, counter, counter_valid ? "" : " (not checked)");
+    f_sections += (long)n;
+    f_overlaps += overlaps;
+    f_silent += silent;
+    f_lost += lost;
+
+    /* scenario-specific checks */
+    if (sc == SC_KILL && kill_ns[phase]) {
+        long long first = 0;
+        for (i = 0; i < n; i++)
+            if (v[i]->kind != K_VICTIM && v[i]->t_enter > kill_ns[phase] && (!first || v[i]->t_enter < first))
+                first = v[i]->t_enter;
+        if (!first) {
+            violation("%s: nobody acquired after the holder was killed", pname);
+        } else {
+            double gap = ms(first - kill_ns[phase]);
+            double bound = lease_ms + retry_ms + 20 + (opt_long ? 1000 : 3000);
+            note("%-6s takeover %.0f ms after SIGKILL of the holder (lease %u, bound %.0f)", pname, gap, lease_ms,
+                 bound);
+            if (gap > bound)
+                violation("%s: takeover after %.0f ms > lease + retry + slack (%.0f ms)", pname, gap, bound);
+        }
+    }
+    if (sc == SC_PAUSE && pause_t0[phase]) {
+        long spanning = 0, spanning_lost = 0;
+        for (i = 0; i < n; i++)
+            if (v[i]->t_enter < pause_t0[phase] && v[i]->t_exit > pause_t1[phase] + pause_dur_ns) {
+                spanning++;
+                if (v[i]->unlock_rc == ENOLCK)
+                    spanning_lost++;
+                else
+                    violation("%s: section pid %d.%d held across a %.0f ms pause (> lease %u) but unlock "
+                              "returned %s",
+                              pname, v[i]->pid, v[i]->tid, ms(pause_dur_ns), lease_ms, errname(v[i]->unlock_rc));
+            }
+        /* A section that began after the pause ended and lasted well
+         * under a lease cannot have lost its lease: an ENOLCK there is a
+         * false alarm (reported, not a violation: it errs on the safe side). */
+        long spurious = 0;
+        for (i = 0; i < n; i++)
+            spurious += v[i]->t_enter > pause_t1[phase] + pause_dur_ns && v[i]->unlock_rc == ENOLCK &&
+                        v[i]->t_unlocked - v[i]->t_enter < (long long)lease_ms * 500000LL;
+        note("%-6s sections spanning the pause: %ld, reported lost: %ld; short sections begun after it and still "
+             "reported lost (false alarms): %ld",
+             pname, spanning, spanning_lost, spurious);
+    }
+    if ((sc == SC_RESTART || sc == SC_RESTART_AOF) && restart_ns[phase]) {
+        /* liveness: blocked callers keep waiting and then succeed, and the
+         * lock recovers its pace once the lease of any vanished hold is
+         * over (rate after the restart >= 10% of the rate before it) */
+        long after = 0, before = 0, late = 0;
+        long long ph_start = phase == PH_MUTEX ? t_start_ns : t_half_ns;
+        long long ph_end = phase == PH_MUTEX ? t_half_ns : t_end_ns;
+        long long kill_at = restart_ns[phase] - (long long)lease_ms * 500000LL;
+        long long settle = restart_ns[phase] + (long long)(lease_ms + retry_ms) * 1000000LL;
+        long long first = 0;
+        double rate_before, rate_after;
+        for (i = 0; i < n; i++) {
+            if (v[i]->unlock_rc != 0)
+                continue;
+            if (v[i]->t_enter > restart_ns[phase]) {
+                after++;
+                if (!first || v[i]->t_enter < first)
+                    first = v[i]->t_enter;
+            }
+            before += v[i]->t_enter >= ph_start && v[i]->t_enter < kill_at;
+            late += v[i]->t_enter >= settle && v[i]->t_enter < ph_end;
+        }
+        rate_before = before / ((kill_at - ph_start) / 1e9);
+        rate_after = settle < ph_end ? late / ((ph_end - settle) / 1e9) : 0;
+        note("%-6s after the restart: first protected section %.0f ms later, %ld completed; rate %.1f/s before, "
+             "%.1f/s from lease + retry after it",
+             pname, first ? ms(first - restart_ns[phase]) : -1.0, after, rate_before, rate_after);
+        if (after == 0)
+            violation("%s: no section completed after the server restart", pname);
+        else if (ms(first - restart_ns[phase]) > lease_ms + retry_ms + (opt_long ? 2000 : 5000))
+            violation("%s: first section %.0f ms after the restart (bound lease + retry + slack)", pname,
+                      ms(first - restart_ns[phase]));
+        if (settle < ph_end - 1000000000LL && rate_after < rate_before / 10)
+            violation("%s: throughput collapsed after the restart: %.1f/s -> %.1f/s", pname, rate_before,
+                      rate_after);
+    }
+    if (sc == SC_SLOW && lost)
+        violation("%s: %ld holds lost with round trip = lease/3 (watchdog must keep them)", pname, lost);
+    free(v);
+    free(wr);
+}
+
+/* ------------------------------------------------------------------ */
+/* parent                                                              */
+/* ------------------------------------------------------------------ */
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts} [--procs N] "
+                    "[--threads M] [--seconds S] [--lease MS] [--short|--long] [--keep] [--verbose] [--sabotage]\n");
+    exit(2);
+}
+
+static void parent_alarm(int sig)
+{
+    (void)sig;
+    static const char m[] = "torture: global time bound exceeded: killing everything\n";
+    if (write(2, m, sizeof m - 1) < 0) {
+    }
+    kill(0, SIGKILL);
+}
+
+static long long get_counter(const char *key)
+{
+    redisContext *c = rdt_connect(&srv);
+    redisReply *r;
+    long long v = -1;
+    if (!c)
+        return -1;
+    r = redisCommand(c, "GET %s", key);
+    if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = 0;
+    if (r)
+        freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+static void wait_until(long long t)
+{
+    while (now_ns() < t)
+        sleep_ms(5);
+}
+
+int main(int argc, char **argv)
+{
+    int i, extra_procs = 0, status, crashes = 0, hangs = 0, failed_setup = 0, proxy_port = 0, lfd = -1;
+    pid_t pids[512], proxy_pid = 0;
+    int victim_pipe[2] = { -1, -1 };
+    const char *ini;
+    char ini_text[1024], faults[256] = "none";
+    long total_faults = 0;
+    int procs_given = 0, threads_given = 0;
+    long long stats_lock[NCODES] = { 0 }, stats_unlock[NCODES] = { 0 }, lostcb_total = 0, cretries = 0;
+
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
+            opt_scenario = argv[++i];
+        else if (!strcmp(argv[i], "--procs") && i + 1 < argc)
+            opt_procs = atoi(argv[++i]), procs_given = 1;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            opt_threads = atoi(argv[++i]), threads_given = 1;
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            opt_seconds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--lease") && i + 1 < argc)
+            opt_lease = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--short"))
+            opt_long = 0;
+        else if (!strcmp(argv[i], "--long"))
+            opt_long = 1;
+        else if (!strcmp(argv[i], "--keep"))
+            opt_keep = 1;
+        else if (!strcmp(argv[i], "--sabotage"))
+            opt_sabotage = 1;
+        else if (!strcmp(argv[i], "--verbose"))
+            opt_verbose = 1;
+        else
+            usage();
+    }
+    for (sc = 0; sc_names[sc] && strcmp(sc_names[sc], opt_scenario); sc++)
+        ;
+    if (sc_names[sc] && sc == SC_SLOW) { /* every hand-over costs round trips of lease/3 */
+        if (!procs_given)
+            opt_procs = 2;
+        if (!threads_given)
+            opt_threads = 2;
+    }
+    if (!sc_names[sc] || opt_procs < 1 || opt_procs > 64 || opt_threads < 1 || opt_threads > 256)
+        usage();
+    if (!opt_seconds)
+        opt_seconds = opt_long ? 60 : 8;
+    if (opt_seconds < 4)
+        opt_seconds = 4;
+    lease_ms = opt_lease ? opt_lease : (sc == SC_SLOW ? 1500 : 1000);
+    if (sc == SC_SLOW)
+        proxy_delay_ms = lease_ms / 6; /* round trip = lease / 3 */
+    if (sc == SC_CUTS)
+        proxy_cuts = 1;
+
+    setpgid(0, 0);
+    signal(SIGALRM, parent_alarm);
+    alarm((unsigned)opt_seconds + 240);
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    if (rdt_server_start(&srv, NULL, sc == SC_RESTART_AOF ? "--appendonly yes --appendfsync always" : NULL) != 0)
+        return 2;
+    snprintf(logdir, sizeof logdir, "%s/rdlock-torture-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(logdir)) {
+        perror("torture: mkdtemp");
+        rdt_server_stop(&srv);
+        return 2;
+    }
+
+    if (sc == SC_SLOW || sc == SC_CUTS) {
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof sa;
+        lfd = socket(AF_INET, SOCK_STREAM, 0);
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 128) != 0 ||
+            getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+            perror("torture: proxy socket");
+            rdt_server_stop(&srv);
+            return 2;
+        }
+        proxy_port = ntohs(sa.sin_port);
+    }
+    /* ini: short lease so faults resolve within seconds */
+    snprintf(ini_text, sizeof ini_text,
+             "[redis]\nhost = 127.0.0.1\nport = %d\ncommand_timeout_ms = %u\n"
+             "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
+             proxy_port ? proxy_port : srv.port, sc == SC_SLOW ? lease_ms : 1000, lease_ms, retry_ms);
+    ini = rdt_write_file(&srv, "torture.ini", ini_text);
+    if (!ini) {
+        rdt_server_stop(&srv);
+        return 2;
+    }
+    w_ini = ini;
+
+    t_start_ns = now_ns() + 300000000LL; /* workers settle their clients first */
+    t_half_ns = t_start_ns + (long long)opt_seconds * 500000000LL;
+    t_end_ns = t_start_ns + (long long)opt_seconds * 1000000000LL;
+
+    if (lfd >= 0) {
+        proxy_pid = fork();
+        if (proxy_pid == 0) {
+            alarm((unsigned)opt_seconds + 200);
+            proxy_main(lfd, proxy_cuts ? 100 : 0, proxy_cuts ? (opt_long ? 1500 : 700) : 0);
+            _exit(0);
+        }
+        close(lfd);
+    }
+    for (i = 0; i < opt_procs; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            signal(SIGALRM, SIG_DFL);
+            _exit(worker_main(i));
+        }
+    }
+    if (sc == SC_KILL) {
+        if (pipe(victim_pipe) != 0)
+            return 2;
+        for (i = 0; i < 2; i++) {
+            long long at = i == 0 ? t_start_ns + (t_half_ns - t_start_ns) / 3 : t_half_ns + (t_end_ns - t_half_ns) / 3;
+            pids[opt_procs + i] = fork();
+            if (pids[opt_procs + i] == 0) {
+                signal(SIGALRM, SIG_DFL);
+                close(victim_pipe[0]);
+                _exit(victim_main(i, victim_pipe[1], at));
+            }
+        }
+        extra_procs = 2;
+        close(victim_pipe[1]);
+    }
+
+    /* fault injection: once per phase, at a third of the phase */
+    for (int ph = 0; ph < 2; ph++) {
+        long long at = ph == 0 ? t_start_ns + (t_half_ns - t_start_ns) / 3 : t_half_ns + (t_end_ns - t_half_ns) / 3;
+        if (sc == SC_KILL) {
+            char ch;
+            struct pollfd p = { victim_pipe[0], POLLIN, 0 };
+            if (poll(&p, 1, (int)((t_end_ns - now_ns()) / 1000000) + 30000) <= 0 || read(victim_pipe[0], &ch, 1) != 1) {
+                fprintf(stderr, "torture: victim %d never acquired\n", ph);
+                failed_setup = 1;
+                break;
+            }
+            sleep_ms(lease_ms / 2); /* let the watchdog renew at least once */
+            kill_ns[ph] = now_ns();
+            kill(pids[opt_procs + ph], SIGKILL);
+            total_faults++;
+        } else if (sc == SC_RESTART || sc == SC_RESTART_AOF) {
+            wait_until(at);
+            rdt_server_kill(&srv);
+            sleep_ms(lease_ms / 2);
+            if (rdt_server_restart(&srv) != 0) {
+                fprintf(stderr, "torture: restart failed\n");
+                failed_setup = 1;
+                break;
+            }
+            restart_ns[ph] = now_ns();
+            total_faults++;
+        } else if (sc == SC_PAUSE) {
+            redisContext *c;
+            redisReply *r;
+            wait_until(at);
+            c = rdt_connect(&srv);
+            if (!c) {
+                failed_setup = 1;
+                break;
+            }
+            pause_dur_ns = (long long)lease_ms * 2500000LL;
+            pause_t0[ph] = now_ns();
+            r = redisCommand(c, "CLIENT PAUSE %lld ALL", pause_dur_ns / 1000000);
+            if (r && r->type == REDIS_REPLY_ERROR) { /* Redis < 6.2: no mode, pauses all commands */
+                freeReplyObject(r);
+                r = redisCommand(c, "CLIENT PAUSE %lld", pause_dur_ns / 1000000);
+            }
+            pause_t1[ph] = now_ns();
+            if (!r || r->type == REDIS_REPLY_ERROR) {
+                fprintf(stderr, "torture: CLIENT PAUSE: %s\n", r ? r->str : c->errstr);
+                failed_setup = 1;
+            }
+            if (r)
+                freeReplyObject(r);
+            redisFree(c);
+            total_faults++;
+        }
+    }
+    if (sc == SC_KILL)
+        snprintf(faults, sizeof faults, "%ld holder SIGKILLs", total_faults);
+    else if (sc == SC_RESTART)
+        snprintf(faults, sizeof faults, "%ld server SIGKILL+restart (no persistence)", total_faults);
+    else if (sc == SC_RESTART_AOF)
+        snprintf(faults, sizeof faults, "%ld server SIGKILL+restart (AOF)", total_faults);
+    else if (sc == SC_PAUSE)
+        snprintf(faults, sizeof faults, "%ld CLIENT PAUSE %u ms (2.5 leases)", total_faults, lease_ms * 5 / 2);
+    else if (sc == SC_SLOW)
+        snprintf(faults, sizeof faults, "+%u ms each way per chunk (RTT = lease/3 = %u ms)", proxy_delay_ms,
+                 proxy_delay_ms * 2);
+
+    /* wait for workers (bounded) */
+    for (i = 0; i < opt_procs + extra_procs; i++) {
+        long long left_ms = (t_end_ns - now_ns()) / 1000000 + 60000;
+        int victim = i >= opt_procs;
+        pid_t r = 0;
+        for (;;) {
+            r = waitpid(pids[i], &status, WNOHANG);
+            if (r != 0 || left_ms <= 0)
+                break;
+            sleep_ms(20);
+            left_ms -= 20;
+        }
+        if (r == 0) {
+            fprintf(stderr, "VIOLATION: worker %d (pid %d) hangs past the bound: SIGKILL\n", i, (int)pids[i]);
+            kill(pids[i], SIGKILL);
+            waitpid(pids[i], &status, 0);
+            hangs++;
+            continue;
+        }
+        if (victim && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+            continue;
+        if (WIFSIGNALED(status)) {
+            fprintf(stderr, "VIOLATION: worker %d (pid %d) died of signal %d%s\n", i, (int)pids[i], WTERMSIG(status),
+                    WTERMSIG(status) == SIGALRM ? " (its time bound: hang)" : "");
+            crashes++;
+        } else if (WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "torture: worker %d exited %d\n", i, WEXITSTATUS(status));
+            if (WEXITSTATUS(status) == 2)
+                failed_setup = 1;
+            else
+                crashes++;
+        }
+    }
+    if (proxy_pid > 0) {
+        char path[700];
+        FILE *f;
+        kill(proxy_pid, SIGKILL);
+        waitpid(proxy_pid, &status, 0);
+        if (sc == SC_CUTS) {
+            snprintf(path, sizeof path, "%s/proxy.cuts", logdir);
+            f = fopen(path, "r");
+            if (f) {
+                if (fscanf(f, "%ld", &total_faults) != 1)
+                    total_faults = 0;
+                fclose(f);
+            }
+            snprintf(faults, sizeof faults, "%ld connection cuts", total_faults);
+        }
+    }
+
+    /* check */
+    load_logs();
+    for (size_t k = 0; k < nrecs; k++)
+        if (recs[k].kind == K_STATS) {
+            for (i = 0; i < NCODES; i++) {
+                stats_lock[i] += recs[k].lock_codes[i];
+                stats_unlock[i] += recs[k].unlock_codes[i];
+            }
+            lostcb_total += recs[k].lostcb;
+            cretries += recs[k].counter_retries;
+            {
+                /* per process: lost callbacks <= ENOLCK unlocks */
+                long enolck = 0;
+                for (size_t j = 0; j < nrecs; j++)
+                    enolck += recs[j].pid == recs[k].pid && (recs[j].kind == K_WRITE || recs[j].kind == K_READ) &&
+                              recs[j].unlock_rc == ENOLCK;
+                if (recs[k].lostcb > enolck)
+                    violation("pid %d: %lld lost callbacks but only %ld unlocks returned ENOLCK", recs[k].pid,
+                              (long long)recs[k].lostcb, enolck);
+            }
+        }
+    printf("torture: scenario %s, %d x %d, %d s (%s), lease %u ms\n", opt_scenario, opt_procs, opt_threads, opt_seconds,
+           opt_long ? "long" : "short", lease_ms);
+    printf("  faults: %s\n", faults);
+    {
+        long long cm = get_counter("torture:counter:m"), crw = get_counter("torture:counter:rw");
+        int counter_valid = sc != SC_RESTART;
+        int tokens_enforced = sc != SC_RESTART;
+        check_phase(PH_MUTEX, cm, counter_valid, tokens_enforced);
+        check_phase(PH_RW, crw, counter_valid, tokens_enforced);
+        if (sc == SC_RESTART)
+            note("restart without persistence: the counter and the fencing counter restart from 0; the overlaps above "
+                 "all involve holds reported lost, and the token order breaks are what a fenced resource refuses");
+    }
+    note("lock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-SPEC=%lld",
+         stats_lock[C_OK], stats_lock[C_ENOLCK], stats_lock[C_EIO], stats_lock[C_EPERM], stats_lock[C_EINVAL],
+         stats_lock[C_EDEADLK], stats_lock[C_OTHER], stats_lock[C_BADSPEC]);
+    note("unlock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-SPEC=%lld",
+         stats_unlock[C_OK], stats_unlock[C_ENOLCK], stats_unlock[C_EIO], stats_unlock[C_EPERM], stats_unlock[C_EINVAL],
+         stats_unlock[C_EDEADLK], stats_unlock[C_OTHER], stats_unlock[C_BADSPEC]);
+    note("lost callbacks: %lld; plain-connection retries: %lld", lostcb_total, cretries);
+    if (stats_lock[C_BADSPEC] || stats_unlock[C_BADSPEC])
+        violation("a call returned a code outside SPEC 2");
+    for (i = 0; i < NCODES; i++)
+        if (i != C_OK && stats_lock[i])
+            violation("blocking lock returned %s %lld times (SPEC 2: only 0 or an error waiting cannot heal; EIO "
+                      "only with fail_fast)",
+                      i == C_EIO ? "EIO" : i == C_ENOLCK ? "ENOLCK" : i == C_EPERM ? "EPERM" : i == C_EINVAL ? "EINVAL" : i == C_EDEADLK ? "EDEADLK" : "another code",
+                      stats_lock[i]);
+    if (stats_unlock[C_EPERM] || stats_unlock[C_EINVAL] || stats_unlock[C_EDEADLK] || stats_unlock[C_OTHER])
+        violation("unlock of a held lock returned a code other than 0, ENOLCK or EIO");
+    if (crashes || hangs)
+        violation("%d crashes, %d hangs", crashes, hangs);
+    if (f_sections == 0)
+        violation("no section completed at all");
+    if (failed_setup)
+        fprintf(stderr, "torture: setup failure\n");
+
+    {
+        const char *verdict = failed_setup ? "ERROR" : violations ? "FAIL" : "PASS";
+        printf("RESULT|%s|%d x %d|%d s|%s|%ld|%ld (silent %ld)|%ld / %lld cb|%d|%s\n", opt_scenario, opt_procs,
+               opt_threads, opt_seconds, faults, f_sections, f_overlaps, f_silent, f_lost, lostcb_total,
+               crashes + hangs, verdict);
+    }
+    if (opt_keep)
+        printf("  logs kept in %s\n", logdir);
+    else {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", logdir);
+        if (system(cmd) != 0) {
+        }
+    }
+    rdt_server_stop(&srv);
+    return failed_setup ? 2 : violations ? 1 : 0;
+}
