@@ -172,9 +172,18 @@ if mode == 's' then
 elseif waiting then
   -- Free: only the head of the queue may take it (a try may barge).  A
   -- queue entry without its mark (evicted, deleted by hand) is dropped.
+  -- A head that stopped re-marking itself is gone: a live waiter looks
+  -- again at least every third of its lease (src/lock.c), so one silent
+  -- for half of it crashed, and must not hold the queue for its whole
+  -- mark lease.  An entry without its mark is dropped too.
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-  while head and redis.call('HEXISTS', KEYS[3], head) == 0 do
+  while head and head ~= owner do
+    local hv = redis.call('HGET', KEYS[3], head)
+    local d, l
+    if hv then d, l = string.match(hv, '^(%d+);(%d+);') end
+    if d and now - (tonumber(d) - tonumber(l)) <= tonumber(l) / 2 then break end
     redis.call('ZREM', KEYS[2], head)
+    redis.call('HDEL', KEYS[3], head)
     head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   end
   if head and head ~= owner then return busy(0) end

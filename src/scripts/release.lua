@@ -111,11 +111,16 @@ for i = 1, #wq, 2 do
     redis.call('ZREM', KEYS[2], wq[i])
   end
 end
+-- A head silent for half its lease crashed (see acquire.lua): skip it, so
+-- the lock is not handed to a dead waiter.
 local head, v = redis.call('ZRANGE', KEYS[2], 0, 0)[1], nil
 while head do
   v = redis.call('HGET', KEYS[3], head)
-  if v then break end
-  redis.call('ZREM', KEYS[2], head) -- an entry without its mark: drop it
+  local d, l
+  if v then d, l = string.match(v, '^(%d+);(%d+);') end
+  if d and clock() - (tonumber(d) - tonumber(l)) <= tonumber(l) / 2 then break end
+  redis.call('ZREM', KEYS[2], head)
+  redis.call('HDEL', KEYS[3], head)
   head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 end
 if head then
