@@ -35,6 +35,8 @@ typedef struct rdl_waitq {
     long long last_poll;    /* last timed re-check by any local waiter */
     rdl_waiter_t *waiters;  /* the local threads waiting */
     uint64_t last_grant;    /* newest hand-over token seen for this key */
+    long long look_sent;    /* the newest busy look by a local waiter: sent */
+    uint64_t look_fence;    /* ... and the fencing counter it saw */
 } rdl_waitq_t;
 
 /* Start the thread if it is not running (mu held).  0 or an errno. */

@@ -151,19 +151,21 @@ typedef struct leave_reply {
     char who[RDL_OWNER_MAX];
     size_t wholen;
     uint64_t token;
+    long long sent_at; /* when the attempt that took effect was sent */
 } leave_reply_t;
 
 /* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
- * or inconsistent exclusive hold) or "u" (unwait); see the script.  0 and
- * *out, or an error from the client. */
+ * or inconsistent exclusive hold) or "u" (unwait; lease = the waiter's
+ * lease, which a hand-over found then starts again with); see the script.
+ * 0 and *out, or an error from the client. */
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
-                 long long deadline, leave_reply_t *out)
+                 const char *lease, long long deadline, leave_reply_t *out)
 {
     rdl_call_t call;
-    const char *argv[RDL_NKEYS + 2];
-    size_t lens[RDL_NKEYS + 2];
+    const char *argv[RDL_NKEYS + 3];
+    size_t lens[RDL_NKEYS + 3];
     redisReply *r;
-    int i, rc;
+    int i, rc, argc = RDL_NKEYS + 2;
 
     for (i = 0; i < RDL_NKEYS; i++) {
         argv[i] = keys->v[i];
@@ -173,11 +175,15 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     lens[RDL_NKEYS] = strlen(owner);
     argv[RDL_NKEYS + 1] = op;
     lens[RDL_NKEYS + 1] = strlen(op);
-    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r,
-                           &call);
+    if (lease != NULL) {
+        argv[argc] = lease;
+        lens[argc++] = strlen(lease);
+    }
+    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, argc, argv, lens, deadline, &r, &call);
     if (rc != 0)
         return rc;
     memset(out, 0, sizeof *out);
+    out->sent_at = call.sent_at;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
         r->element[1]->type != REDIS_REPLY_INTEGER) {
         rdl_log(RDLOCK_LOG_ERROR, "release: unexpected reply from Redis");
@@ -234,6 +240,25 @@ static void info_make(char *buf, rdlock_client_t *c, unsigned thread)
     buf[n++] = ';';
     memcpy(buf + n, c->host, hl);
     buf[n + hl] = '\0';
+}
+
+/* A hand-over announced to waiter w (mu held): is its lease start known
+ * closely enough to trust the message without another look?  The server
+ * gave us the lock after every look whose answer showed a fencing counter
+ * below the hand-over's token, so the latest such look's sending, ours or
+ * another local waiter's, is a safe (early) start.  If that leaves less
+ * than a third of the lease, the watchdog might not reach the server in
+ * time: the caller looks once more instead (acquire.lua restarts the
+ * lease of a hand-over it finds).  *start: the estimate when trusted. */
+static bool grant_fresh(const rdl_waitq_t *q, const rdl_waiter_t *w, unsigned lease, long long *start)
+{
+    long long t = *start;
+    if (q->look_fence < w->token && q->look_sent > t)
+        t = q->look_sent;
+    if (t + lease - rdl_now_ms() < (long long)lease / 3)
+        return false;
+    *start = t;
+    return true;
 }
 
 /* Record a fresh hold (mutex held) and make sure the watchdog knows. */
@@ -323,7 +348,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     info_make(a.info, c, thread);
 
     for (;;) {
-        long long now, until, hint = 0;
+        long long now, until, mark_by, hint = 0;
         unsigned long gen0 = 0;
         unsigned wait_ms;
         uint64_t fence = 0;
@@ -331,12 +356,15 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
 
         if (q != NULL) {
             RDL_LOCK(c);
-            if (me.granted) {
+            if (me.granted && grant_fresh(q, &me, lease, &sent_at)) {
                 RDL_UNLOCK(c);
                 token = me.token;
                 rc = 0;
                 break;
             }
+            /* A hand-over whose lease we cannot date closely enough is
+             * confirmed by the look below, which also restarts its lease. */
+            me.granted = false;
             gen0 = q->gen;
             q->last_poll = rdl_now_ms();
             RDL_UNLOCK(c);
@@ -356,8 +384,14 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
              * restart without persistence the counter starts again low. */
             RDL_LOCK(c);
             me.floor = fence;
-            if (q != NULL && q->last_grant > fence)
-                q->last_grant = fence;
+            if (q != NULL) {
+                if (q->last_grant > fence)
+                    q->last_grant = fence;
+                if (sent_at >= q->look_sent) {
+                    q->look_sent = sent_at;
+                    q->look_fence = fence;
+                }
+            }
             RDL_UNLOCK(c);
         }
         if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
@@ -387,13 +421,22 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         if (rc == EBUSY && hint > 0 && hint < wait_ms)
             wait_ms = (unsigned)hint;
         wait_ms += rdl_jitter(c->cfg.retry_jitter_ms);
-        until = now + wait_ms;
+        /* From this look's sending, not its answer: so the server sees our
+         * queue mark refreshed every wait_ms, whatever the round trip
+         * (acquire.lua skips a head silent for half its lease). */
+        until = (rc == EBUSY ? sent_at : now) + wait_ms;
+        if (until < now)
+            until = now;
         if (how == RDL_TIMED && until > deadline)
             until = deadline;
         if (q == NULL) {
             rdl_sleep_ms(until - now);
             continue;
         }
+        /* A queued writer's own look is also what keeps its place in
+         * line (acquire.lua drops a mark silent for half its lease): it
+         * never leaves that to others for more than a third of it. */
+        mark_by = mode == 'x' && rc == EBUSY ? sent_at + lease / 3 : LLONG_MAX;
         RDL_LOCK(c);
         while (q->gen == gen0 && !me.granted) {
             if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
@@ -404,8 +447,10 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
              * ran out unreleased, so it always looks itself. */
             now = rdl_now_ms();
             if (rc == EBUSY && !first && q->last_poll > sent_at && (how != RDL_TIMED || now < deadline) &&
-                now - q->last_poll < (long long)wait_ms) {
+                now - q->last_poll < (long long)wait_ms && now < mark_by) {
                 until = q->last_poll + wait_ms;
+                if (until > mark_by)
+                    until = mark_by;
                 if (how == RDL_TIMED && until > deadline)
                     until = deadline;
                 continue;
@@ -421,14 +466,16 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         leave_reply_t lr;
         bool granted;
         RDL_LOCK(c);
-        granted = me.granted;
+        granted = me.granted && grant_fresh(q, &me, lease, &sent_at);
         RDL_UNLOCK(c);
         if (granted) {
             token = me.token;
             rc = 0;
-        } else if (leave(c, &a.keys, a.owner, "u", rdl_now_ms() + c->cfg.command_timeout_ms, &lr) == 0) {
+        } else if (leave(c, &a.keys, a.owner, "u", a.lease, rdl_now_ms() + c->cfg.command_timeout_ms, &lr) ==
+                   0) {
             if (lr.status == 2) {
                 token = lr.token;
+                sent_at = lr.sent_at; /* the script restarted the lease */
                 rc = 0;
             } else {
                 RDL_LOCK(c);
@@ -509,7 +556,7 @@ int rdl_release(rdl_handle_t *h)
 
     rc = keys_make(&keys, h->key, h->keylen);
     if (rc == 0) {
-        rc = leave(c, &keys, owner, how, -1, &lr);
+        rc = leave(c, &keys, owner, how, NULL, -1, &lr);
         free(keys.buf);
         if (rc == 0 && lr.status != 1)
             rc = ENOLCK;

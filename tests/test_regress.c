@@ -16,6 +16,16 @@
  *   lost_callback_may_exit  a lost callback that calls exit() ends the
  *       process with its status (the default client's atexit handler used
  *       to join the background thread from itself: abort).
+ *   handover_found_by_look_restarts_lease  a hand-over whose pub/sub
+ *       message was lost, found by the waiter's next look, gets a lease
+ *       that runs from that look (pre-fix: from the hand-over, up to a look
+ *       interval earlier than the client believed: with a round trip of a
+ *       third of the lease the hold expired before its first renewal,
+ *       torture `slow`, D6 in docs/RELIABILITY.md).
+ *   queue_place_kept_while_another_looks  a queued writer that leaves the
+ *       re-check to another local thread still keeps its place in the
+ *       writers' queue (pre-fix: its mark went silent, the server dropped
+ *       it as crashed and served a later waiter of another client first).
  *
  * Every test uses explicit clients (rdlock_client_open on an ini written by
  * rdt_write_ini), except the last, which needs the process default client
@@ -56,6 +66,7 @@
 #define STALL_RETRY_MS 200    /* head_not_starved: retry_interval_ms of the waiters' client */
 #define NWAITERS 6
 #define SHORT_LEASE_MS 300
+#define LOOK_MS 1000 /* handover_*: retry_interval_ms, the waiters' look interval */
 #define REPLY_MS 10000 /* an actor's answer to a call that should not block */
 
 static rdt_server_t g_srv;
@@ -66,6 +77,7 @@ static rdlock_client_t *g_cl; /* command_timeout_ms = TIMEOUT_MS: replies get lo
 static char g_ini[512];       /* defaults */
 static char g_ini_lossy[512];
 static char g_ini_stall[512]; /* retry_interval_ms = STALL_RETRY_MS, no jitter */
+static char g_ini_slowlook[512]; /* retry_interval_ms = LOOK_MS, no jitter */
 
 /* ------------------------------------------------------------------ */
 /* Redis state helpers                                                 */
@@ -337,6 +349,11 @@ static int suite_setup(void)
     if (!ini)
         return -1;
     snprintf(g_ini_stall, sizeof g_ini_stall, "%s", ini);
+    snprintf(extra, sizeof extra, "[lock]\nretry_interval_ms = %d\nretry_jitter_ms = 0\n", LOOK_MS);
+    ini = rdt_write_ini(&g_srv, 0, extra);
+    if (!ini)
+        return -1;
+    snprintf(g_ini_slowlook, sizeof g_ini_slowlook, "%s", ini);
     if (rdlock_client_open(&g_ca, g_ini) != 0 || rdlock_client_open(&g_cb, g_ini) != 0 ||
         rdlock_client_open(&g_cl, g_ini_lossy) != 0) {
         fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
@@ -870,6 +887,294 @@ static void test_lost_callback_may_exit(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* 6. the lease of a hand-over                                         */
+/* ------------------------------------------------------------------ */
+
+/* A thread that takes a mutex, reports, waits for "go", unlocks. */
+typedef struct hthread {
+    rdlock_t *m;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int phase;            /* 0 locking, 1 holding, 2 told to unlock, 3 done */
+    int lock_rc, unlock_rc;
+    long long locked_at;  /* rdt_now_ms() when rdlock_lock returned */
+    long long hold_ms;    /* > 0: unlock by itself after this long */
+    pthread_t th;
+} hthread_t;
+
+static void *hthread_main(void *arg)
+{
+    hthread_t *t = arg;
+    int rc = rdlock_lock(t->m);
+    pthread_mutex_lock(&t->mu);
+    t->lock_rc = rc;
+    t->locked_at = rdt_now_ms();
+    t->phase = 1;
+    pthread_cond_broadcast(&t->cv);
+    if (rc == 0 && t->hold_ms > 0) {
+        pthread_mutex_unlock(&t->mu);
+        rdt__nap_ms(t->hold_ms);
+        pthread_mutex_lock(&t->mu);
+    } else {
+        while (rc == 0 && t->phase < 2)
+            pthread_cond_wait(&t->cv, &t->mu);
+    }
+    pthread_mutex_unlock(&t->mu);
+    rc = rc == 0 ? rdlock_unlock(t->m) : -1;
+    pthread_mutex_lock(&t->mu);
+    t->unlock_rc = rc;
+    t->phase = 3;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+static int hthread_start(hthread_t *t, rdlock_t *m, long long hold_ms)
+{
+    memset(t, 0, sizeof *t);
+    t->m = m;
+    t->hold_ms = hold_ms;
+    t->lock_rc = t->unlock_rc = -1;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    return pthread_create(&t->th, NULL, hthread_main, t);
+}
+
+/* Wait (bounded) until t reaches phase; 1 reached, 0 not. */
+static int hthread_wait(hthread_t *t, int phase, int timeout_ms)
+{
+    long long end = rdt_now_ms() + timeout_ms;
+    int ok;
+    pthread_mutex_lock(&t->mu);
+    while (t->phase < phase && rdt_now_ms() < end) {
+        pthread_mutex_unlock(&t->mu);
+        rdt__nap_ms(2);
+        pthread_mutex_lock(&t->mu);
+    }
+    ok = t->phase >= phase;
+    pthread_mutex_unlock(&t->mu);
+    return ok;
+}
+
+static void hthread_finish(hthread_t *t)
+{
+    pthread_mutex_lock(&t->mu);
+    if (t->phase < 2)
+        t->phase = 2;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->th, NULL);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+}
+
+/* The only field of hash key (owner id) into buf, and its value into val:
+ * 1 found, 0 none, -1 error or several. */
+static int only_field(const char *key, char *buf, size_t n, char *val, size_t vn)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "HGETALL %s", key);
+    int rc = -1;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements <= 2) {
+        rc = r->elements == 2;
+        if (rc) {
+            snprintf(buf, n, "%s", r->element[0]->str);
+            snprintf(val, vn, "%s", r->element[1]->str);
+        }
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+/* release.lua's hand-over to the head of the writers' queue, done by hand
+ * and without its PUBLISH: a hand-over whose message got lost.  Returns
+ * the server time of the hand-over, -1 on error. */
+static const char handover_lua[] =
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "local who = ARGV[1]\n"
+    "local v = redis.call('HGET', KEYS[3], who)\n"
+    "if not v then return -1 end\n"
+    "local lease, info = string.match(v, '^%d+;(%d+);(.*)$')\n"
+    "local tok = redis.call('INCR', KEYS[5])\n"
+    "redis.call('DEL', KEYS[1])\n"
+    "redis.call('HSET', KEYS[1], 'm', 'x', who, (now + tonumber(lease)) .. ';' .. tok .. ';' .. info)\n"
+    "redis.call('PEXPIRE', KEYS[1], lease)\n"
+    "redis.call('SET', KEYS[6], who)\n"
+    "redis.call('ZREM', KEYS[2], who)\n"
+    "redis.call('HDEL', KEYS[3], who)\n"
+    "return now\n";
+
+/* A waiter W (lease 3 s, looking every LOOK_MS) queues behind a planted
+ * holder that would stay 60 s.  Right after one of W's looks (its queue
+ * mark changes), the lock is handed to W without a message; W finds it at
+ * its next look, about LOOK_MS later.  W's hold must then be good on the
+ * server for (about) a whole lease from that look: the lease W's watchdog
+ * counts on.  Pre-fix the server's deadline stayed at hand-over + lease,
+ * LOOK_MS earlier. */
+static void test_handover_found_by_look_restarts_lease(void)
+{
+    const char *N = "ho-look";
+    const unsigned W_LEASE = 3000;
+    rdlock_client_t *cw = NULL;
+    rdlock_t wm;
+    hthread_t w;
+    char owner[256], mark[512], mark2[512], val[512], k[700];
+    long long t_end, handed, dl = 0, srv_now;
+    uint64_t tok;
+    redisReply *r;
+    int ok;
+
+    fresh();
+    snprintf(k, sizeof k, "%s", key_of(N, ""));
+    tok = (uint64_t)int_reply((redisReply *)redisCommand(g_rc, "INCR %s", key_of(N, ":fence")), 0);
+    CU_ASSERT_FATAL(plant_leftover(k, "x", "planted:1", tok) == 0);
+    CU_ASSERT_EQUAL_FATAL(int_reply((redisReply *)redisCommand(g_rc, "PEXPIRE %s 60000", k), -1), 1);
+    CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&cw, g_ini_slowlook), 0);
+    CU_ASSERT_EQUAL_FATAL(mx_init(&wm, N, cw, RDLOCK_STALLED, W_LEASE, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&w, &wm, 0), 0);
+
+    /* W queued: its mark, then the next change of it (a look just went). */
+    t_end = rdt_now_ms() + 5000;
+    while ((ok = only_field(key_of(N, ":wq"), owner, sizeof owner, mark, sizeof mark)) != 1 && rdt_now_ms() < t_end)
+        rdt__nap_ms(2);
+    CU_ASSERT_EQUAL(ok, 1);
+    mark2[0] = '\0';
+    while (ok == 1 && rdt_now_ms() < t_end) {
+        if (hget(key_of(N, ":wq"), owner, mark2, sizeof mark2) != 1 || strcmp(mark2, mark) != 0)
+            break;
+        rdt__nap_ms(1);
+    }
+    CU_ASSERT(ok == 1 && mark2[0] != '\0' && strcmp(mark2, mark) != 0);
+    if (ok != 1 || strcmp(mark2, mark) == 0) {
+        redisCommand(g_rc, "DEL %s", k); /* free: W takes it at its next look */
+        hthread_finish(&w);
+        rdlock_destroy(&wm);
+        rdlock_client_close(cw);
+        return;
+    }
+    {
+        char ks[5][700]; /* key_of's buffers rotate among 4 */
+        const char *sfx[5] = { ":w", ":wq", ":r", ":fence", ":x" };
+        int i;
+        for (i = 0; i < 5; i++)
+            snprintf(ks[i], sizeof ks[i], "%s", key_of(N, sfx[i]));
+        r = (redisReply *)redisCommand(g_rc, "EVAL %s 6 %s %s %s %s %s %s %s", handover_lua, k, ks[0], ks[1],
+                                       ks[2], ks[3], ks[4], owner);
+    }
+    if (r && r->type == REDIS_REPLY_ERROR)
+        fprintf(stderr, "handover-look: %s\n", r->str);
+    handed = int_reply(r, -1);
+    CU_ASSERT_FATAL(handed > 0);
+
+    CU_ASSERT_FATAL(hthread_wait(&w, 1, 3 * LOOK_MS));
+    CU_ASSERT_EQUAL(w.lock_rc, 0);
+    srv_now = server_ms();
+    if (hget(k, owner, val, sizeof val) == 1)
+        dl = strtoll(val, NULL, 10);
+    fprintf(stderr, "handover-look: found %lld ms after the hand-over; deadline %lld ms ahead (lease %u)\n",
+            srv_now - handed, dl - srv_now, W_LEASE);
+    /* The look came about LOOK_MS after the hand-over: a deadline dated
+     * from the hand-over would be about W_LEASE - LOOK_MS ahead. */
+    CU_ASSERT(srv_now - handed >= LOOK_MS / 2);
+    CU_ASSERT(dl - srv_now >= (long long)W_LEASE - LOOK_MS / 3);
+    hthread_finish(&w);
+    CU_ASSERT_EQUAL(w.unlock_rc, 0);
+    CU_ASSERT_EQUAL(rdlock_destroy(&wm), 0);
+    CU_ASSERT_EQUAL(rdlock_client_close(cw), 0);
+}
+
+/* Wait (bounded) until n writers queue on name: 0, or -1 (*seen: how
+ * many did). */
+static int wait_queued(const char *name, int n, int *seen)
+{
+    long long end = rdt_now_ms() + 5000;
+    for (;;) {
+        *seen = (int)int_reply((redisReply *)redisCommand(g_rc, "ZCARD %s", key_of(name, ":w")), -1);
+        if (*seen >= n)
+            return 0;
+        if (rdt_now_ms() >= end) {
+            fprintf(stderr, "%s: %d of %d writers queued\n", name, *seen, n);
+            return -1;
+        }
+        rdt__nap_ms(2);
+    }
+}
+
+static int g_lost_calls;
+static void count_lost(const char *name, void *arg)
+{
+    (void)name;
+    __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* One client cw, two waiters on one name: A (lease 600 ms: looks every 200
+ * ms) and B (lease 1500 ms: would look every 500 ms, but A looks more
+ * often and B leaves the re-check to A); then C, of another client, queues
+ * behind them.  Another client's holder keeps the lock 2.5 s, longer than
+ * B's lease.  Then the queue must be served in order, A, B, C, each by
+ * hand-over, and B must keep its hold.  Pre-fix, B's queue mark went
+ * silent while A did the looking; the server dropped B as a crashed waiter
+ * and handed the lock to C first. */
+static void test_queue_place_kept_while_another_looks(void)
+{
+    const char *N = "ho-wait";
+    rdlock_client_t *cw = NULL;
+    rdlock_t hm, am, bm, cm;
+    rdlock_attr_t attr;
+    hthread_t h, a, b, cc;
+    int n = 0, lost;
+
+    fresh();
+    g_lost_calls = 0;
+    CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&cw, g_ini_slowlook), 0);
+    CU_ASSERT_EQUAL_FATAL(mx_init(&hm, N, g_ca, RDLOCK_STALLED, 600, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(mx_init(&am, N, cw, RDLOCK_STALLED, 600, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(mx_init(&cm, N, g_cb, RDLOCK_STALLED, 600, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(make_attr(&attr, cw, RDLOCK_STALLED, 1500, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(rdlock_attr_setlostcb(&attr, count_lost, &g_lost_calls), 0);
+    CU_ASSERT_EQUAL_FATAL(rdlock_init(&bm, N, &attr), 0);
+    rdlock_attr_destroy(&attr);
+
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&h, &hm, 2500), 0);
+    CU_ASSERT_FATAL(hthread_wait(&h, 1, 5000));
+    CU_ASSERT_EQUAL(h.lock_rc, 0);
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&a, &am, 1), 0);
+    CU_ASSERT_EQUAL_FATAL(wait_queued(N, 1, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&b, &bm, 300), 0);
+    CU_ASSERT_EQUAL_FATAL(wait_queued(N, 2, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&cc, &cm, 1), 0);
+    CU_ASSERT_EQUAL_FATAL(wait_queued(N, 3, &n), 0);
+
+    CU_ASSERT(hthread_wait(&cc, 3, 8000));
+    CU_ASSERT(hthread_wait(&b, 3, 2000));
+    hthread_finish(&h);
+    hthread_finish(&a);
+    hthread_finish(&b);
+    hthread_finish(&cc);
+    lost = __atomic_load_n(&g_lost_calls, __ATOMIC_SEQ_CST);
+    fprintf(stderr,
+            "queue-place: after the holder (%d/%d): A %d/%d at +%lld, B %d/%d at +%lld, C %d/%d at +%lld ms; "
+            "B's lost callbacks %d\n",
+            h.lock_rc, h.unlock_rc, a.lock_rc, a.unlock_rc, a.locked_at - h.locked_at, b.lock_rc, b.unlock_rc,
+            b.locked_at - h.locked_at, cc.lock_rc, cc.unlock_rc, cc.locked_at - h.locked_at, lost);
+    CU_ASSERT_EQUAL(h.unlock_rc, 0);
+    CU_ASSERT_EQUAL(a.lock_rc, 0);
+    CU_ASSERT_EQUAL(b.lock_rc, 0);
+    CU_ASSERT_EQUAL(cc.lock_rc, 0);
+    CU_ASSERT(a.locked_at < b.locked_at);
+    CU_ASSERT(b.locked_at < cc.locked_at);
+    CU_ASSERT(b.locked_at - h.locked_at >= 2500); /* B waited longer than its lease */
+    CU_ASSERT_EQUAL(b.unlock_rc, 0);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(rdlock_destroy(&hm), 0);
+    CU_ASSERT_EQUAL(rdlock_destroy(&am), 0);
+    CU_ASSERT_EQUAL(rdlock_destroy(&bm), 0);
+    CU_ASSERT_EQUAL(rdlock_destroy(&cm), 0);
+    CU_ASSERT_EQUAL(rdlock_client_close(cw), 0);
+}
+
+/* ------------------------------------------------------------------ */
 
 static const rdt_test_t tests[] = {
     { "leftover_field_not_resurrected", test_leftover_field_not_resurrected },
@@ -877,6 +1182,8 @@ static const rdt_test_t tests[] = {
     { "robust_eownerdead_survives_lost_reply", test_robust_eownerdead_survives_lost_reply },
     { "release_retry_after_lost_reply", test_release_retry_after_lost_reply },
     { "lost_callback_may_exit", test_lost_callback_may_exit },
+    { "handover_found_by_look_restarts_lease", test_handover_found_by_look_restarts_lease },
+    { "queue_place_kept_while_another_looks", test_queue_place_kept_while_another_looks },
     { NULL, NULL },
 };
 

@@ -117,9 +117,14 @@ for i = 1, #h, 2 do
       if held == mode and string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);') == string.match(info, '^%d+;%d+;%d+;(%d+);') then
         -- This very call holds it: handed over to it, or granted before a
         -- reply that got lost.  A robust exclusive hand-over after an
-        -- unclean end left the marker '?...' (see grant).
+        -- unclean end left the marker '?...' (see grant).  The lease
+        -- started at that grant, which the caller cannot date: it starts
+        -- again now, so that the caller's estimate (from this call's
+        -- sending) is never later than the server's deadline.
         local dead = 0
         if mode == 'x' and robust and xstate and string.sub(xstate, 1, 1) == '?' then dead = 1 end
+        redis.call('HSET', KEYS[1], owner, (now + lease) .. string.match(v, '^%d+(;.*)$'))
+        if mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
         return {1, tonumber(tok), dead}
       end
       -- A leftover of an earlier hold of this owner, which it was told it

@@ -6,6 +6,8 @@
 --         exclusive one handed over with EOWNERDEAD and not made
 --         consistent (the lock becomes not recoverable); 'u' unwait: stop
 --         waiting.
+-- ARGV[3] unwait only: the waiter's lease ms, which a hand-over found here
+--         starts again with.
 -- Returns {status, kind, who, token}:
 --   status, release: 1 released, 0 this owner held nothing live (lease
 --     expired, taken over or deleted: the caller reports ENOLCK).  A stale
@@ -77,7 +79,16 @@ else
   local v = redis.call('HGET', KEYS[1], owner)
   if v then
     local d, tok = string.match(v, '^(%d+);(%d+);')
-    if tonumber(d) > clock() then return {2, 1, owner, tonumber(tok)} end
+    if tonumber(d) > clock() then
+      -- Handed over to this owner, who now takes it after all: its lease
+      -- starts again now, as for a hand-over found by acquire.lua.
+      local lease = tonumber(ARGV[3])
+      if lease then
+        redis.call('HSET', KEYS[1], owner, (clock() + lease) .. string.match(v, '^%d+(;.*)$'))
+        if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
+      end
+      return {2, 1, owner, tonumber(tok)}
+    end
   end
   if was == 0 then return {0, 0} end
   if redis.call('EXISTS', KEYS[1]) == 1 then
