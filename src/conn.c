@@ -12,6 +12,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "reply.h"
 
 /* hiredis 0.14 writes with write(2): a peer that went away raises SIGPIPE,
  * which would kill a process that did not ignore it.  A library must not
@@ -76,16 +77,6 @@ const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n)
     return buf;
 }
 
-int rdl_conn_reply_error(const redisReply *r)
-{
-    if (r->str != NULL && (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0 ||
-                           strncmp(r->str, "NOPERM", 6) == 0 ||
-                           strstr(r->str, "invalid password") != NULL ||
-                           strstr(r->str, "invalid username-password") != NULL))
-        return EACCES;
-    return EIO;
-}
-
 /* One setup command; 0, or EACCES/EINVAL/EIO as `what` dictates. */
 static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const char **argv,
                          const char *what)
@@ -101,7 +92,7 @@ static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const
         return EIO;
     }
     if (r->type == REDIS_REPLY_ERROR) {
-        rc = rdl_conn_reply_error(r);
+        rc = rdl_reply_error(r);
         if (rc != EACCES && strcmp(what, "SELECT") == 0)
             rc = EINVAL;
         /* The server's text never contains the password we sent. */
@@ -272,11 +263,6 @@ static int rdl_conn_read_io(rdl_conn_t *c, redisReply **reply)
     return 0;
 }
 
-static int is_noscript(const redisReply *r)
-{
-    return r->type == REDIS_REPLY_ERROR && r->str != NULL && strncmp(r->str, "NOSCRIPT", 8) == 0;
-}
-
 static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply)
 {
@@ -287,7 +273,7 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
         return rc;
     if ((rc = rdl_conn_read_io(c, &r)) != 0)
         return rc;
-    if (is_noscript(r)) {
+    if (rdl_reply_noscript(r)) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): EVAL
          * sends the body once and caches it again. */
         freeReplyObject(r);
@@ -297,10 +283,8 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
             return rc;
     }
     if (r->type == REDIS_REPLY_ERROR) {
-        rc = rdl_conn_reply_error(r);
-        if (rc == EIO && r->str != NULL &&
-            (strncmp(r->str, "LOADING", 7) == 0 || strncmp(r->str, "BUSY", 4) == 0 ||
-             strncmp(r->str, "TRYAGAIN", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
+        rc = rdl_reply_error(r);
+        if (rc == EIO && rdl_reply_transient(r)) {
             /* The server is starting or busy: worth retrying. */
             rdl_log(RDLOCK_LOG_DEBUG, "script %s: %s; retrying", script->name, r->str);
             rc = EAGAIN;
@@ -321,7 +305,7 @@ static int rdl_conn_load_io(rdl_conn_t *c, const rdl_script_t *script)
     if (r == NULL)
         return EIO;
     if (r->type == REDIS_REPLY_ERROR)
-        rc = rdl_conn_reply_error(r);
+        rc = rdl_reply_error(r);
     freeReplyObject(r);
     return rc;
 }

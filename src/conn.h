@@ -57,10 +57,6 @@ int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
 /* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read). */
 int rdl_conn_append_load(rdl_conn_t *c, const rdl_script_t *script);
 
-/* Map an error reply to a code: EACCES for NOAUTH/WRONGPASS/NOPERM, else
- * EIO. */
-int rdl_conn_reply_error(const redisReply *r);
-
 /* Decimal digits of v into buf (no NUL); returns the length (<= 20).
  * Argument building on the hot path avoids stdio. */
 size_t rdl_fmt_u64(char *buf, unsigned long long v);

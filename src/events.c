@@ -21,6 +21,7 @@
 #include "events.h"
 #include "hold.h"
 #include "log.h"
+#include "reply.h"
 #include "script.h"
 #include "timeutil.h"
 
@@ -355,42 +356,32 @@ static void sub_reset(rdlock_client_t *c)
 /* Handle one pub/sub reply (mutex held). */
 static void sub_reply(rdlock_client_t *c, redisReply *r)
 {
-    rdl_waitq_t *q;
-    const char *kind, *chan;
-    size_t cl, sl = strlen(RDL_CHAN_SUFFIX);
+    rdl_event_t ev;
+    int kind = rdl_reply_event(r, RDL_CHAN_SUFFIX, &ev);
+    rdl_waitq_t *q = kind == RDL_EV_NONE ? NULL : wq_find(c, ev.key, ev.keylen);
 
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[1]->type != REDIS_REPLY_STRING)
-        return;
-    kind = r->element[0]->str;
-    chan = r->element[1]->str;
-    cl = r->element[1]->len;
-    if (cl < sl)
-        return;
-    q = wq_find(c, chan, cl - sl);
     if (q == NULL)
         return;
-    if (strcmp(kind, "message") == 0) {
-        const redisReply *m = r->element[2];
-        if (m->type == REDIS_REPLY_STRING && m->len > 2 && m->str[0] == 'g' && m->str[1] == ' ') {
-            /* "g <owner> <token>": handed to a queued writer; only that
-             * waiter (if it is ours) needs to know. */
-            const char *own = m->str + 2, *sp = memchr(own, ' ', m->len - 2);
-            if (sp != NULL)
-                rdl_waitq_grant(c, q->key, q->keylen, own, (size_t)(sp - own),
-                                strtoull(sp + 1, NULL, 10));
-        } else {
-            wq_wake(q); /* "u": readers may enter */
-        }
-    } else if (strcmp(kind, "subscribe") == 0) {
+    switch (kind) {
+    case RDL_EV_GRANT:
+        /* Handed to a queued writer: only that waiter (if it is ours)
+         * needs to know. */
+        rdl_waitq_grant(c, q->key, q->keylen, ev.owner, ev.ownerlen, ev.token);
+        break;
+    case RDL_EV_WAKE:
+        wq_wake(q); /* readers may enter */
+        break;
+    case RDL_EV_SUBSCRIBED:
         if (q->sub == RDL_SUB_SENT)
             q->sub = RDL_SUB_ON;
         /* Waiters blocked in join see the confirmation; waking them also
          * makes them look once more, which is what join's caller does. */
         RDL_CHECK(pthread_cond_broadcast(&q->cond));
-    } else if (strcmp(kind, "unsubscribe") == 0) {
+        break;
+    case RDL_EV_UNSUBSCRIBED:
         if (q->sub == RDL_SUB_UNSENT)
             q->sub = RDL_SUB_NONE; /* re-subscribed next round if waited on again */
+        break;
     }
 }
 
@@ -584,21 +575,13 @@ static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const c
  * (NOSCRIPT): the chunk must be sent again. */
 static int renew_result(renew_batch_t *b, size_t start, size_t n, const redisReply *r)
 {
+    int res[RDL_RENEW_BATCH];
     size_t i;
-    if (r->type == REDIS_REPLY_ERROR && r->str != NULL && strncmp(r->str, "NOSCRIPT", 8) == 0)
+    if (rdl_reply_noscript(r))
         return 1;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        rdl_log(RDLOCK_LOG_ERROR, "watchdog renewal failed: %s",
-                r->type == REDIS_REPLY_ERROR && r->str != NULL ? r->str : "unexpected reply");
-        return 0; /* results stay unknown: retried soon */
-    }
-    for (i = 0; i < n; i++)
-        b->items[start + i].result = 0;
-    for (i = 0; i < r->elements; i++) {
-        long long idx = r->element[i]->integer;
-        if (r->element[i]->type == REDIS_REPLY_INTEGER && idx >= 1 && (size_t)idx <= n)
-            b->items[start + (size_t)idx - 1].result = 1;
-    }
+    if (rdl_reply_renew(r, n, res) == 0) /* else results stay unknown: retried soon */
+        for (i = 0; i < n; i++)
+            b->items[start + i].result = res[i];
     return 0;
 }
 
@@ -641,7 +624,7 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
         redisReply *r;
         if ((rc = rdl_conn_read(c->wd, &r)) == 0) {
             if (r->type == REDIS_REPLY_ERROR) {
-                rc = rdl_conn_reply_error(r);
+                rc = rdl_reply_error(r);
                 rdl_log(RDLOCK_LOG_ERROR, "watchdog: SCRIPT LOAD failed: %s", r->str ? r->str : "?");
             }
             freeReplyObject(r);

@@ -20,6 +20,7 @@
 #include "hold.h"
 #include "lock.h"
 #include "log.h"
+#include "reply.h"
 #include "script.h"
 #include "timeutil.h"
 
@@ -86,6 +87,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
                     long long *hint, uint64_t *fence, bool *first, long long *sent_at)
 {
     rdl_call_t call;
+    rdl_acquired_t ar;
     const char *argv[RDL_NKEYS + 2];
     size_t lens[RDL_NKEYS + 2];
     char packed[340];
@@ -117,41 +119,22 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
         *sent_at = call.sent_at; /* else nothing went out: keep the last */
     if (rc != 0)
         return rc;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->type == REDIS_REPLY_INTEGER &&
-        r->element[0]->integer == -1) {
-        freeReplyObject(r);
-        return ENOTRECOVERABLE;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
-        r->element[1]->type != REDIS_REPLY_INTEGER) {
-        rdl_log(RDLOCK_LOG_ERROR, "acquire: unexpected reply from Redis");
-        freeReplyObject(r);
-        return EIO;
-    }
-    if (r->element[0]->integer == 1) {
-        *token = (uint64_t)r->element[1]->integer;
-        rc = r->elements > 2 && r->element[2]->type == REDIS_REPLY_INTEGER && r->element[2]->integer == 1
-                 ? EOWNERDEAD
-                 : 0;
-    } else {
-        *hint = r->element[1]->integer;
-        if (r->elements > 2 && r->element[2]->type == REDIS_REPLY_INTEGER)
-            *fence = (uint64_t)r->element[2]->integer;
-        *first = r->elements > 3 && r->element[3]->type == REDIS_REPLY_INTEGER && r->element[3]->integer == 1;
-        rc = EBUSY;
-    }
+    rc = rdl_reply_acquire(r, &ar);
     freeReplyObject(r);
+    *token = ar.token;
+    if (rc == EBUSY) {
+        *hint = ar.hint;
+        *fence = ar.fence;
+        *first = ar.first;
+    }
     return rc;
 }
 
-/* The reply of release.lua: {status, kind, who, token}. */
+/* The reply of release.lua, and when the attempt that took effect was
+ * sent. */
 typedef struct leave_reply {
-    long long status;
-    long long kind; /* 0 nothing, 1 handed to who/token, 2 readers woken */
-    char who[RDL_OWNER_MAX];
-    size_t wholen;
-    uint64_t token;
-    long long sent_at; /* when the attempt that took effect was sent */
+    rdl_released_t r;
+    long long sent_at;
 } leave_reply_t;
 
 /* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
@@ -182,34 +165,18 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, argc, argv, lens, deadline, &r, &call);
     if (rc != 0)
         return rc;
-    memset(out, 0, sizeof *out);
+    rc = rdl_reply_release(r, &out->r);
+    freeReplyObject(r);
     out->sent_at = call.sent_at;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
-        r->element[1]->type != REDIS_REPLY_INTEGER) {
-        rdl_log(RDLOCK_LOG_ERROR, "release: unexpected reply from Redis");
-        freeReplyObject(r);
-        return EIO;
-    }
-    out->status = r->element[0]->integer;
-    out->kind = r->element[1]->integer;
-    if (out->status == 0 && call.ambiguous && op[0] == 'r') {
+    if (rc == 0 && out->r.status == 0 && call.ambiguous && op[0] == 'r') {
         /* An earlier attempt went out and its answer was lost; finding
          * nothing now most likely means that attempt released the hold
          * (a hold lost on its own is reported by the watchdog first). */
         rdl_log(RDLOCK_LOG_WARN, "release: reply lost and the retry found the hold gone; "
                                  "taking it as released by the first attempt");
-        out->status = 1;
+        out->r.status = 1;
     }
-    if (out->kind == 1 && r->elements >= 4 && r->element[2]->type == REDIS_REPLY_STRING &&
-        r->element[2]->len < sizeof out->who && r->element[3]->type == REDIS_REPLY_INTEGER) {
-        memcpy(out->who, r->element[2]->str, r->element[2]->len);
-        out->wholen = r->element[2]->len;
-        out->token = (uint64_t)r->element[3]->integer;
-    } else if (out->kind == 1) {
-        out->kind = 0;
-    }
-    freeReplyObject(r);
-    return 0;
+    return rc;
 }
 
 /* Tell local waiters what a release or unwait did (mu held): hand the lock
@@ -217,9 +184,9 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
  * let local readers look again. */
 static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, const leave_reply_t *lr)
 {
-    if (lr->kind == 1)
-        rdl_waitq_grant(c, key, keylen, lr->who, lr->wholen, lr->token);
-    else if (lr->kind == 2)
+    if (lr->r.kind == 1)
+        rdl_waitq_grant(c, key, keylen, lr->r.who, lr->r.wholen, lr->r.token);
+    else if (lr->r.kind == 2)
         rdl_waitq_wake(c, key, keylen);
 }
 
@@ -473,8 +440,8 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             rc = 0;
         } else if (leave(c, &a.keys, a.owner, "u", a.lease, rdl_now_ms() + c->cfg.command_timeout_ms, &lr) ==
                    0) {
-            if (lr.status == 2) {
-                token = lr.token;
+            if (lr.r.status == 2) {
+                token = lr.r.token;
                 sent_at = lr.sent_at; /* the script restarted the lease */
                 rc = 0;
             } else {
@@ -558,7 +525,7 @@ int rdl_release(rdl_handle_t *h)
     if (rc == 0) {
         rc = leave(c, &keys, owner, how, NULL, -1, &lr);
         free(keys.buf);
-        if (rc == 0 && lr.status != 1)
+        if (rc == 0 && lr.r.status != 1)
             rc = ENOLCK;
     }
 

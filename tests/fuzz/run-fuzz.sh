@@ -1,10 +1,15 @@
 #!/bin/sh
-# run-fuzz.sh SRCDIR SECONDS - build the config loader's libFuzzer target
-# with ASan and UBSan (clang >= 14) and run it for SECONDS seconds on a copy
-# of the seed corpus, in a temp dir.  Exits non-zero on any crash, leak or
-# undefined-behaviour report, or if the target cannot be built.
+# run-fuzz.sh SRCDIR SECONDS - build librdlock's libFuzzer targets with ASan
+# and UBSan (clang >= 14) and run each for SECONDS seconds on a copy of its
+# seed corpus, in a temp dir:
+#   fuzz_config  the ini loader (src/config.c), corpus tests/fuzz/corpus-config
+#   fuzz_reply   everything read from a server: hiredis parses the bytes,
+#                src/reply.c decodes the replies; corpus tests/fuzz/corpus-reply
+# Exits non-zero on any crash, leak or undefined-behaviour report, or if a
+# target cannot be built.
 #
 #   CC=clang-15 tests/fuzz/run-fuzz.sh . 60     # another clang
+#   FUZZ_TARGETS=fuzz_reply ...                 # one target only
 #   FUZZ_KEEP=1 ...                             # keep the work dir
 set -eu
 
@@ -32,38 +37,64 @@ else
     : > "$work/rdl_build.h"
 fi
 
-echo "building fuzz_config with $cc"
-"$cc" -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -D_GNU_SOURCE -I"$work" -I"$srcdir/include" -I"$srcdir/src" \
-    "$srcdir/tests/fuzz/fuzz_config.c" "$srcdir/src/config.c" "$srcdir/src/log.c" \
-    -liniparser -lpthread -o "$work/fuzz_config"
+flags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -D_GNU_SOURCE -I$work -I$srcdir/include -I$srcdir/src"
 
-mkdir "$work/corpus" "$work/artifacts"
-cp "$srcdir"/tests/fuzz/corpus/* "$work/corpus/"
-[ -f "$srcdir/conf/rdlock.ini" ] && cp "$srcdir/conf/rdlock.ini" "$work/corpus/sample-rdlock.ini"
+# build_target NAME SOURCES-AND-LIBS...
+build_target() {
+    name=$1
+    shift
+    echo "building $name with $cc"
+    # shellcheck disable=SC2086
+    "$cc" $flags "$@" -o "$work/$name"
+}
 
-echo "fuzzing for $seconds s"
-cd "$work"
-set +e
-TMPDIR=$work \
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=0 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-./fuzz_config -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-    "$work/corpus" > "$work/fuzz.log" 2>&1
-rc=$?
-set -e
-tail -n 25 "$work/fuzz.log"
+# run_target NAME CORPUS_DIR [extra seed files...]
+run_target() {
+    name=$1 seeds=$2
+    shift 2
+    mkdir "$work/$name.corpus" "$work/$name.artifacts"
+    cp "$seeds"/* "$work/$name.corpus/"
+    for f in "$@"; do [ -f "$f" ] && cp "$f" "$work/$name.corpus/"; done
+    echo "fuzzing $name for $seconds s"
+    set +e
+    (cd "$work" && TMPDIR=$work \
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=0 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "./$name" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$work/$name.artifacts/" \
+        "$work/$name.corpus" > "$work/$name.log" 2>&1)
+    rc=$?
+    set -e
+    tail -n 12 "$work/$name.log"
+    found=$(ls "$work/$name.artifacts" 2>/dev/null | wc -l)
+    if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ] ||
+       grep -q -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/$name.log"; then
+        echo "FUZZ FAILED: $name (exit $rc); log and reproducers kept in $work:" >&2
+        ls -l "$work/$name.artifacts" >&2
+        echo "reproduce: $work/$name $work/$name.artifacts/<file>" >&2
+        FUZZ_KEEP=1
+        failed=1
+    else
+        echo "fuzz: $name: no crash, leak or UB in $seconds s"
+    fi
+}
 
-found=$(ls "$work/artifacts" 2>/dev/null | wc -l)
-if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ] ||
-   grep -q -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/fuzz.log"; then
-    echo "FUZZ FAILED (exit $rc); log and reproducers kept in $work:" >&2
-    ls -l "$work/artifacts" >&2
-    echo "reproduce: $work/fuzz_config $work/artifacts/<file>" >&2
-    FUZZ_KEEP=1
-    exit 1
-fi
-echo "fuzz: no crash, leak or UB in $seconds s"
-exit 0
+failed=0
+targets=${FUZZ_TARGETS:-fuzz_config fuzz_reply}
+for t in $targets; do
+    case $t in
+    fuzz_config)
+        build_target fuzz_config "$srcdir/tests/fuzz/fuzz_config.c" "$srcdir/src/config.c" "$srcdir/src/log.c" \
+            -liniparser -lpthread
+        run_target fuzz_config "$srcdir/tests/fuzz/corpus-config" "$srcdir/conf/rdlock.ini"
+        ;;
+    fuzz_reply)
+        build_target fuzz_reply "$srcdir/tests/fuzz/fuzz_reply.c" "$srcdir/src/reply.c" "$srcdir/src/log.c" \
+            -lhiredis -lpthread
+        run_target fuzz_reply "$srcdir/tests/fuzz/corpus-reply"
+        ;;
+    *) echo "$0: unknown target $t" >&2; exit 64 ;;
+    esac
+done
+exit $failed

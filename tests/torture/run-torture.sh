@@ -74,7 +74,7 @@ for s in $scenarios; do
     [ -n "$line" ] && echo "$line" >>"$results"
     if [ -n "${TORTURE_VERBOSE:-}" ]; then sed 's/^/      /' "$results.out"; fi
 done
-echo "INFO  bad input: the config loader is fuzzed by tests/fuzz (./run.sh test runs it; ./run.sh fuzz for longer)"
+echo "INFO  bad input: the config loader and server replies are fuzzed by tests/fuzz (./run.sh test runs them; ./run.sh fuzz for longer)"
 
 if [ -n "$table" ]; then
     {

@@ -1,0 +1,276 @@
+/* reply.c - decoding Redis replies and messages; see reply.h. */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "reply.h"
+
+static bool is_error(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && r->str != NULL;
+}
+
+static bool starts(const redisReply *r, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return r->len >= n && memcmp(r->str, prefix, n) == 0;
+}
+
+int rdl_reply_error(const redisReply *r)
+{
+    if (is_error(r) && (starts(r, "NOAUTH") || starts(r, "WRONGPASS") || starts(r, "NOPERM") ||
+                        strstr(r->str, "invalid password") != NULL ||
+                        strstr(r->str, "invalid username-password") != NULL))
+        return EACCES;
+    return EIO;
+}
+
+bool rdl_reply_transient(const redisReply *r)
+{
+    return is_error(r) &&
+           (starts(r, "LOADING") || starts(r, "BUSY") || starts(r, "TRYAGAIN") || starts(r, "MASTERDOWN"));
+}
+
+bool rdl_reply_noscript(const redisReply *r)
+{
+    return is_error(r) && starts(r, "NOSCRIPT");
+}
+
+/* Element i of array r is an integer: its value in *v. */
+static bool int_at(const redisReply *r, size_t i, long long *v)
+{
+    if (i >= r->elements || r->element[i] == NULL || r->element[i]->type != REDIS_REPLY_INTEGER)
+        return false;
+    *v = r->element[i]->integer;
+    return true;
+}
+
+int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out)
+{
+    long long status, v, extra;
+
+    memset(out, 0, sizeof *out);
+    if (r->type != REDIS_REPLY_ARRAY || !int_at(r, 0, &status))
+        goto bad;
+    if (status == -1 && r->elements == 1)
+        return ENOTRECOVERABLE;
+    if (!int_at(r, 1, &v))
+        goto bad;
+    if (status == 1) {
+        if (v <= 0)
+            goto bad; /* tokens start at 1 */
+        out->token = (uint64_t)v;
+        return int_at(r, 2, &extra) && extra == 1 ? EOWNERDEAD : 0;
+    }
+    if (status != 0)
+        goto bad;
+    out->hint = v > 0 ? v : 0;
+    if (int_at(r, 2, &extra) && extra > 0)
+        out->fence = (uint64_t)extra;
+    out->first = int_at(r, 3, &extra) && extra == 1;
+    return EBUSY;
+bad:
+    rdl_log(RDLOCK_LOG_ERROR, "acquire: unexpected reply from Redis");
+    return EIO;
+}
+
+int rdl_reply_release(const redisReply *r, rdl_released_t *out)
+{
+    long long tok;
+    const redisReply *who;
+
+    memset(out, 0, sizeof *out);
+    if (r->type != REDIS_REPLY_ARRAY || !int_at(r, 0, &out->status) || !int_at(r, 1, &out->kind)) {
+        rdl_log(RDLOCK_LOG_ERROR, "release: unexpected reply from Redis");
+        memset(out, 0, sizeof *out);
+        return EIO;
+    }
+    if (out->kind != 1)
+        return 0;
+    /* A hand-over: to whom, with which token.  Malformed, it is only not
+     * announced locally; the pub/sub message or a look tells the waiter. */
+    who = r->elements >= 4 ? r->element[2] : NULL;
+    if (who == NULL || who->type != REDIS_REPLY_STRING || who->len == 0 || who->len >= sizeof out->who ||
+        !int_at(r, 3, &tok) || tok <= 0) {
+        out->kind = 0;
+        return 0;
+    }
+    memcpy(out->who, who->str, who->len);
+    out->wholen = who->len;
+    out->token = (uint64_t)tok;
+    return 0;
+}
+
+int rdl_reply_renew(const redisReply *r, size_t n, int *result)
+{
+    size_t i;
+    long long idx;
+
+    if (r->type != REDIS_REPLY_ARRAY) {
+        rdl_log(RDLOCK_LOG_ERROR, "watchdog renewal failed: %s",
+                is_error(r) ? r->str : "unexpected reply");
+        return EIO;
+    }
+    for (i = 0; i < r->elements; i++)
+        if (!int_at(r, i, &idx) || idx < 1 || (unsigned long long)idx > n) {
+            rdl_log(RDLOCK_LOG_ERROR, "watchdog renewal: unexpected reply from Redis");
+            return EIO;
+        }
+    for (i = 0; i < n; i++)
+        result[i] = 0;
+    for (i = 0; i < r->elements; i++)
+        result[r->element[i]->integer - 1] = 1;
+    return 0;
+}
+
+/* "<digits>" (the whole of s[0..n)) as a token: true and *v, or false. */
+static bool parse_token(const char *s, size_t n, uint64_t *v)
+{
+    uint64_t t = 0;
+    size_t i;
+    if (n == 0 || n > 20)
+        return false;
+    for (i = 0; i < n; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9 || t > (UINT64_MAX - d) / 10)
+            return false;
+        t = t * 10 + d;
+    }
+    *v = t;
+    return t > 0;
+}
+
+int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev)
+{
+    const redisReply *kind, *chan, *m;
+    size_t sl = strlen(suffix);
+
+    memset(ev, 0, sizeof *ev);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3)
+        return RDL_EV_NONE;
+    kind = r->element[0];
+    chan = r->element[1];
+    m = r->element[2];
+    if (kind->type != REDIS_REPLY_STRING || chan->type != REDIS_REPLY_STRING || chan->len <= sl ||
+        memcmp(chan->str + chan->len - sl, suffix, sl) != 0)
+        return RDL_EV_NONE;
+    ev->key = chan->str;
+    ev->keylen = chan->len - sl;
+    if (kind->len == 7 && memcmp(kind->str, "message", 7) == 0) {
+        const char *own, *sp;
+        if (m->type != REDIS_REPLY_STRING)
+            return RDL_EV_NONE;
+        if (m->len == 1 && m->str[0] == 'u')
+            return RDL_EV_WAKE; /* waiting readers may enter */
+        /* "g <owner> <token>": handed to a queued writer. */
+        if (m->len < 5 || m->str[0] != 'g' || m->str[1] != ' ')
+            return RDL_EV_NONE;
+        own = m->str + 2;
+        sp = memchr(own, ' ', m->len - 2);
+        if (sp == NULL || sp == own || !parse_token(sp + 1, (size_t)(m->str + m->len - sp - 1), &ev->token))
+            return RDL_EV_NONE;
+        ev->owner = own;
+        ev->ownerlen = (size_t)(sp - own);
+        return RDL_EV_GRANT;
+    }
+    if (kind->len == 9 && memcmp(kind->str, "subscribe", 9) == 0)
+        return RDL_EV_SUBSCRIBED;
+    if (kind->len == 11 && memcmp(kind->str, "unsubscribe", 11) == 0)
+        return RDL_EV_UNSUBSCRIBED;
+    return RDL_EV_NONE;
+}
+
+/* "<deadline>;<token or lease>;<count>;<pid>;<thread>;<call>;<host>" (see
+ * acquire.lua) into p; fields that do not parse stay 0 / empty. */
+static void party_parse(rdl_party_t *p, const redisReply *owner, const redisReply *val, long long now,
+                        bool holder)
+{
+    long long deadline = 0;
+    unsigned long long second = 0;
+    int off = 0;
+
+    memset(p, 0, sizeof *p);
+    snprintf(p->owner, sizeof p->owner, "%.*s", (int)owner->len, owner->str);
+    if (sscanf(val->str, "%lld;%llu;%u;%ld;%u;%*u;%n", &deadline, &second, &p->count, &p->pid, &p->thread,
+               &off) >= 5 &&
+        off > 0)
+        snprintf(p->host, sizeof p->host, "%s", val->str + off);
+    if (__builtin_sub_overflow(deadline, now, &p->remaining_ms))
+        p->remaining_ms = 0;
+    if (holder)
+        p->token = second;
+}
+
+/* A flat array of owner, value pairs into *out (calloc'd). */
+static int parties(const redisReply *arr, long long now, bool holder, rdl_party_t **out, size_t *n)
+{
+    size_t i;
+
+    *n = 0;
+    *out = NULL;
+    if (arr->type != REDIS_REPLY_ARRAY || arr->elements % 2 != 0)
+        return EIO;
+    for (i = 0; i < arr->elements; i++)
+        if (arr->element[i]->type != REDIS_REPLY_STRING)
+            return EIO;
+    if (arr->elements == 0)
+        return 0;
+    *out = calloc(arr->elements / 2, sizeof **out);
+    if (*out == NULL)
+        return ENOMEM;
+    for (i = 0; i + 1 < arr->elements; i += 2)
+        party_parse(&(*out)[(*n)++], arr->element[i], arr->element[i + 1], now, holder);
+    return 0;
+}
+
+int rdl_reply_status(const redisReply *r, rdl_status_t *st)
+{
+    redisReply **e;
+    long long now;
+    int rc;
+
+    memset(st, 0, sizeof *st);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 7 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+        r->element[1]->type != REDIS_REPLY_STRING || r->element[4]->type != REDIS_REPLY_INTEGER ||
+        r->element[5]->type != REDIS_REPLY_INTEGER || r->element[6]->type != REDIS_REPLY_STRING) {
+        rdl_log(RDLOCK_LOG_ERROR, "status: unexpected reply from Redis");
+        return EIO;
+    }
+    e = r->element;
+    now = e[0]->integer;
+    st->mode = e[1]->len == 1 ? e[1]->str[0] : 0;
+    rc = parties(e[2], now, true, &st->holders, &st->nholders);
+    if (rc == 0)
+        rc = parties(e[3], now, false, &st->writers, &st->nwriters);
+    if (rc != 0) {
+        rdl_status_free(st);
+        if (rc == EIO)
+            rdl_log(RDLOCK_LOG_ERROR, "status: unexpected reply from Redis");
+        return rc;
+    }
+    st->readers_waiting = e[4]->integer;
+    st->fence = e[5]->integer > 0 ? (uint64_t)e[5]->integer : 0;
+    if (e[6]->len == 0)
+        st->robust = RDL_ROBUST_CLEAN;
+    else if (e[6]->len == 1 && e[6]->str[0] == '!')
+        st->robust = RDL_ROBUST_NOTRECOVERABLE;
+    else if (e[6]->str[0] == '?')
+        st->robust = RDL_ROBUST_INCONSISTENT;
+    else if (st->mode == 'x' && st->nholders == 1 && strlen(st->holders[0].owner) == e[6]->len &&
+             memcmp(st->holders[0].owner, e[6]->str, e[6]->len) == 0)
+        st->robust = RDL_ROBUST_CLEAN; /* the marker of the live exclusive holder */
+    else
+        st->robust = RDL_ROBUST_OWNER_DEAD;
+    return 0;
+}
+
+void rdl_status_free(rdl_status_t *st)
+{
+    free(st->holders);
+    free(st->writers);
+    memset(st, 0, sizeof *st);
+}

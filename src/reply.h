@@ -1,0 +1,75 @@
+/* reply.h - what Redis answers, decoded: the lock scripts' replies, the
+ * subscription's messages and the server's error replies, from hiredis
+ * reply objects to plain C values.
+ *
+ * Pure functions: no client, no I/O, no lock, no allocation except the
+ * status snapshot's arrays.  Every reply is taken as untrusted: a wrong
+ * type, a short array or a value out of range gives EIO (or is ignored, for
+ * messages), never a crash.  tests/fuzz/fuzz_reply.c feeds them whatever
+ * hiredis parses out of random bytes. */
+#ifndef RDL_REPLY_H
+#define RDL_REPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include "admin.h"
+
+/* An error reply: EACCES (authentication or permission), else EIO. */
+int rdl_reply_error(const redisReply *r);
+/* An error reply worth retrying: the server is loading, busy running a
+ * script, or has no master (LOADING, BUSY, TRYAGAIN, MASTERDOWN). */
+bool rdl_reply_transient(const redisReply *r);
+/* NOSCRIPT: the server's script cache lost our script. */
+bool rdl_reply_noscript(const redisReply *r);
+
+/* acquire.lua: {1, token, dead} | {0, hint, fence, first} | {-1}. */
+typedef struct rdl_acquired {
+    uint64_t token;  /* held */
+    long long hint;  /* busy: ms until the holders' leases end, 0 unknown */
+    uint64_t fence;  /* busy: the fencing counter now */
+    bool first;      /* busy: the caller heads the writers' queue */
+} rdl_acquired_t;
+/* 0 held, EOWNERDEAD held after an unclean end, EBUSY, ENOTRECOVERABLE,
+ * or EIO (not a reply of acquire.lua). */
+int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out);
+
+/* release.lua: {status, kind, who, token}. */
+#define RDL_WHO_MAX 64
+typedef struct rdl_released {
+    long long status;       /* see release.lua */
+    long long kind;         /* 0 nothing, 1 handed to who/token, 2 readers woken */
+    char who[RDL_WHO_MAX];  /* kind 1: the new holder's owner id */
+    size_t wholen;
+    uint64_t token;         /* kind 1: its fencing token */
+} rdl_released_t;
+/* 0 (*out set; a hand-over whose who or token is malformed reads as kind
+ * 0), or EIO. */
+int rdl_reply_release(const redisReply *r, rdl_released_t *out);
+
+/* renew.lua for n holds: the 1-based indices of the holds that are gone.
+ * 0 and result[i] = 0 (renewed) or 1 (gone) for each i < n, or EIO (then
+ * result is untouched: the outcome is unknown). */
+int rdl_reply_renew(const redisReply *r, size_t n, int *result);
+
+/* A message on the subscriber connection. */
+enum { RDL_EV_NONE, RDL_EV_GRANT, RDL_EV_WAKE, RDL_EV_SUBSCRIBED, RDL_EV_UNSUBSCRIBED };
+typedef struct rdl_event {
+    const char *key;    /* the lock key: the channel without its suffix */
+    size_t keylen;
+    const char *owner;  /* RDL_EV_GRANT: "g <owner> <token>" */
+    size_t ownerlen;
+    uint64_t token;
+} rdl_event_t;
+/* RDL_EV_* for r, a reply read on a connection subscribed to channels
+ * "<key><suffix>"; pointers into r.  RDL_EV_NONE for anything else. */
+int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev);
+
+/* status.lua: {now, mode, holders, writers, readers waiting, fence,
+ * robust marker}.  0 (free with rdl_status_free), EIO or ENOMEM. */
+int rdl_reply_status(const redisReply *r, rdl_status_t *st);
+
+#endif
