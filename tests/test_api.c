@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "testlib.h"
 #include "testutil.h"
 
 static rdt_server_t g_srv;
@@ -71,17 +72,6 @@ static long long key_pttl(const char *key)
     if (r)
         freeReplyObject(r);
     return v;
-}
-
-static void ts_from_now(clockid_t clk, long long delta_ms, struct timespec *ts)
-{
-    long long ns;
-    clock_gettime(clk, ts);
-    ns = (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec + delta_ms * 1000000LL;
-    if (ns < 0)
-        ns = 0;
-    ts->tv_sec = (time_t)(ns / 1000000000LL);
-    ts->tv_nsec = (long)(ns % 1000000000LL);
 }
 
 /* Initialise m on client c with type (0 = no attributes but the client). */
@@ -662,11 +652,11 @@ static void expect_all_einval(rdlock_t *m)
     unsigned n = 77;
 
     quiet();
-    ts_from_now(CLOCK_REALTIME, 1000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 1000);
     RDT_ASSERT_RC(EINVAL, rdlock_lock(m));
     RDT_ASSERT_RC(EINVAL, rdlock_trylock(m));
     RDT_ASSERT_RC(EINVAL, rdlock_timedlock(m, &ts));
-    ts_from_now(CLOCK_MONOTONIC, 1000, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 1000);
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(m, CLOCK_MONOTONIC, &ts));
     RDT_ASSERT_RC(EINVAL, rdlock_unlock(m));
     RDT_ASSERT_RC(EINVAL, rdlock_consistent(m));
@@ -876,21 +866,21 @@ static void test_abstime_validation(void)
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_REALTIME, NULL));
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_MONOTONIC, NULL));
 
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     ts.tv_nsec = -1;
     RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, &ts));
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_REALTIME, &ts));
     ts.tv_nsec = 1000000000L;
     RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, &ts));
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_REALTIME, &ts));
-    ts_from_now(CLOCK_MONOTONIC, 5000, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 5000);
     ts.tv_nsec = -1;
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
     ts.tv_nsec = 1000000000L;
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
 
     /* Only CLOCK_REALTIME and CLOCK_MONOTONIC. */
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &ts));
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_THREAD_CPUTIME_ID, &ts));
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, (clockid_t)4242, &ts));
@@ -915,7 +905,7 @@ static void test_past_deadline_free_lock(void)
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
     RDT_ASSERT_RC(0, init_on(&m, "past", g_cli, 0));
 
-    ts_from_now(CLOCK_REALTIME, -10000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, -10000);
     RDT_ASSERT_RC(0, rdlock_timedlock(&m, &ts));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 1);
@@ -929,11 +919,11 @@ static void test_past_deadline_free_lock(void)
     CU_ASSERT_EQUAL(n, 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
 
-    ts_from_now(CLOCK_MONOTONIC, -1, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, -1);
     RDT_ASSERT_RC(0, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
 
-    ts_from_now(CLOCK_REALTIME, -1000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, -1000);
     RDT_ASSERT_RC(0, rdlock_clocklock(&m, CLOCK_REALTIME, &ts));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "testlib.h"
 #include "testutil.h"
 
 static rdt_server_t srv;
@@ -26,13 +27,6 @@ static rdt_server_t srv;
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 /* ------------------------------------------------------------------ */
-
-static void nap(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
 
 /* A marker that rdlock_client_open must leave untouched on failure. */
 static int sentinel_obj;
@@ -247,24 +241,13 @@ static int locker_start(locker_t *l, rdlock_t *m)
     return pthread_create(&l->th, NULL, locker_main, l);
 }
 
-static void abs_mono(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Wait until the locker returned; 1 done (joined), 0 still blocked. */
 static int locker_wait(locker_t *l, int timeout_ms)
 {
     struct timespec ts;
     int done;
 
-    abs_mono(&ts, timeout_ms);
+    ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&l->mu);
     while (!l->done)
         if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) == ETIMEDOUT)
@@ -304,7 +287,7 @@ static int lost_wait(int n, int timeout_ms)
 {
     struct timespec ts;
     int got;
-    abs_mono(&ts, timeout_ms);
+    ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&lost_mu);
     while (lost_n < n)
         if (pthread_cond_timedwait(&lost_cv, &lost_mu, &ts) == ETIMEDOUT)
@@ -902,7 +885,7 @@ static void test_waiter_across_restart(void)
             queued = 1;
             break;
         }
-        nap(5); /* polling the server's state */
+        rdt__nap_ms(5); /* polling the server's state */
     }
     CU_ASSERT(queued);
 
@@ -1237,7 +1220,7 @@ static void test_fork(void)
                 bad++;
             }
             checks++;
-            nap(50); /* pacing */
+            rdt__nap_ms(50); /* pacing */
         } while (rdt_now_ms() - t0 < 1000);
         RDT_ASSERT_EQ_LL(0, bad);
         CU_ASSERT(checks >= 10);
@@ -1301,7 +1284,7 @@ static void test_fork_while_waiting(void)
             redisFree(rc);
         if (subscribed)
             break;
-        nap(5); /* polling the server's state */
+        rdt__nap_ms(5); /* polling the server's state */
     }
     CU_ASSERT(subscribed);
     CU_ASSERT(!locker_done(&l));

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "testlib.h"
 #include "testutil.h"
 
 static rdt_server_t g_srv;
@@ -179,15 +180,6 @@ static int init_on(rdlock_t *m, const char *name, rdlock_client_t *c, int type)
     return rc;
 }
 
-static void ts_from_now(clockid_t clk, long long delta_ms, struct timespec *ts)
-{
-    long long ns;
-    clock_gettime(clk, ts);
-    ns = (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec + delta_ms * 1000000LL;
-    ts->tv_sec = (time_t)(ns / 1000000000LL);
-    ts->tv_nsec = (long)(ns % 1000000000LL);
-}
-
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
@@ -241,11 +233,11 @@ static void *agent_main(void *p)
             rc = rdlock_unlock(ag->m);
             snprintf(out, sizeof out, "%d", rc);
         } else if (strncmp(line, "timed ", 6) == 0) {
-            ts_from_now(CLOCK_REALTIME, atoll(line + 6), &ts);
+            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 6));
             rc = rdlock_timedlock(ag->m, &ts);
             snprintf(out, sizeof out, "%d", rc);
         } else if (strncmp(line, "clock ", 6) == 0) {
-            ts_from_now(CLOCK_MONOTONIC, atoll(line + 6), &ts);
+            ts = rdt_abstime(CLOCK_MONOTONIC, atoll(line + 6));
             rc = rdlock_clocklock(ag->m, CLOCK_MONOTONIC, &ts);
             snprintf(out, sizeof out, "%d", rc);
         } else if (strcmp(line, "holdcount") == 0) {
@@ -507,16 +499,16 @@ static void test_relock_codes(void)
 
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(EDEADLK, rdlock_lock(&m));
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     RDT_ASSERT_RC(EDEADLK, rdlock_timedlock(&m, &ts));
-    ts_from_now(CLOCK_MONOTONIC, 5000, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 5000);
     RDT_ASSERT_RC(EDEADLK, rdlock_clocklock(&m, CLOCK_MONOTONIC, &ts));
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     RDT_ASSERT_RC(EDEADLK, rdlock_clocklock(&m, CLOCK_REALTIME, &ts));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     CU_ASSERT(rdt_now_ms() - t0 < 1000);
     /* abstime is validated before anything else, even before EDEADLK */
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     ts.tv_nsec = 1000000000L;
     RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, &ts));
     RDT_ASSERT_RC(EINVAL, rdlock_clocklock(&m, CLOCK_MONOTONIC, NULL));
@@ -741,19 +733,19 @@ static void test_timedlock_timeout(void)
     RDT_ASSERT_RC(0, agent_call(&holder, "lock", NULL));
 
     t0 = rdt_now_ms();
-    ts_from_now(CLOCK_REALTIME, TIMED_MS, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, TIMED_MS);
     rc = rdlock_timedlock(&mine, &ts);
     el = rdt_now_ms() - t0;
     check_timeout("timedlock", rc, el);
 
     t0 = rdt_now_ms();
-    ts_from_now(CLOCK_MONOTONIC, TIMED_MS, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, TIMED_MS);
     rc = rdlock_clocklock(&mine, CLOCK_MONOTONIC, &ts);
     el = rdt_now_ms() - t0;
     check_timeout("clocklock(MONOTONIC)", rc, el);
 
     t0 = rdt_now_ms();
-    ts_from_now(CLOCK_REALTIME, TIMED_MS, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, TIMED_MS);
     rc = rdlock_clocklock(&mine, CLOCK_REALTIME, &ts);
     el = rdt_now_ms() - t0;
     check_timeout("clocklock(REALTIME)", rc, el);
@@ -764,7 +756,7 @@ static void test_timedlock_timeout(void)
     ts.tv_nsec = 0;
     RDT_ASSERT_RC(ETIMEDOUT, rdlock_timedlock(&mine, &ts));
     RDT_ASSERT_RC(ETIMEDOUT, rdlock_clocklock(&mine, CLOCK_MONOTONIC, &ts));
-    ts_from_now(CLOCK_REALTIME, -1000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, -1000);
     RDT_ASSERT_RC(ETIMEDOUT, rdlock_timedlock(&mine, &ts));
     el = rdt_now_ms() - t0;
     CU_ASSERT(el < 1000);
@@ -892,7 +884,7 @@ static void test_two_handles_same_owner(void)
     RDT_ASSERT_RC(0, init_on(&c, "same", g_c2, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&a));
     RDT_ASSERT_RC(EDEADLK, rdlock_lock(&b));
-    ts_from_now(CLOCK_REALTIME, 2000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 2000);
     RDT_ASSERT_RC(EDEADLK, rdlock_timedlock(&b, &ts));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&b));
     RDT_ASSERT_RC(0, rdlock_holdcount(&b, &n)); /* the caller's depth, whichever handle */
@@ -1467,7 +1459,7 @@ static int fork_child(void *arg)
     if (rdlock_fencing_token(&g_fork_lock, &tok) != EPERM)
         return 13;
     /* a different owner: it waits, it is no relock */
-    ts_from_now(CLOCK_MONOTONIC, 200, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 200);
     if ((rc = rdlock_clocklock(&g_fork_lock, CLOCK_MONOTONIC, &ts)) != ETIMEDOUT) {
         fprintf(stderr, "fork child: clocklock -> %s\n", rdt_errname(rc));
         return 14;

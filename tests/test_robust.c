@@ -34,6 +34,7 @@
 #endif
 
 #include "fixture.h"
+#include "testlib.h"
 #include "testutil.h"
 
 #define LEASE_MS 300     /* the lease of every short-lived hold */
@@ -247,15 +248,6 @@ static int rw_init(rdrwlock_t *rw, const char *name, rdlock_client_t *c, int rob
     return rc;
 }
 
-static void ts_from_now(clockid_t clk, long long delta_ms, struct timespec *ts)
-{
-    long long ns;
-    clock_gettime(clk, ts);
-    ns = (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec + delta_ms * 1000000LL;
-    ts->tv_sec = (time_t)(ns / 1000000000LL);
-    ts->tv_nsec = (long)(ns % 1000000000LL);
-}
-
 static uint64_t mx_token(rdlock_t *m)
 {
     uint64_t t = 0;
@@ -347,7 +339,7 @@ static int actor_main(void *arg)
         } else if (strcmp(line, "trylock") == 0) {
             rc = rdlock_trylock(&m);
         } else if (strncmp(line, "timed ", 6) == 0) {
-            ts_from_now(CLOCK_REALTIME, atoll(line + 6), &ts);
+            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 6));
             rc = rdlock_timedlock(&m, &ts);
         } else if (strcmp(line, "unlock") == 0) {
             rc = rdlock_unlock(&m);
@@ -368,10 +360,10 @@ static int actor_main(void *arg)
         } else if (strcmp(line, "trywr") == 0) {
             rc = rdrwlock_trywrlock(&rw);
         } else if (strncmp(line, "timedrd ", 8) == 0) {
-            ts_from_now(CLOCK_REALTIME, atoll(line + 8), &ts);
+            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 8));
             rc = rdrwlock_timedrdlock(&rw, &ts);
         } else if (strncmp(line, "timedwr ", 8) == 0) {
-            ts_from_now(CLOCK_REALTIME, atoll(line + 8), &ts);
+            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 8));
             rc = rdrwlock_timedwrlock(&rw, &ts);
         } else if (strcmp(line, "rwunlock") == 0) {
             rc = rdrwlock_unlock(&rw);
@@ -746,7 +738,7 @@ static void test_owner_dead_timedlock(void)
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 0);
     CU_ASSERT_FATAL(dead > 0);
     t0 = rdt_now_ms();
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     rc = rdlock_timedlock(&m, &ts);
     el = rdt_now_ms() - t0;
     RDT_ASSERT_RC(EOWNERDEAD, rc);
@@ -762,7 +754,7 @@ static void test_owner_dead_timedlock(void)
     /* again, with clocklock on CLOCK_MONOTONIC */
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
     CU_ASSERT_FATAL(dead > tok);
-    ts_from_now(CLOCK_MONOTONIC, 5000, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 5000);
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_clocklock(&other, CLOCK_MONOTONIC, &ts));
     CU_ASSERT(rdt_now_ms() - t0 < FAST_MS);
@@ -772,7 +764,7 @@ static void test_owner_dead_timedlock(void)
     RDT_ASSERT_RC(0, rdlock_consistent(&other));
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
     CU_ASSERT(x_absent(N));
-    ts_from_now(CLOCK_REALTIME, 2000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 2000);
     RDT_ASSERT_RC(0, rdlock_timedlock(&m, &ts));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
 
@@ -1018,14 +1010,14 @@ static void test_not_recoverable(void)
     /* and in this process, on both clients */
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&m));
-    ts_from_now(CLOCK_REALTIME, 3000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 3000);
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_timedlock(&m, &ts));
-    ts_from_now(CLOCK_MONOTONIC, 3000, &ts);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 3000);
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_clocklock(&mp, CLOCK_MONOTONIC, &ts));
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&mp));
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_tryrdlock(&rw));
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_trywrlock(&rw));
-    ts_from_now(CLOCK_REALTIME, 3000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 3000);
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_timedrdlock(&rw, &ts));
     el = rdt_now_ms() - t0;
     CU_ASSERT(el < 7 * FAST_MS);
@@ -1239,7 +1231,7 @@ static void test_rwlock_robust_writer(void)
     {
         struct timespec ts;
         uint64_t t = 0;
-        ts_from_now(CLOCK_REALTIME, 5000, &ts);
+        ts = rdt_abstime(CLOCK_REALTIME, 5000);
         RDT_ASSERT_RC(EOWNERDEAD, rdrwlock_timedwrlock(&rw, &ts));
         RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw, &t));
         CU_ASSERT(t > dead);
@@ -1449,7 +1441,7 @@ static void test_clean_unlock(void)
     for (i = 0; i < 3; i++) {
         rdlock_t *x = i % 2 ? &m : &m2;
         struct timespec ts;
-        ts_from_now(CLOCK_REALTIME, 2000, &ts);
+        ts = rdt_abstime(CLOCK_REALTIME, 2000);
         RDT_ASSERT_RC(0, rdlock_timedlock(x, &ts));
         RDT_ASSERT_RC(0, rdlock_unlock(x));
         CU_ASSERT(x_absent(N));
@@ -1497,7 +1489,7 @@ static void test_consistent_errors(void)
     /* after EOWNERDEAD */
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
     CU_ASSERT_FATAL(dead > 0);
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_timedlock(&rob, &ts));
     RDT_ASSERT_RC(EINVAL, rdlock_consistent(&other));  /* robust, another owner holds it */
     RDT_ASSERT_RC(EINVAL, rdlock_consistent(&plain));  /* same owner, but a non-robust handle */
@@ -1539,7 +1531,7 @@ static void test_recursive_robust(void)
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
     CU_ASSERT_FATAL(dead > 0);
 
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_timedlock(&m, &ts));
     t1 = mx_token(&m);
     CU_ASSERT(t1 > dead);
@@ -1564,7 +1556,7 @@ static void test_recursive_robust(void)
     /* without consistent */
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
     CU_ASSERT_FATAL(dead > t1);
-    ts_from_now(CLOCK_REALTIME, 5000, &ts);
+    ts = rdt_abstime(CLOCK_REALTIME, 5000);
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_timedlock(&m, &ts));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m)); /* inner: local */

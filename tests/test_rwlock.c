@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "testlib.h"
 #include "testutil.h"
 
 static rdt_server_t srv;
@@ -37,35 +38,14 @@ static redisContext *g_rc; /* parent's plain connection for inspecting state */
 /* general helpers                                                     */
 /* ------------------------------------------------------------------ */
 
-static void nap(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
-
 /* Bounded polling of real state: evaluates cond every 5 ms until it holds
  * or timeout_ms passes; ok is set to the last value. */
 #define WAIT_FOR(ok, cond, timeout_ms)                                   \
     do {                                                                 \
         long long wf_end_ = rdt_now_ms() + (timeout_ms);                 \
         while (!((ok) = (cond)) && rdt_now_ms() < wf_end_)               \
-            nap(5);                                                      \
+            rdt__nap_ms(5);                                                      \
     } while (0)
-
-/* An absolute time ms from now on clock clk. */
-static struct timespec in_ms(clockid_t clk, long ms)
-{
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
 
 /* Copy of an ini path (rdt_write_ini's result lives in a rotating slot). */
 static void write_ini(char *out, size_t n, const char *extra)
@@ -334,7 +314,7 @@ static void on_lost(const char *name, void *arg)
 
 static int lost_wait(lostrec_t *r, int n, int timeout_ms)
 {
-    struct timespec ts = in_ms(CLOCK_MONOTONIC, timeout_ms);
+    struct timespec ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
     int count;
     pthread_mutex_lock(&r->mu);
     while (r->count < n)
@@ -401,13 +381,13 @@ static int actor_main(void *arg)
         } else if (strcmp(line, "trywr") == 0) {
             rc = rdrwlock_trywrlock(&rw);
         } else if (sscanf(line, "timedrd %ld", &ms) == 1) {
-            ts = in_ms(CLOCK_REALTIME, ms);
+            ts = rdt_abstime(CLOCK_REALTIME, ms);
             rc = rdrwlock_timedrdlock(&rw, &ts);
         } else if (sscanf(line, "timedwr %ld", &ms) == 1) {
-            ts = in_ms(CLOCK_REALTIME, ms);
+            ts = rdt_abstime(CLOCK_REALTIME, ms);
             rc = rdrwlock_timedwrlock(&rw, &ts);
         } else if (sscanf(line, "clockwr %ld", &ms) == 1) {
-            ts = in_ms(CLOCK_MONOTONIC, ms);
+            ts = rdt_abstime(CLOCK_MONOTONIC, ms);
             rc = rdrwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &ts);
         } else if (strcmp(line, "unlock") == 0) {
             rc = rdrwlock_unlock(&rw);
@@ -531,7 +511,7 @@ static void actor_kill(actor_t *a)
 /* Join with a bound; 0 or -1 (the thread is then left running). */
 static int join_within(pthread_t t, int timeout_ms)
 {
-    struct timespec ts = in_ms(CLOCK_REALTIME, timeout_ms);
+    struct timespec ts = rdt_abstime(CLOCK_REALTIME, timeout_ms);
     int rc = pthread_timedjoin_np(t, NULL, &ts);
     if (rc != 0)
         fprintf(stderr, "thread did not finish within %d ms: %s\n", timeout_ms, strerror(rc));
@@ -604,7 +584,7 @@ static void holder_start(holder_t *h, rdrwlock_t *rw, rdlock_t *m, int op)
 /* Wait until the acquire call returned (bounded); its rc, or -1000. */
 static int holder_acquired(holder_t *h, int timeout_ms)
 {
-    struct timespec ts = in_ms(CLOCK_REALTIME, timeout_ms);
+    struct timespec ts = rdt_abstime(CLOCK_REALTIME, timeout_ms);
     int rc;
     pthread_mutex_lock(&h->mu);
     while (h->state < 1)
@@ -706,7 +686,7 @@ static void test_init_destroy(void)
     keys0 = icmd("DBSIZE"); /* the fencing counter of the long name stays */
     CU_ASSERT(keys0 >= 1);
     memset(&z, 0, sizeof z);
-    ts = in_ms(CLOCK_REALTIME, 100);
+    ts = rdt_abstime(CLOCK_REALTIME, 100);
     RDT_ASSERT_RC(EINVAL, rdrwlock_rdlock(&z));
     RDT_ASSERT_RC(EINVAL, rdrwlock_tryrdlock(&z));
     RDT_ASSERT_RC(EINVAL, rdrwlock_timedrdlock(&z, &ts));
@@ -945,7 +925,7 @@ static void test_try_and_timed(void)
     RDT_ASSERT_RC(EINVAL, rdrwlock_timedwrlock(&ra, &ts));
     RDT_ASSERT_RC(EINVAL, rdrwlock_timedrdlock(&ra, NULL));
     RDT_ASSERT_RC(EINVAL, rdrwlock_clockwrlock(&ra, CLOCK_REALTIME, NULL));
-    ts = in_ms(CLOCK_REALTIME, 1000);
+    ts = rdt_abstime(CLOCK_REALTIME, 1000);
     RDT_ASSERT_RC(EINVAL, rdrwlock_clockrdlock(&ra, CLOCK_PROCESS_CPUTIME_ID, &ts));
     RDT_ASSERT_RC(EINVAL, rdrwlock_clockwrlock(&ra, CLOCK_THREAD_CPUTIME_ID, &ts));
     RDT_ASSERT_EQ_LL(0, key_exists("rw-try"));
@@ -970,17 +950,17 @@ static void test_try_and_timed(void)
     CU_ASSERT_EQUAL(mode, 's');
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rb));
-    ts = in_ms(CLOCK_REALTIME, 300);
+    ts = rdt_abstime(CLOCK_REALTIME, 300);
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_timedwrlock(&rb, &ts));
     took = rdt_now_ms() - t0;
     CU_ASSERT(took >= 280 && took <= 1500);
-    ts = in_ms(CLOCK_MONOTONIC, 300);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 300);
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_clockwrlock(&rb, CLOCK_MONOTONIC, &ts));
     took = rdt_now_ms() - t0;
     CU_ASSERT(took >= 280 && took <= 1500);
-    ts = in_ms(CLOCK_REALTIME, 200);
+    ts = rdt_abstime(CLOCK_REALTIME, 200);
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_clockwrlock(&rb, CLOCK_REALTIME, &ts));
     /* A past deadline on a held lock: ETIMEDOUT at once. */
     ts.tv_sec = 1;
@@ -999,28 +979,28 @@ static void test_try_and_timed(void)
     CU_ASSERT_EQUAL(mode, 'x');
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rb));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rb));
-    ts = in_ms(CLOCK_REALTIME, 300);
+    ts = rdt_abstime(CLOCK_REALTIME, 300);
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_timedrdlock(&rb, &ts));
     took = rdt_now_ms() - t0;
     CU_ASSERT(took >= 280 && took <= 1500);
-    ts = in_ms(CLOCK_MONOTONIC, 300);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 300);
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_clockrdlock(&rb, CLOCK_MONOTONIC, &ts));
     took = rdt_now_ms() - t0;
     CU_ASSERT(took >= 280 && took <= 1500);
-    ts = in_ms(CLOCK_REALTIME, 200);
+    ts = rdt_abstime(CLOCK_REALTIME, 200);
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_clockrdlock(&rb, CLOCK_REALTIME, &ts));
-    ts = in_ms(CLOCK_REALTIME, 200);
+    ts = rdt_abstime(CLOCK_REALTIME, 200);
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_timedwrlock(&rb, &ts));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
     RDT_ASSERT_EQ_LL(0, key_exists("rw-try"));
 
     /* Free again: every timed form acquires with a future deadline too. */
-    ts = in_ms(CLOCK_REALTIME, 2000);
+    ts = rdt_abstime(CLOCK_REALTIME, 2000);
     RDT_ASSERT_RC(0, rdrwlock_timedwrlock(&rb, &ts));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
-    ts = in_ms(CLOCK_MONOTONIC, 2000);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 2000);
     RDT_ASSERT_RC(0, rdrwlock_clockrdlock(&rb, CLOCK_MONOTONIC, &ts));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
 
@@ -1121,10 +1101,10 @@ static void test_fencing_tokens(void)
         case 1: rc = rdrwlock_wrlock(&ra); break;
         case 2: rc = rdrwlock_tryrdlock(&ra); break;
         case 3: rc = rdrwlock_trywrlock(&ra); break;
-        case 4: ts = in_ms(CLOCK_REALTIME, 2000); rc = rdrwlock_timedrdlock(&ra, &ts); break;
-        case 5: ts = in_ms(CLOCK_REALTIME, 2000); rc = rdrwlock_timedwrlock(&ra, &ts); break;
-        case 6: ts = in_ms(CLOCK_MONOTONIC, 2000); rc = rdrwlock_clockrdlock(&ra, CLOCK_MONOTONIC, &ts); break;
-        default: ts = in_ms(CLOCK_MONOTONIC, 2000); rc = rdrwlock_clockwrlock(&ra, CLOCK_MONOTONIC, &ts); break;
+        case 4: ts = rdt_abstime(CLOCK_REALTIME, 2000); rc = rdrwlock_timedrdlock(&ra, &ts); break;
+        case 5: ts = rdt_abstime(CLOCK_REALTIME, 2000); rc = rdrwlock_timedwrlock(&ra, &ts); break;
+        case 6: ts = rdt_abstime(CLOCK_MONOTONIC, 2000); rc = rdrwlock_clockrdlock(&ra, CLOCK_MONOTONIC, &ts); break;
+        default: ts = rdt_abstime(CLOCK_MONOTONIC, 2000); rc = rdrwlock_clockwrlock(&ra, CLOCK_MONOTONIC, &ts); break;
         }
         RDT_ASSERT_RC(0, rc);
         t = 0;
@@ -1217,9 +1197,9 @@ static void test_read_reentry_per_thread(void)
 
     /* Counted across all read forms: 4 entries, 4 unlocks. */
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&ra));
-    ts = in_ms(CLOCK_REALTIME, 1000);
+    ts = rdt_abstime(CLOCK_REALTIME, 1000);
     RDT_ASSERT_RC(0, rdrwlock_timedrdlock(&ra, &ts));
-    ts = in_ms(CLOCK_MONOTONIC, 1000);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 1000);
     RDT_ASSERT_RC(0, rdrwlock_clockrdlock(&ra, CLOCK_MONOTONIC, &ts));
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
 
@@ -1268,9 +1248,9 @@ static void test_deadlock_and_eperm(void)
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
     RDT_ASSERT_RC(EDEADLK, rdrwlock_wrlock(&ra));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&ra));
-    ts = in_ms(CLOCK_REALTIME, 300);
+    ts = rdt_abstime(CLOCK_REALTIME, 300);
     RDT_ASSERT_RC(EDEADLK, rdrwlock_timedwrlock(&ra, &ts));
-    ts = in_ms(CLOCK_MONOTONIC, 300);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 300);
     RDT_ASSERT_RC(EDEADLK, rdrwlock_clockwrlock(&ra, CLOCK_MONOTONIC, &ts));
     /* Unchanged: still one read share, released by one unlock. */
     CU_ASSERT_EQUAL(holders("rw-dl", &mode), 1);
@@ -1290,13 +1270,13 @@ static void test_deadlock_and_eperm(void)
     RDT_ASSERT_RC(0, rdrwlock_wrlock(&ra));
     RDT_ASSERT_RC(EDEADLK, rdrwlock_rdlock(&ra));
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&ra));
-    ts = in_ms(CLOCK_REALTIME, 300);
+    ts = rdt_abstime(CLOCK_REALTIME, 300);
     RDT_ASSERT_RC(EDEADLK, rdrwlock_timedrdlock(&ra, &ts));
-    ts = in_ms(CLOCK_MONOTONIC, 300);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 300);
     RDT_ASSERT_RC(EDEADLK, rdrwlock_clockrdlock(&ra, CLOCK_MONOTONIC, &ts));
     RDT_ASSERT_RC(EDEADLK, rdrwlock_wrlock(&ra));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&ra));
-    ts = in_ms(CLOCK_REALTIME, 300);
+    ts = rdt_abstime(CLOCK_REALTIME, 300);
     RDT_ASSERT_RC(EDEADLK, rdrwlock_timedwrlock(&ra, &ts));
     RDT_ASSERT_RC(EPERM, rdrwlock_unlock(&rb));
     holder_start(&h, &ra, NULL, 'R'); /* another thread of the same client */
@@ -1367,7 +1347,7 @@ static void *ovl_thread(void *arg)
     snprintf(line, sizeof line, "in %d %" PRIu64, rc, tok);
     pthread_mutex_lock(&s->mu);
     rdt_send(s->fd, line);
-    ts = in_ms(CLOCK_REALTIME, 20000);
+    ts = rdt_abstime(CLOCK_REALTIME, 20000);
     while (!s->release)
         if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)
             break;
@@ -1519,7 +1499,7 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(0, rdlock_lock(&ma));
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rwb));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rwb));
-    ts = in_ms(CLOCK_REALTIME, 200);
+    ts = rdt_abstime(CLOCK_REALTIME, 200);
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_timedrdlock(&rwb, &ts));
     RDT_ASSERT_RC(EBUSY, actor_do(&other, "tryrd", 5000, NULL));
     RDT_ASSERT_RC(EBUSY, actor_do(&other, "trywr", 5000, NULL));
@@ -1545,7 +1525,7 @@ static void test_mutex_rwlock_same_lock(void)
     /* 2. A read share held: the mutex is busy for others. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&rwa));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&mb));
-    ts = in_ms(CLOCK_REALTIME, 200);
+    ts = rdt_abstime(CLOCK_REALTIME, 200);
     RDT_ASSERT_RC(ETIMEDOUT, rdlock_timedlock(&mb, &ts));
     RDT_ASSERT_RC(EBUSY, actor_do(&other, "trywr", 5000, NULL));
     RDT_ASSERT_RC(0, actor_do(&other, "tryrd", 5000, NULL)); /* readers share */
@@ -1635,19 +1615,19 @@ static void test_writer_preference(void)
 
     /* New readers wait behind it: try is EBUSY, timed ones time out. */
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rb));
-    ts = in_ms(CLOCK_REALTIME, 400);
+    ts = rdt_abstime(CLOCK_REALTIME, 400);
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_timedrdlock(&rb, &ts));
     took = rdt_now_ms() - t0;
     CU_ASSERT(took >= 380 && took <= 1500);
-    ts = in_ms(CLOCK_MONOTONIC, 300);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 300);
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_clockrdlock(&rb, CLOCK_MONOTONIC, &ts));
     CU_ASSERT_EQUAL(holders("rw-pref", &mode), 2);
 
     /* Threads that already hold a share may take it again meanwhile. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&ra));
-    ts = in_ms(CLOCK_REALTIME, 300);
+    ts = rdt_abstime(CLOCK_REALTIME, 300);
     RDT_ASSERT_RC(0, rdrwlock_timedrdlock(&ra, &ts));
     RDT_ASSERT_RC(0, actor_do(&reader, "rd", 5000, NULL));
     RDT_ASSERT_RC(0, actor_do(&reader, "tryrd", 5000, NULL));
@@ -1714,10 +1694,10 @@ static void *stream_thread(void *arg)
         rc = rdrwlock_rdlock(s->rw);
         if (rc != 0) {
             __atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
-            nap(10);
+            rdt__nap_ms(10);
             continue;
         }
-        nap(hold);
+        rdt__nap_ms(hold);
         if (rdrwlock_unlock(s->rw) != 0)
             __atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&s->iters, 1, __ATOMIC_RELEASE);
@@ -1777,7 +1757,7 @@ static void test_writer_not_starved(void)
         else if (r == 0)
             rdrwlock_unlock(&rw);
         samples++;
-        nap(20); /* pacing of the samples */
+        rdt__nap_ms(20); /* pacing of the samples */
     }
     printf("[trywrlock busy %d/%d against the stream] ", busy, samples);
     CU_ASSERT(busy >= 16);
@@ -1879,7 +1859,7 @@ static void test_timed_out_writer_leaves_no_mark(void)
     RDT_ASSERT_EQ_LL(0, icmd("EXISTS rdlock:{rw-tmo}:w"));
 
     /* In this process with another client, too. */
-    ts = in_ms(CLOCK_MONOTONIC, 300);
+    ts = rdt_abstime(CLOCK_MONOTONIC, 300);
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_clockwrlock(&rc_, CLOCK_MONOTONIC, &ts));
     RDT_ASSERT_EQ_LL(0, icmd("EXISTS rdlock:{rw-tmo}:w"));
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rb));
@@ -1924,7 +1904,7 @@ static void test_crashed_waiting_writer(void)
 
     actor_kill(&writer);
     t0 = rdt_now_ms();
-    ts = in_ms(CLOCK_REALTIME, 4000);
+    ts = rdt_abstime(CLOCK_REALTIME, 4000);
     RDT_ASSERT_RC(0, rdrwlock_timedrdlock(&rb, &ts));
     took = rdt_now_ms() - t0;
     printf("[new reader in %lld ms after the waiting writer died (mark lease %u)] ", took, lease);
@@ -1976,7 +1956,7 @@ static void test_per_reader_leases(void)
     r1pid = (long)r1.pid;
     actor_kill(&r1);
     killed_srv = server_ms();
-    nap(3 * lease); /* wall time for the dead share's lease to run out */
+    rdt__nap_ms(3 * lease); /* wall time for the dead share's lease to run out */
 
     /* r1's share expired by itself within its lease of the kill; r2's is
      * alive and renewed. */
@@ -2035,7 +2015,7 @@ static void test_dead_share_does_not_outlive_lease(void)
     RDT_ASSERT_RC(0, actor_do(&r2, "rd", 5000, NULL));
     actor_kill(&r1);
     t0 = rdt_now_ms();
-    nap(3 * lease); /* wall time: the dead share expires, the live one is renewed */
+    rdt__nap_ms(3 * lease); /* wall time: the dead share expires, the live one is renewed */
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rw)); /* the live share */
     RDT_ASSERT_RC(0, actor_do(&r2, "unlock", 5000, NULL));
     RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw));
@@ -2072,7 +2052,7 @@ static void test_lost_share(void)
     CU_ASSERT(took <= (long long)interval + 500);
     CU_ASSERT_STRING_EQUAL(lostA.name, "rw-lost");
     RDT_ASSERT_EQ_LL(0, key_exists("rw-lost")); /* nothing recreated */
-    nap(2 * interval + 100);                    /* more watchdog rounds */
+    rdt__nap_ms(2 * interval + 100);                    /* more watchdog rounds */
     RDT_ASSERT_EQ_LL(1, lost_count(&lostA));
     RDT_ASSERT_RC(ENOLCK, rdrwlock_unlock(&ra));
     RDT_ASSERT_RC(EPERM, rdrwlock_unlock(&ra));
@@ -2099,8 +2079,8 @@ static void test_lost_share(void)
     RDT_ASSERT_EQ_LL(1, icmd("HDEL rdlock:{rw-lost} %s", fa));
     t0 = rdt_now_ms();
     while (lost_count(&lostA) + lost_count(&lostB) == 0 && rdt_now_ms() - t0 < 3000)
-        nap(5); /* bounded polling of the callbacks */
-    nap(2 * interval + 100); /* more rounds: the other share must stay */
+        rdt__nap_ms(5); /* bounded polling of the callbacks */
+    rdt__nap_ms(2 * interval + 100); /* more rounds: the other share must stay */
     CU_ASSERT_EQUAL(lost_count(&lostA) + lost_count(&lostB), 1);
     CU_ASSERT_EQUAL(holders("rw-lost", NULL), 1);
     if (lost_count(&lostA) == 1) {
@@ -2159,7 +2139,7 @@ static void test_wakeup_readers_on_writer_unlock(void)
     CU_ASSERT(ok);
     /* Let them settle into their 2 s wait (not synchronisation: it only
      * makes sure the unlock does not coincide with their own re-check). */
-    nap(300);
+    rdt__nap_ms(300);
     CU_ASSERT(actor_silent(&r1) && actor_silent(&r2));
 
     t0 = rdt_now_ms();
@@ -2209,7 +2189,7 @@ static void test_wakeup_writer_on_last_reader(void)
     actor_send(&writer, "wr");
     WAIT_FOR(ok, zcard("rw-wake2", ":w") == 1 && numsub("rw-wake2") == 1, 5000);
     CU_ASSERT(ok);
-    nap(300); /* settle into the 2 s wait, as above */
+    rdt__nap_ms(300); /* settle into the 2 s wait, as above */
 
     /* Not the last reader: the writer keeps waiting. */
     RDT_ASSERT_RC(0, actor_do(&reader, "unlock", 5000, NULL));
@@ -2275,7 +2255,7 @@ static int fork_writer_child(void *arg)
     forkctx_t *f = arg;
     char line[160];
     uint64_t tok = 0;
-    struct timespec ts = in_ms(CLOCK_REALTIME, 200);
+    struct timespec ts = rdt_abstime(CLOCK_REALTIME, 200);
     int r1, r2, r3, r4, r5;
 
     rdt_pipe_child(&f->p);

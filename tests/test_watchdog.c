@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "testlib.h"
 #include "testutil.h"
 
 static rdt_server_t srv;
@@ -23,13 +24,6 @@ static rdt_server_t srv;
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 /* ------------------------------------------------------------------ */
-
-static void nap(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
 
 /* Open a client on srv with extra ini text; fatal on failure. */
 static rdlock_client_t *open_client(const char *extra_ini)
@@ -225,13 +219,7 @@ static int lost_wait(int n, int timeout_ms)
     struct timespec ts;
     int count;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&lost.mu);
     while (lost.count < n)
         if (pthread_cond_timedwait(&lost.cv, &lost.mu, &ts) == ETIMEDOUT)
@@ -292,7 +280,7 @@ static int busy_throughout(rdlock_t *m2, long duration_ms, int *checks)
             if (rc == 0)
                 rdlock_unlock(m2);
         }
-        nap(50); /* pacing of the checks, not synchronisation */
+        rdt__nap_ms(50); /* pacing of the checks, not synchronisation */
     } while (rdt_now_ms() < end);
     if (checks)
         *checks = n;
@@ -379,7 +367,7 @@ static void test_off_by_ini(void)
             gone_at = rdt_now_ms() - t0;
             break;
         }
-        nap(10); /* polling the server's state */
+        rdt__nap_ms(10); /* polling the server's state */
     }
     printf("[key gone after %lld ms] ", gone_at);
     CU_ASSERT(gone_at >= 380);
@@ -472,7 +460,7 @@ static int count_renewals(const char *key, long window_ms, long long *min_pttl)
             *min_pttl = r->integer;
         if (r)
             freeReplyObject(r);
-        nap(5); /* sampling the server's state */
+        rdt__nap_ms(5); /* sampling the server's state */
     }
     redisFree(rc);
     return changes;
@@ -540,7 +528,7 @@ static void test_lost_by_del(void)
     /* The stale owner did not recreate anything on the server. */
     RDT_ASSERT_EQ_LL(0, rint_cmd("EXISTS %s", "rdlock:{wd-del}"));
     /* Let more watchdog rounds pass: the callback runs exactly once. */
-    nap(2 * interval + 100);
+    rdt__nap_ms(2 * interval + 100);
     RDT_ASSERT_EQ_LL(1, lost_count());
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
@@ -609,7 +597,7 @@ static void test_lost_by_takeover(void)
     printf("[lost callback %lld ms after take-over] ", took);
     CU_ASSERT(took <= 200 + 400);
     CU_ASSERT_STRING_EQUAL(lost.name, "wd-take2");
-    nap(500); /* more watchdog rounds */
+    rdt__nap_ms(500); /* more watchdog rounds */
     RDT_ASSERT_EQ_LL(1, lost_count());
     RDT_ASSERT_EQ_LL(1, rint_cmd("HEXISTS %s %s", "rdlock:{wd-take2}", fake));
     RDT_ASSERT_EQ_LL(0, rint_cmd("HEXISTS %s %s", "rdlock:{wd-take2}", mine));
@@ -699,7 +687,7 @@ static void test_many_holds(void)
     CU_ASSERT_EQUAL(holders("rdlock:{many-0}", owner, sizeof owner, NULL), 1);
 
     calls0 = cmd_calls("evalsha") + cmd_calls("eval");
-    nap(2000); /* 2 s = 3.3 leases, 10 renewal intervals */
+    rdt__nap_ms(2000); /* 2 s = 3.3 leases, 10 renewal intervals */
     calls1 = cmd_calls("evalsha") + cmd_calls("eval");
     evals = calls1 - calls0;
     printf("[%d locks taken in %lld ms; %lld script calls in 2 s of holding] ", MANY, lock_ms, evals);
@@ -860,14 +848,14 @@ static void test_dropped_connection(void)
     while (rdt_now_ms() - t0 < 1000 || kills < 4) {
         t1 = rdt_now_ms();
         while (other_connections() < 1 && rdt_now_ms() - t1 < 2000)
-            nap(5); /* polling the server's state */
+            rdt__nap_ms(5); /* polling the server's state */
         killed = rint_cmd("CLIENT KILL TYPE normal");
         CU_ASSERT(killed >= 1);
         if (killed < 1)
             break;
         total += killed;
         kills++;
-        nap(50); /* let wall time pass */
+        rdt__nap_ms(50); /* let wall time pass */
     }
     printf("[%lld connections killed in %d rounds over %lld ms] ", total, kills, rdt_now_ms() - t0);
     CU_ASSERT(rdt_now_ms() - t0 > 2 * 400);
