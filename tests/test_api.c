@@ -41,13 +41,7 @@ static int fresh_db(void)
 /* EXISTS on a binary-safe key: 1, 0, or -1 on error. */
 static int key_exists(const char *key, size_t len)
 {
-    redisReply *r = (redisReply *)redisCommand(g_rc, "EXISTS %b", key, len);
-    int v = -1;
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = (int)r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return (int)rdt_int_cmd(g_rc, -1, "EXISTS %b", key, len);
 }
 
 /* "rdlock:{<name>}" (the default key_prefix), binary-safe. */
@@ -61,17 +55,6 @@ static size_t lock_key(char *buf, size_t n, const char *name)
     buf[8 + nl] = '}';
     buf[9 + nl] = '\0';
     return nl + 9;
-}
-
-static long long key_pttl(const char *key)
-{
-    redisReply *r = (redisReply *)redisCommand(g_rc, "PTTL %s", key);
-    long long v = -100;
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
 }
 
 /* Initialise m on client c with type (0 = no attributes but the client). */
@@ -411,14 +394,14 @@ static void test_attr_lease_applies(void)
     RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
 
     RDT_ASSERT_RC(0, rdlock_lock(&m1));
-    pttl = key_pttl("rdlock:{lease-5000}");
+    pttl = rdt_pttl(g_rc, "rdlock:{lease-5000}");
     if (!(pttl > 0 && pttl <= 5000))
         fprintf(stderr, "PTTL rdlock:{lease-5000} = %lld, want 1..5000\n", pttl);
     CU_ASSERT(pttl > 0 && pttl <= 5000);
     RDT_ASSERT_RC(0, rdlock_unlock(&m1));
 
     RDT_ASSERT_RC(0, rdlock_lock(&m2));
-    pttl = key_pttl("rdlock:{lease-default}");
+    pttl = rdt_pttl(g_rc, "rdlock:{lease-default}");
     if (!(pttl > 5000 && pttl <= 20000))
         fprintf(stderr, "PTTL rdlock:{lease-default} = %lld, want 5001..20000\n", pttl);
     CU_ASSERT(pttl > 5000 && pttl <= 20000);

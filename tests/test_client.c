@@ -93,93 +93,26 @@ static int init_lock(rdlock_t *m, const char *name, rdlock_client_t *c, unsigned
     return rc;
 }
 
-/* Integer reply of a command on server s (fresh connection, optional
- * SELECT db first), or -1000 on any error. */
-static long long rint_db(const rdt_server_t *s, int db, const char *fmt, ...)
-{
-    redisContext *c = rdt_connect(s);
-    redisReply *r;
-    long long v = -1000;
-    va_list ap;
-
-    if (!c)
-        return -1000;
-    if (db != 0) {
-        r = (redisReply *)redisCommand(c, "SELECT %d", db);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            fprintf(stderr, "SELECT %d failed\n", db);
-            if (r)
-                freeReplyObject(r);
-            redisFree(c);
-            return -1000;
-        }
-        freeReplyObject(r);
-    }
-    va_start(ap, fmt);
-    r = (redisReply *)redisvCommand(c, fmt, ap);
-    va_end(ap);
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else
-        fprintf(stderr, "rint %s: %s\n", fmt, r ? (r->str ? r->str : "non-integer reply") : c->errstr);
-    if (r)
-        freeReplyObject(r);
-    redisFree(c);
-    return v;
-}
-
 /* A string/status reply of a command on s, copied into out; 0 or -1. */
 static int rstr(const rdt_server_t *s, char *out, size_t n, const char *fmt, ...)
 {
-    redisContext *c = rdt_connect(s);
     redisReply *r;
     va_list ap;
     int rc = -1;
 
     out[0] = '\0';
-    if (!c)
-        return -1;
     va_start(ap, fmt);
-    r = (redisReply *)redisvCommand(c, fmt, ap);
+    r = rdt_vcmd_on(s, 0, fmt, ap);
     va_end(ap);
     if (r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)) {
         snprintf(out, n, "%s", r->str);
         rc = 0;
-    } else {
-        fprintf(stderr, "rstr %s: %s\n", fmt, r ? (r->str ? r->str : "unexpected reply") : c->errstr);
+    } else if (r) {
+        fprintf(stderr, "rstr %s: %s\n", fmt, r->str ? r->str : "unexpected reply");
     }
     if (r)
         freeReplyObject(r);
-    redisFree(c);
     return rc;
-}
-
-/* The first holder field (owner id) of a lock hash; number of holders. */
-static int holder_of(const rdt_server_t *s, const char *key, char *field, size_t n)
-{
-    redisContext *c = rdt_connect(s);
-    redisReply *r;
-    size_t i;
-    int cnt = 0;
-
-    field[0] = '\0';
-    if (!c)
-        return -1;
-    r = (redisReply *)redisCommand(c, "HGETALL %s", key);
-    if (r && r->type == REDIS_REPLY_ARRAY) {
-        for (i = 0; i + 1 < r->elements; i += 2) {
-            if (strcmp(r->element[i]->str, "m") == 0)
-                continue;
-            if (cnt++ == 0)
-                snprintf(field, n, "%s", r->element[i]->str);
-        }
-    } else {
-        cnt = -1;
-    }
-    if (r)
-        freeReplyObject(r);
-    redisFree(c);
-    return cnt;
 }
 
 /* Lock and unlock name on c once; 0 when both worked and the key existed
@@ -192,9 +125,9 @@ static void lock_roundtrip(const rdt_server_t *s, rdlock_client_t *c, const char
     snprintf(key, sizeof key, "rdlock:{%s}", name);
     RDT_ASSERT_RC(0, init_lock(&m, name, c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    RDT_ASSERT_EQ_LL(1, rint_db(s, 0, "EXISTS %s", key));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(s, 0, "EXISTS %s", key));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    RDT_ASSERT_EQ_LL(0, rint_db(s, 0, "EXISTS %s", key));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(s, 0, "EXISTS %s", key));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
@@ -382,7 +315,7 @@ static void test_tcp_host_port(void)
     /* The holder field is "<32 hex client id>:<thread>". */
     RDT_ASSERT_RC(0, init_lock(&m, "tcp2", c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    CU_ASSERT_EQUAL(holder_of(&srv, "rdlock:{tcp2}", field, sizeof field), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{tcp2}", field, sizeof field, NULL), 1);
     CU_ASSERT(strlen(field) > 33 && field[32] == ':' && strspn(field, "0123456789abcdef") == 32);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -437,12 +370,12 @@ static void test_db(void)
     c = open_on(&srv, 0, "db = 3\n");
     RDT_ASSERT_RC(0, init_lock(&m, "indb3", c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    RDT_ASSERT_EQ_LL(1, rint_db(&srv, 3, "EXISTS %s", "rdlock:{indb3}"));
-    RDT_ASSERT_EQ_LL(1, rint_db(&srv, 3, "EXISTS %s", "rdlock:{indb3}:fence"));
-    RDT_ASSERT_EQ_LL(0, rint_db(&srv, 0, "EXISTS %s", "rdlock:{indb3}"));
-    RDT_ASSERT_EQ_LL(0, rint_db(&srv, 0, "EXISTS %s", "rdlock:{indb3}:fence"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 3, "EXISTS %s", "rdlock:{indb3}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 3, "EXISTS %s", "rdlock:{indb3}:fence"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{indb3}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{indb3}:fence"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    RDT_ASSERT_EQ_LL(0, rint_db(&srv, 3, "EXISTS %s", "rdlock:{indb3}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 3, "EXISTS %s", "rdlock:{indb3}"));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     close_client(c);
 }
@@ -465,8 +398,8 @@ static void test_db_rejected(void)
     c = open_on(&srv, 0, "db = 15\n");
     RDT_ASSERT_RC(0, init_lock(&m, "db15", c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    RDT_ASSERT_EQ_LL(1, rint_db(&srv, 15, "EXISTS %s", "rdlock:{db15}"));
-    RDT_ASSERT_EQ_LL(0, rint_db(&srv, 0, "EXISTS %s", "rdlock:{db15}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 15, "EXISTS %s", "rdlock:{db15}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{db15}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     close_client(c);
@@ -481,11 +414,11 @@ static void test_key_prefix(void)
     c = open_on(&srv, 0, "[lock]\nkey_prefix = myapp:\n");
     RDT_ASSERT_RC(0, init_lock(&m, "pfx", c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    RDT_ASSERT_EQ_LL(1, rint_db(&srv, 0, "EXISTS %s", "myapp:{pfx}"));
-    RDT_ASSERT_EQ_LL(1, rint_db(&srv, 0, "EXISTS %s", "myapp:{pfx}:fence"));
-    RDT_ASSERT_EQ_LL(0, rint_db(&srv, 0, "EXISTS %s", "rdlock:{pfx}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "EXISTS %s", "myapp:{pfx}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "EXISTS %s", "myapp:{pfx}:fence"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{pfx}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    RDT_ASSERT_EQ_LL(0, rint_db(&srv, 0, "EXISTS %s", "myapp:{pfx}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "myapp:{pfx}"));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     close_client(c);
 }
@@ -500,14 +433,14 @@ static void test_lease_ms(void)
     c = open_on(&srv, 0, "[lock]\nlease_ms = 5000\n");
     RDT_ASSERT_RC(0, init_lock(&m, "lease", c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    pttl = rint_db(&srv, 0, "PTTL %s", "rdlock:{lease}");
+    pttl = rdt_int_on(&srv, 0, "PTTL %s", "rdlock:{lease}");
     printf("[PTTL %lld for lease_ms 5000] ", pttl);
     CU_ASSERT(pttl > 4000 && pttl <= 5000);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     /* An attribute lease overrides the config. */
     RDT_ASSERT_RC(0, init_lock(&m2, "lease2", c, 1200, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m2));
-    pttl = rint_db(&srv, 0, "PTTL %s", "rdlock:{lease2}");
+    pttl = rdt_int_on(&srv, 0, "PTTL %s", "rdlock:{lease2}");
     CU_ASSERT(pttl > 800 && pttl <= 1200);
     RDT_ASSERT_RC(0, rdlock_unlock(&m2));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -590,7 +523,7 @@ static void test_auth_acl(void)
         rdlock_t m;
         RDT_ASSERT_RC(0, init_lock(&m, "acl", c, 0, -1, NULL, NULL));
         RDT_ASSERT_RC(0, rdlock_lock(&m));
-        RDT_ASSERT_EQ_LL(1, rint_db(&as, 0, "EXISTS %s", "rdlock:{acl}"));
+        RDT_ASSERT_EQ_LL(1, rdt_int_on(&as, 0, "EXISTS %s", "rdlock:{acl}"));
         /* The library's connection is authenticated as bob. */
         CU_ASSERT(rstr(&as, list, sizeof list, "CLIENT LIST") == 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(list, "user=bob"));
@@ -694,7 +627,7 @@ static void test_unreachable_at_open(void)
     /* The server comes (back): the same client works. */
     CU_ASSERT_FATAL(rdt_server_restart(&ds) == 0);
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
-    RDT_ASSERT_EQ_LL(1, rint_db(&ds, 0, "EXISTS %s", "rdlock:{dead}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&ds, 0, "EXISTS %s", "rdlock:{dead}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     close_client(c);
@@ -843,13 +776,13 @@ static void test_lock_waits_for_restart(void)
     printf("['%s' %lld ms after the restart] ", line, rdt_now_ms() - t_restart);
     CU_ASSERT_STRING_EQUAL(line, "lock 0");
     CU_ASSERT(rdt_now_ms() - t_restart <= 3000);
-    RDT_ASSERT_EQ_LL(1, rint_db(&ds, 0, "EXISTS %s", "rdlock:{comeback}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&ds, 0, "EXISTS %s", "rdlock:{comeback}"));
     CU_ASSERT(rdt_send(x.p.to_child[1], "unlock") == 0);
     CU_ASSERT(rdt_recv(x.p.to_parent[0], line, sizeof line, 8000) >= 0);
     CU_ASSERT_STRING_EQUAL(line, "unlock 0");
     rdt_pipe_close(&x.p);
     RDT_ASSERT_EQ_LL(0, rdt_wait(pid, 10000));
-    RDT_ASSERT_EQ_LL(0, rint_db(&ds, 0, "EXISTS %s", "rdlock:{comeback}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&ds, 0, "EXISTS %s", "rdlock:{comeback}"));
     rdt_server_stop(&ds);
 }
 
@@ -881,7 +814,7 @@ static void test_waiter_across_restart(void)
     /* Wait (bounded) until the waiter has queued on the server. */
     t0 = rdt_now_ms();
     while (rdt_now_ms() - t0 < 3000) {
-        if (rint_db(&ds, 0, "ZCARD %s", "rdlock:{restart-w}:w") == 1) {
+        if (rdt_int_on(&ds, 0, "ZCARD %s", "rdlock:{restart-w}:w") == 1) {
             queued = 1;
             break;
         }
@@ -1009,14 +942,14 @@ static int default_child(void *arg)
     CHILD_CHECK(1, 0, rdlock_init(&m, "dflt", NULL)); /* no network, no config yet */
     CHILD_CHECK(2, dc->expect, rdlock_lock(&m));
     if (dc->expect == 0) {
-        if (rint_db(&srv, 0, "EXISTS %s", "rdlock:{dflt}") != 1) {
+        if (rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{dflt}") != 1) {
             fprintf(stderr, "child: the default client's lock is not on the server\n");
             return 3;
         }
         CHILD_CHECK(4, 0, rdlock_unlock(&m));
         CHILD_CHECK(5, 0, rdlock_trylock(&m));
         CHILD_CHECK(6, 0, rdlock_unlock(&m));
-        if (rint_db(&srv, 0, "EXISTS %s", "rdlock:{dflt}") != 0)
+        if (rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{dflt}") != 0)
             return 7;
     } else {
         /* Not cached: the next call reports it again. */
@@ -1204,8 +1137,8 @@ static void test_fork(void)
         CU_FAIL("child did not report its lock");
     } else {
         /* Different owners: the child has a client id of its own. */
-        CU_ASSERT_EQUAL(holder_of(&srv, "rdlock:{fork-parent}", fp, sizeof fp), 1);
-        CU_ASSERT_EQUAL(holder_of(&srv, "rdlock:{fork-child}", fc, sizeof fc), 1);
+        CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{fork-parent}", fp, sizeof fp, NULL), 1);
+        CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{fork-child}", fc, sizeof fc, NULL), 1);
         CU_ASSERT(strlen(fp) > 32 && strlen(fc) > 32 && strncmp(fp, fc, 32) != 0);
         /* 1 s (> 3 leases of 300 ms): both holds stay alive, each renewed
          * by its own process's watchdog. */

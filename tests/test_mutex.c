@@ -36,70 +36,11 @@ static char g_ini_slow[512];
 /* Redis state helpers                                                 */
 /* ------------------------------------------------------------------ */
 
-static redisReply *cmd1(redisContext *c, const char *fmt, const char *arg)
-{
-    return (redisReply *)redisCommand(c, fmt, arg);
-}
-
-static long long int_reply(redisContext *c, const char *fmt, const char *key, long long dflt)
-{
-    redisReply *r = cmd1(c, fmt, key);
-    long long v = dflt;
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-static int exists_on(redisContext *c, const char *key)
-{
-    return (int)int_reply(c, "EXISTS %s", key, -1);
-}
-
-static int exists(const char *key)
-{
-    return exists_on(g_rc, key);
-}
-
-static long long zcard(const char *key)
-{
-    return int_reply(g_rc, "ZCARD %s", key, -1);
-}
-
-static long long pttl(const char *key)
-{
-    return int_reply(g_rc, "PTTL %s", key, -100);
-}
-
-/* GET key as an integer; -1 if missing or not a number, -2 on error. */
-static long long get_ll_on(redisContext *c, const char *key)
-{
-    redisReply *r = cmd1(c, "GET %s", key);
-    long long v = -2;
-    if (r && r->type == REDIS_REPLY_NIL)
-        v = -1;
-    else if (r && r->type == REDIS_REPLY_STRING) {
-        char *end;
-        v = strtoll(r->str, &end, 10);
-        if (*end != '\0')
-            v = -1;
-    }
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-static long long get_ll(const char *key)
-{
-    return get_ll_on(g_rc, key);
-}
-
 /* Does some holder entry of the lock hash record process pid?  Entries are
  * "<deadline>;<token>;<count>;<pid>;<tid>;<host>" (src/scripts/acquire.lua). */
 static int hash_has_pid(const char *key, long pid)
 {
-    redisReply *r = cmd1(g_rc, "HGETALL %s", key);
+    redisReply *r = (redisReply *)redisCommand(g_rc, "HGETALL %s", key);
     char needle[32];
     size_t i;
     int found = 0;
@@ -119,7 +60,7 @@ static int hash_has_pid(const char *key, long pid)
  * sent about locks. */
 static long long library_calls(void)
 {
-    redisReply *r = cmd1(g_rc, "INFO %s", "commandstats");
+    redisReply *r = (redisReply *)redisCommand(g_rc, "INFO %s", "commandstats");
     long long sum = 0;
     const char *p;
 
@@ -147,19 +88,6 @@ static long long library_calls(void)
     }
     freeReplyObject(r);
     return sum;
-}
-
-/* Poll until ZCARD key >= n (a waiter has queued), at most timeout_ms. */
-static int wait_zcard(const char *key, long long n, int timeout_ms)
-{
-    long long deadline = rdt_now_ms() + timeout_ms;
-    for (;;) {
-        if (zcard(key) >= n)
-            return 1;
-        if (rdt_now_ms() >= deadline)
-            return 0;
-        rdt__nap_ms(1);
-    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -433,20 +361,20 @@ static void test_lock_unlock(void)
 
     FRESH_DB();
     RDT_ASSERT_RC(0, init_on(&m, "basic", g_c1, 0));
-    CU_ASSERT_EQUAL(exists("rdlock:{basic}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{basic}"), 0);
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    CU_ASSERT_EQUAL(exists("rdlock:{basic}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{basic}"), 1);
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    CU_ASSERT_EQUAL(exists("rdlock:{basic}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{basic}"), 0);
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 0);
     /* again */
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    CU_ASSERT_EQUAL(exists("rdlock:{basic}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{basic}"), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    CU_ASSERT_EQUAL(exists("rdlock:{basic}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{basic}"), 0);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
@@ -474,7 +402,7 @@ static void test_trylock(void)
     RDT_ASSERT_RC(0, rdlock_trylock(&m2));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m2));
-    CU_ASSERT_EQUAL(exists("rdlock:{try}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{try}"), 0);
 
     agent_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -495,7 +423,7 @@ static void test_relock_codes(void)
     RDT_ASSERT_RC(0, init_on(&m, "relock", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
-    fence = get_ll("rdlock:{relock}:fence");
+    fence = rdt_get_ll(g_rc, "rdlock:{relock}:fence");
 
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(EDEADLK, rdlock_lock(&m));
@@ -517,7 +445,7 @@ static void test_relock_codes(void)
     CU_ASSERT_EQUAL(n, 1);
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok2));
     CU_ASSERT_EQUAL(tok2, tok);
-    RDT_ASSERT_EQ_LL(fence, get_ll("rdlock:{relock}:fence"));
+    RDT_ASSERT_EQ_LL(fence, rdt_get_ll(g_rc, "rdlock:{relock}:fence"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -543,7 +471,7 @@ static void test_unlock_eperm(void)
     RDT_ASSERT_RC(EPERM, agent_call(&ag, "unlock", NULL)); /* non-holder thread */
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&other));            /* this thread, other client */
     /* still held, by us */
-    CU_ASSERT_EQUAL(exists("rdlock:{perm}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{perm}"), 1);
     RDT_ASSERT_RC(EBUSY, agent_call(&ag, "trylock", NULL));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
@@ -551,7 +479,7 @@ static void test_unlock_eperm(void)
 
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m)); /* double unlock */
-    CU_ASSERT_EQUAL(exists("rdlock:{perm}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{perm}"), 0);
 
     agent_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -581,7 +509,7 @@ static void test_recursive(void)
     /* re-entry takes no new token */
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &t));
     CU_ASSERT_EQUAL(t, t1);
-    RDT_ASSERT_EQ_LL((long long)t1, get_ll("rdlock:{rec}:fence"));
+    RDT_ASSERT_EQ_LL((long long)t1, rdt_get_ll(g_rc, "rdlock:{rec}:fence"));
     /* other threads see it held, and hold nothing themselves */
     RDT_ASSERT_RC(EBUSY, agent_call(&ag, "trylock", NULL));
     RDT_ASSERT_RC(0, agent_call(&ag, "holdcount", &v));
@@ -595,11 +523,11 @@ static void test_recursive(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 2);
-    CU_ASSERT_EQUAL(exists("rdlock:{rec}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{rec}"), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 1);
-    CU_ASSERT_EQUAL(exists("rdlock:{rec}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{rec}"), 1);
     calls1 = library_calls();
     CU_ASSERT(calls0 >= 0);
     if (calls1 != calls0)
@@ -611,7 +539,7 @@ static void test_recursive(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 0);
-    CU_ASSERT_EQUAL(exists("rdlock:{rec}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{rec}"), 0);
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_fencing_token(&m, &t));
 
@@ -675,7 +603,7 @@ static void test_fencing_tokens(void)
         if (!(tok > prev))
             fprintf(stderr, "acquisition %d: token %" PRIu64 " after %" PRIu64 "\n", i, tok, prev);
         CU_ASSERT(tok > prev);
-        RDT_ASSERT_EQ_LL((long long)tok, get_ll("rdlock:{fence}:fence"));
+        RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{fence}:fence"));
         /* not the agent's hold */
         RDT_ASSERT_RC(EPERM, agent_call(&ag, "token", &v));
         RDT_ASSERT_RC(0, rdlock_unlock(m));
@@ -692,9 +620,9 @@ static void test_fencing_tokens(void)
     /* one counter per name: another name starts from its own */
     RDT_ASSERT_RC(0, rdlock_lock(&other));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&other, &otok));
-    RDT_ASSERT_EQ_LL((long long)otok, get_ll("rdlock:{fence-other}:fence"));
+    RDT_ASSERT_EQ_LL((long long)otok, rdt_get_ll(g_rc, "rdlock:{fence-other}:fence"));
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
-    RDT_ASSERT_EQ_LL((long long)v, get_ll("rdlock:{fence}:fence"));
+    RDT_ASSERT_EQ_LL((long long)v, rdt_get_ll(g_rc, "rdlock:{fence}:fence"));
 
     agent_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m1));
@@ -769,7 +697,7 @@ static void test_timedlock_timeout(void)
      * whose mark goes when it times out (section 6), not at the end of
      * its lease: the queue (src/scripts/acquire.lua: <key>:w) is empty
      * again while the lock is still held. */
-    RDT_ASSERT_EQ_LL(0, zcard("rdlock:{timed}:w"));
+    RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, "rdlock:{timed}:w"));
 
     /* Once the holder releases, a blocking caller of another owner gets
      * it at once rather than queueing behind a waiter who is gone. */
@@ -809,7 +737,7 @@ static void test_timedlock_success(void)
 
         RDT_ASSERT_RC(0, agent_call(&holder, "lock", NULL));
         CU_ASSERT_EQUAL_FATAL(agent_send(&waiter, forms[i]), 0);
-        queued = wait_zcard("rdlock:{tsucc}:w", 1, 3000);
+        queued = rdt_wait_zcard(g_rc, "rdlock:{tsucc}:w", 1, 3000);
         CU_ASSERT(queued);
         t0 = rdt_now_ms();
         RDT_ASSERT_RC(0, agent_call(&holder, "unlock", NULL));
@@ -847,7 +775,7 @@ static void test_destroy_busy(void)
     /* the failed destroy changed nothing */
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 1);
-    CU_ASSERT_EQUAL(exists("rdlock:{destroy-busy}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{destroy-busy}"), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 
@@ -868,7 +796,7 @@ static void test_destroy_busy(void)
     RDT_ASSERT_RC(EBUSY, rdlock_destroy(&a));
     RDT_ASSERT_RC(0, rdlock_unlock(&a));
     RDT_ASSERT_RC(0, rdlock_destroy(&a));
-    CU_ASSERT_EQUAL(exists("rdlock:{destroy-busy}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{destroy-busy}"), 0);
 }
 
 /* Two handles of one name on one client and thread are one owner. */
@@ -892,7 +820,7 @@ static void test_two_handles_same_owner(void)
     /* the same thread on another client is another owner */
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&c));
     RDT_ASSERT_RC(0, rdlock_unlock(&a));
-    CU_ASSERT_EQUAL(exists("rdlock:{same}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{same}"), 0);
 
     /* recursive: the second handle counts */
     RDT_ASSERT_RC(0, init_on(&ra, "same-rec", g_c1, RDLOCK_RECURSIVE));
@@ -904,9 +832,9 @@ static void test_two_handles_same_owner(void)
     RDT_ASSERT_RC(0, rdlock_holdcount(&rb, &n));
     CU_ASSERT_EQUAL(n, 2);
     RDT_ASSERT_RC(0, rdlock_unlock(&rb));
-    CU_ASSERT_EQUAL(exists("rdlock:{same-rec}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{same-rec}"), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&ra));
-    CU_ASSERT_EQUAL(exists("rdlock:{same-rec}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{same-rec}"), 0);
     RDT_ASSERT_RC(0, rdlock_holdcount(&ra, &n));
     CU_ASSERT_EQUAL(n, 0);
 
@@ -929,18 +857,18 @@ static void test_key_layout(void)
     RDT_ASSERT_RC(0, init_on(&m, "foo", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
-    CU_ASSERT_EQUAL(exists("rdlock:{foo}"), 1);
-    CU_ASSERT_EQUAL(exists("rdlock:foo"), 0);
-    RDT_ASSERT_EQ_LL((long long)tok, get_ll("rdlock:{foo}:fence"));
-    ttl = pttl("rdlock:{foo}");
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{foo}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:foo"), 0);
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{foo}:fence"));
+    ttl = rdt_pttl(g_rc, "rdlock:{foo}");
     if (!(ttl > 0 && ttl <= 30000))
         fprintf(stderr, "PTTL rdlock:{foo} = %lld while held\n", ttl);
     CU_ASSERT(ttl > 0 && ttl <= 30000); /* a lease (default 30 s), not forever */
-    RDT_ASSERT_EQ_LL(-1, pttl("rdlock:{foo}:fence"));
+    RDT_ASSERT_EQ_LL(-1, rdt_pttl(g_rc, "rdlock:{foo}:fence"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    CU_ASSERT_EQUAL(exists("rdlock:{foo}"), 0);
-    RDT_ASSERT_EQ_LL((long long)tok, get_ll("rdlock:{foo}:fence"));
-    RDT_ASSERT_EQ_LL(-1, pttl("rdlock:{foo}:fence"));
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{foo}"), 0);
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{foo}:fence"));
+    RDT_ASSERT_EQ_LL(-1, rdt_pttl(g_rc, "rdlock:{foo}:fence"));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
@@ -961,11 +889,11 @@ static void test_unix_socket(void)
     RDT_ASSERT_RC(0, init_on(&tcp, "unix", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
-    CU_ASSERT_EQUAL(exists("rdlock:{unix}"), 1); /* the same server, seen over TCP */
-    RDT_ASSERT_EQ_LL((long long)tok, get_ll("rdlock:{unix}:fence"));
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{unix}"), 1); /* the same server, seen over TCP */
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{unix}:fence"));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&tcp));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    CU_ASSERT_EQUAL(exists("rdlock:{unix}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{unix}"), 0);
     RDT_ASSERT_RC(0, rdlock_trylock(&tcp));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&tcp));
@@ -1052,14 +980,14 @@ static int static_race_child(void *arg)
     c = rdt_connect(&g_srv);
     if (!c)
         return 15;
-    if (get_ll_on(c, "rdlock:{race}:fence") != (long long)g_race_last_token ||
+    if (rdt_get_ll(c, "rdlock:{race}:fence") != (long long)g_race_last_token ||
         g_race_last_token < RACE_THREADS * RACE_ROUNDS) {
-        fprintf(stderr, "race: fence %lld, last token %" PRIu64 "\n", get_ll_on(c, "rdlock:{race}:fence"),
+        fprintf(stderr, "race: fence %lld, last token %" PRIu64 "\n", rdt_get_ll(c, "rdlock:{race}:fence"),
                 g_race_last_token);
         redisFree(c);
         return 16;
     }
-    if (exists_on(c, "rdlock:{race}") != 0) {
+    if (rdt_exists(c, "rdlock:{race}") != 0) {
         redisFree(c);
         return 17;
     }
@@ -1143,8 +1071,8 @@ static void test_default_client(void)
     if (rc != 0)
         fprintf(stderr, "default_client_child failed at step %d\n", rc);
     RDT_ASSERT_EQ_LL(0, rc);
-    CU_ASSERT_EQUAL(exists("rdlock:{dflt}"), 0);
-    CU_ASSERT(get_ll("rdlock:{dflt}:fence") >= 2);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{dflt}"), 0);
+    CU_ASSERT(rdt_get_ll(g_rc, "rdlock:{dflt}:fence") >= 2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1187,7 +1115,7 @@ static void *mp_thread(void *arg)
             __atomic_add_fetch(&p->errors, 1, __ATOMIC_RELAXED);
         p->tokens[p->ntokens++] = tok; /* under the lock */
         /* non-atomic read-modify-write */
-        v = get_ll_on(c, MP_COUNTER);
+        v = rdt_get_ll(c, MP_COUNTER);
         if (v == -1)
             v = 0;
         if (v < 0)
@@ -1291,10 +1219,10 @@ static void test_multiprocess_exclusion(void)
         if (all[k] == all[k - 1])
             dups++;
     RDT_ASSERT_EQ_LL(0, dups); /* unique across all holders */
-    RDT_ASSERT_EQ_LL(MP_PROCS * MP_THREADS * MP_ROUNDS, get_ll(MP_COUNTER));
+    RDT_ASSERT_EQ_LL(MP_PROCS * MP_THREADS * MP_ROUNDS, rdt_get_ll(g_rc, MP_COUNTER));
     if (nall > 0)
-        RDT_ASSERT_EQ_LL(all[nall - 1], get_ll("rdlock:{mp}:fence"));
-    CU_ASSERT_EQUAL(exists("rdlock:{mp}"), 0);
+        RDT_ASSERT_EQ_LL(all[nall - 1], rdt_get_ll(g_rc, "rdlock:{mp}:fence"));
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{mp}"), 0);
     printf("(%d sections in %lld ms) ", nall, rdt_now_ms() - t0);
 }
 
@@ -1353,7 +1281,7 @@ static void test_wakeup_latency_process(void)
         lat[r] = 99999;
         RDT_ASSERT_RC(0, rdlock_lock(&m));
         CU_ASSERT_EQUAL(rdt_send(p.to_child[1], "lock"), 0);
-        CU_ASSERT(wait_zcard("rdlock:{wake-proc}:w", 1, 5000)); /* it is waiting */
+        CU_ASSERT(rdt_wait_zcard(g_rc, "rdlock:{wake-proc}:w", 1, 5000)); /* it is waiting */
         t0 = rdt_now_ms();
         RDT_ASSERT_RC(0, rdlock_unlock(&m));
         if (rdt_recv(p.to_parent[0], line, sizeof line, 10000) < 0) {
@@ -1398,7 +1326,7 @@ static long long wake_threads(const char *name, rdlock_client_t *holder_client)
         lat[r] = 99999;
         RDT_ASSERT_RC(0, rdlock_lock(&mh));
         CU_ASSERT_EQUAL(agent_send(&waiter, "lock"), 0);
-        CU_ASSERT(wait_zcard(wkey, 1, 5000));
+        CU_ASSERT(rdt_wait_zcard(g_rc, wkey, 1, 5000));
         t0 = rdt_now_ms();
         RDT_ASSERT_RC(0, rdlock_unlock(&mh));
         RDT_ASSERT_RC(0, agent_reply(&waiter, 10000, NULL));
@@ -1481,7 +1409,7 @@ static int fork_child(void *arg)
         return 17;
     until = rdt_now_ms() + 3 * FORK_LEASE_MS;
     while (rdt_now_ms() < until) {
-        if (exists_on(c, "rdlock:{fork-child}") != 1) {
+        if (rdt_exists(c, "rdlock:{fork-child}") != 1) {
             fprintf(stderr, "fork child: its hold vanished: not renewed\n");
             redisFree(c);
             return 18;
@@ -1519,16 +1447,16 @@ static void test_fork(void)
     RDT_ASSERT_EQ_LL(0, rc);
 
     /* the parent's hold is unaffected */
-    CU_ASSERT_EQUAL(exists("rdlock:{fork-parent}"), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{fork-parent}"), 1);
     CU_ASSERT_TRUE(hash_has_pid("rdlock:{fork-parent}", (long)getpid()));
     RDT_ASSERT_RC(0, rdlock_holdcount(&g_fork_lock, &n));
     CU_ASSERT_EQUAL(n, 1);
     RDT_ASSERT_RC(0, rdlock_fencing_token(&g_fork_lock, &tok2));
     CU_ASSERT_EQUAL(tok2, tok);
-    RDT_ASSERT_EQ_LL((long long)tok, get_ll("rdlock:{fork-parent}:fence")); /* the child never took it */
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{fork-parent}:fence")); /* the child never took it */
     RDT_ASSERT_RC(0, rdlock_unlock(&g_fork_lock));
-    CU_ASSERT_EQUAL(exists("rdlock:{fork-parent}"), 0);
-    CU_ASSERT_EQUAL(exists("rdlock:{fork-child}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{fork-parent}"), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{fork-child}"), 0);
     RDT_ASSERT_RC(0, rdlock_destroy(&g_fork_lock));
 }
 

@@ -56,6 +56,7 @@
 #endif
 
 #include "fixture.h"
+#include "testlib.h"
 #include "testutil.h"
 
 #define TIMEOUT_MS 200        /* command_timeout_ms of g_ini_lossy */
@@ -83,81 +84,9 @@ static char g_ini_slowlook[512]; /* retry_interval_ms = LOOK_MS, no jitter */
 /* Redis state helpers                                                 */
 /* ------------------------------------------------------------------ */
 
-static char g_keybuf[4][700];
-static int g_keyidx;
-
-/* "rdlock:{name}<suffix>" in a rotating static buffer. */
-static const char *key_of(const char *name, const char *suffix)
-{
-    char *b = g_keybuf[g_keyidx++ % 4];
-    snprintf(b, sizeof g_keybuf[0], "rdlock:{%s}%s", name, suffix);
-    return b;
-}
-
-static long long int_reply(redisReply *r, long long dflt)
-{
-    long long v = dflt;
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-static int exists_key(const char *key)
-{
-    return (int)int_reply((redisReply *)redisCommand(g_rc, "EXISTS %s", key), -1);
-}
-
 static int hexists(const char *key, const char *field)
 {
-    return (int)int_reply((redisReply *)redisCommand(g_rc, "HEXISTS %s %s", key, field), -1);
-}
-
-/* HGET key field into buf: 1 found, 0 missing, -1 error. */
-static int hget(const char *key, const char *field, char *buf, size_t n)
-{
-    redisReply *r = (redisReply *)redisCommand(g_rc, "HGET %s %s", key, field);
-    int rc = -1;
-    buf[0] = '\0';
-    if (r && r->type == REDIS_REPLY_NIL)
-        rc = 0;
-    else if (r && r->type == REDIS_REPLY_STRING) {
-        snprintf(buf, n, "%s", r->str);
-        rc = 1;
-    }
-    if (r)
-        freeReplyObject(r);
-    return rc;
-}
-
-/* GET key into buf: 1 found, 0 missing, -1 error. */
-static int get_str(const char *key, char *buf, size_t n)
-{
-    redisReply *r = (redisReply *)redisCommand(g_rc, "GET %s", key);
-    int rc = -1;
-    buf[0] = '\0';
-    if (r && r->type == REDIS_REPLY_NIL)
-        rc = 0;
-    else if (r && r->type == REDIS_REPLY_STRING) {
-        snprintf(buf, n, "%s", r->str);
-        rc = 1;
-    }
-    if (r)
-        freeReplyObject(r);
-    return rc;
-}
-
-/* The server's clock (TIME) in ms, -1 on error: holder deadlines are in it. */
-static long long server_ms(void)
-{
-    redisReply *r = (redisReply *)redisCommand(g_rc, "TIME");
-    long long v = -1;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-        v = strtoll(r->element[0]->str, NULL, 10) * 1000 + strtoll(r->element[1]->str, NULL, 10) / 1000;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return (int)rdt_int_cmd(g_rc, -1, "HEXISTS %s %s", key, field);
 }
 
 /* The holder field (owner id) of lock hash key that is not 'm' and not
@@ -165,24 +94,7 @@ static long long server_ms(void)
  * than one. */
 static int holder_field(const char *key, const char *except, char *buf, size_t n)
 {
-    redisReply *r = (redisReply *)redisCommand(g_rc, "HGETALL %s", key);
-    size_t i;
-    int found = 0;
-
-    buf[0] = '\0';
-    if (!r || r->type != REDIS_REPLY_ARRAY) {
-        if (r)
-            freeReplyObject(r);
-        return -1;
-    }
-    for (i = 0; i + 1 < r->elements; i += 2) {
-        const char *f = r->element[i]->str;
-        if (strcmp(f, "m") == 0 || (except && strcmp(f, except) == 0))
-            continue;
-        if (found++ == 0)
-            snprintf(buf, n, "%s", f);
-    }
-    freeReplyObject(r);
+    int found = rdt_holders(g_rc, key, except, 0, NULL, buf, n, NULL);
     if (found > 1) {
         fprintf(stderr, "%s: %d holder fields besides '%s'\n", key, found, except ? except : "");
         return -1;
@@ -205,7 +117,7 @@ static uint64_t token_of_value(const char *v)
 static int plant_leftover(const char *key, const char *mode, const char *owner, uint64_t old_token)
 {
     char v[256];
-    long long now = server_ms();
+    long long now = rdt_server_ms(g_rc);
     redisReply *r;
     int ok;
 
@@ -220,21 +132,6 @@ static int plant_leftover(const char *key, const char *mode, const char *owner, 
     if (r)
         freeReplyObject(r);
     return ok ? 0 : -1;
-}
-
-/* Poll (bounded) until key no longer exists: a lease ran out. */
-static int wait_gone(const char *key, int timeout_ms)
-{
-    long long deadline = rdt_now_ms() + timeout_ms;
-    for (;;) {
-        if (exists_key(key) == 0)
-            return 1;
-        if (rdt_now_ms() >= deadline) {
-            fprintf(stderr, "%s still exists after %d ms\n", key, timeout_ms);
-            return 0;
-        }
-        rdt__nap_ms(2);
-    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -400,7 +297,7 @@ static void fresh(void)
 static void test_leftover_field_not_resurrected(void)
 {
     const char *N = "leftover", *NM = "leftover-mx";
-    const char *K = key_of(N, ""), *KM = key_of(NM, "");
+    const char *K = rdt_key(N, ""), *KM = rdt_key(NM, "");
     char kbuf[700], kmbuf[700];
     char fb[256], fa[256], v[256], m[8];
     rdrwlock_t ra, rb;
@@ -446,18 +343,18 @@ static void test_leftover_field_not_resurrected(void)
         if (!(tnew > told))
             fprintf(stderr, "tryrdlock: token %" PRIu64 ", the leftover's %" PRIu64 "\n", tnew, told);
         CU_ASSERT(tnew > told);
-        CU_ASSERT_EQUAL(hget(K, fa, v, sizeof v), 1);
+        CU_ASSERT_EQUAL(rdt_hget(g_rc, K, fa, v, sizeof v), 1);
         CU_ASSERT_EQUAL(token_of_value(v), tnew);
         RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
     }
     /* the leftover is gone, B's share is intact */
     CU_ASSERT_EQUAL(hexists(K, fa), 0);
     CU_ASSERT_EQUAL(hexists(K, fb), 1);
-    CU_ASSERT_EQUAL(hget(K, "m", m, sizeof m), 1);
+    CU_ASSERT_EQUAL(rdt_hget(g_rc, K, "m", m, sizeof m), 1);
     CU_ASSERT_STRING_EQUAL(m, "s");
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb)); /* not ENOLCK */
-    CU_ASSERT_EQUAL(exists_key(K), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, K), 0);
 
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
@@ -469,7 +366,7 @@ static void test_leftover_field_not_resurrected(void)
     CU_ASSERT_FATAL(told > 0);
     CU_ASSERT_EQUAL_FATAL(holder_field(KM, NULL, fa, sizeof fa), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&mx));
-    CU_ASSERT_EQUAL(exists_key(KM), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, KM), 0);
     CU_ASSERT_EQUAL_FATAL(plant_leftover(KM, "x", fa, told), 0);
     rc = rdlock_trylock(&mx);
     RDT_ASSERT_RC(0, rc);
@@ -478,11 +375,11 @@ static void test_leftover_field_not_resurrected(void)
         if (!(tnew > told))
             fprintf(stderr, "trylock: token %" PRIu64 ", the leftover's %" PRIu64 "\n", tnew, told);
         CU_ASSERT(tnew > told);
-        CU_ASSERT_EQUAL(hget(KM, fa, v, sizeof v), 1);
+        CU_ASSERT_EQUAL(rdt_hget(g_rc, KM, fa, v, sizeof v), 1);
         CU_ASSERT_EQUAL(token_of_value(v), tnew);
         RDT_ASSERT_RC(0, rdlock_unlock(&mx));
     }
-    CU_ASSERT_EQUAL(exists_key(KM), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, KM), 0);
     RDT_ASSERT_RC(0, rdlock_destroy(&mx));
 }
 
@@ -555,19 +452,12 @@ static int stall_head_queued(redisContext *rc, const char *wkey)
     long long deadline = rdt_now_ms() + 5000;
     for (;;) {
         redisReply *r = (redisReply *)redisCommand(rc, "ZRANGE %s 0 0 WITHSCORES", wkey);
-        redisReply *t = (redisReply *)redisCommand(rc, "TIME");
+        long long now = rdt_server_ms(rc);
         int ok = 0;
-        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && t && t->type == REDIS_REPLY_ARRAY &&
-            t->elements == 2) {
-            long long score = strtoll(r->element[1]->str, NULL, 10);
-            long long now =
-                strtoll(t->element[0]->str, NULL, 10) * 1000 + strtoll(t->element[1]->str, NULL, 10) / 1000;
-            ok = now > score;
-        }
+        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && now >= 0)
+            ok = now > strtoll(r->element[1]->str, NULL, 10);
         if (r)
             freeReplyObject(r);
-        if (t)
-            freeReplyObject(t);
         if (ok)
             return 0;
         if (rdt_now_ms() >= deadline)
@@ -706,8 +596,8 @@ static void test_robust_eownerdead_survives_lost_reply(void)
     long long t0, el;
     int rc;
 
-    snprintf(k, sizeof k, "%s", key_of(N, ""));
-    snprintf(kx, sizeof kx, "%s", key_of(N, ":x"));
+    snprintf(k, sizeof k, "%s", rdt_key(N, ""));
+    snprintf(kx, sizeof kx, "%s", rdt_key(N, ":x"));
     fresh();
     RDT_ASSERT_RC(0, mx_init(&hm, N, g_cb, RDLOCK_STALLED, SHORT_LEASE_MS, 0));
     RDT_ASSERT_RC(0, mx_init(&rm, N, g_cl, RDLOCK_ROBUST, 0, -1));
@@ -719,8 +609,8 @@ static void test_robust_eownerdead_survives_lost_reply(void)
     RDT_ASSERT_RC(0, rdlock_trylock(&hm));
     dead = mx_token(&hm);
     CU_ASSERT_EQUAL_FATAL(holder_field(k, NULL, holder_owner, sizeof holder_owner), 1);
-    CU_ASSERT_FATAL(wait_gone(k, 3000));
-    CU_ASSERT_EQUAL(get_str(kx, xb, sizeof xb), 1);
+    CU_ASSERT_FATAL(rdt_wait_gone(g_rc, k, 3000));
+    CU_ASSERT_EQUAL(rdt_get_str(g_rc, kx, xb, sizeof xb), 1);
     CU_ASSERT_STRING_EQUAL(xb, holder_owner);
 
     /* the robust acquire; the reply of its first attempt is lost */
@@ -736,13 +626,13 @@ static void test_robust_eownerdead_survives_lost_reply(void)
     CU_ASSERT_FATAL(rc == 0 || rc == EOWNERDEAD);
     tok = mx_token(&rm);
     CU_ASSERT(tok > dead);
-    CU_ASSERT_EQUAL(get_str(kx, xb, sizeof xb), 1);
+    CU_ASSERT_EQUAL(rdt_get_str(g_rc, kx, xb, sizeof xb), 1);
     CU_ASSERT(xb[0] == '?');
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
 
     /* unlock without consistent: not recoverable */
     RDT_ASSERT_RC(0, rdlock_unlock(&rm));
-    CU_ASSERT_EQUAL(get_str(kx, xb, sizeof xb), 1);
+    CU_ASSERT_EQUAL(rdt_get_str(g_rc, kx, xb, sizeof xb), 1);
     CU_ASSERT_STRING_EQUAL(xb, "!");
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdlock_trylock(&other));
 
@@ -769,7 +659,7 @@ static void test_release_retry_after_lost_reply(void)
     long long t0, el;
     int rc;
 
-    snprintf(k, sizeof k, "%s", key_of(N, ""));
+    snprintf(k, sizeof k, "%s", rdt_key(N, ""));
     fresh();
     RDT_ASSERT_RC(0, mx_init(&m, N, g_cl, RDLOCK_STALLED, 0, -1));
     RDT_ASSERT_RC(0, mx_init(&other, N, g_ca, RDLOCK_STALLED, 0, -1));
@@ -779,7 +669,7 @@ static void test_release_retry_after_lost_reply(void)
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    CU_ASSERT_EQUAL(exists_key(k), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, k), 1);
 
     CU_ASSERT_FATAL(loss_begin(&th) == 0);
     t0 = rdt_now_ms();
@@ -792,13 +682,13 @@ static void test_release_retry_after_lost_reply(void)
     CU_ASSERT(el >= TIMEOUT_MS);
 
     /* free */
-    CU_ASSERT_EQUAL(exists_key(k), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, k), 0);
     RDT_ASSERT_RC(0, rdlock_trylock(&other));
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
     /* and the handle is usable again */
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    CU_ASSERT_EQUAL(exists_key(k), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, k), 0);
 
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
@@ -877,7 +767,7 @@ static void test_lost_callback_may_exit(void)
         return;
     }
     /* the hold disappears under the child: its watchdog finds it lost */
-    CU_ASSERT_EQUAL(int_reply((redisReply *)redisCommand(g_rc, "DEL %s", key_of(x.name, "")), -1), 1);
+    CU_ASSERT_EQUAL(rdt_int_cmd(g_rc, -1, "DEL %s", rdt_key(x.name, "")), 1);
     st = rdt_wait(pid, 5000);
     if (st != CB_EXIT_STATUS)
         fprintf(stderr, "cbexit: child ended with %d (128+N: signal N), expected exit status %d\n", st,
@@ -1026,22 +916,22 @@ static void test_handover_found_by_look_restarts_lease(void)
     int ok;
 
     fresh();
-    snprintf(k, sizeof k, "%s", key_of(N, ""));
-    tok = (uint64_t)int_reply((redisReply *)redisCommand(g_rc, "INCR %s", key_of(N, ":fence")), 0);
+    snprintf(k, sizeof k, "%s", rdt_key(N, ""));
+    tok = (uint64_t)rdt_int_cmd(g_rc, 0, "INCR %s", rdt_key(N, ":fence"));
     CU_ASSERT_FATAL(plant_leftover(k, "x", "planted:1", tok) == 0);
-    CU_ASSERT_EQUAL_FATAL(int_reply((redisReply *)redisCommand(g_rc, "PEXPIRE %s 60000", k), -1), 1);
+    CU_ASSERT_EQUAL_FATAL(rdt_int_cmd(g_rc, -1, "PEXPIRE %s 60000", k), 1);
     CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&cw, g_ini_slowlook), 0);
     CU_ASSERT_EQUAL_FATAL(mx_init(&wm, N, cw, RDLOCK_STALLED, W_LEASE, -1), 0);
     CU_ASSERT_EQUAL_FATAL(hthread_start(&w, &wm, 0), 0);
 
     /* W queued: its mark, then the next change of it (a look just went). */
     t_end = rdt_now_ms() + 5000;
-    while ((ok = only_field(key_of(N, ":wq"), owner, sizeof owner, mark, sizeof mark)) != 1 && rdt_now_ms() < t_end)
+    while ((ok = only_field(rdt_key(N, ":wq"), owner, sizeof owner, mark, sizeof mark)) != 1 && rdt_now_ms() < t_end)
         rdt__nap_ms(2);
     CU_ASSERT_EQUAL(ok, 1);
     mark2[0] = '\0';
     while (ok == 1 && rdt_now_ms() < t_end) {
-        if (hget(key_of(N, ":wq"), owner, mark2, sizeof mark2) != 1 || strcmp(mark2, mark) != 0)
+        if (rdt_hget(g_rc, rdt_key(N, ":wq"), owner, mark2, sizeof mark2) != 1 || strcmp(mark2, mark) != 0)
             break;
         rdt__nap_ms(1);
     }
@@ -1058,19 +948,19 @@ static void test_handover_found_by_look_restarts_lease(void)
         const char *sfx[5] = { ":w", ":wq", ":r", ":fence", ":x" };
         int i;
         for (i = 0; i < 5; i++)
-            snprintf(ks[i], sizeof ks[i], "%s", key_of(N, sfx[i]));
+            snprintf(ks[i], sizeof ks[i], "%s", rdt_key(N, sfx[i]));
         r = (redisReply *)redisCommand(g_rc, "EVAL %s 6 %s %s %s %s %s %s %s", handover_lua, k, ks[0], ks[1],
                                        ks[2], ks[3], ks[4], owner);
     }
     if (r && r->type == REDIS_REPLY_ERROR)
         fprintf(stderr, "handover-look: %s\n", r->str);
-    handed = int_reply(r, -1);
+    handed = rdt_reply_int(r, -1);
     CU_ASSERT_FATAL(handed > 0);
 
     CU_ASSERT_FATAL(hthread_wait(&w, 1, 3 * LOOK_MS));
     CU_ASSERT_EQUAL(w.lock_rc, 0);
-    srv_now = server_ms();
-    if (hget(k, owner, val, sizeof val) == 1)
+    srv_now = rdt_server_ms(g_rc);
+    if (rdt_hget(g_rc, k, owner, val, sizeof val) == 1)
         dl = strtoll(val, NULL, 10);
     fprintf(stderr, "handover-look: found %lld ms after the hand-over; deadline %lld ms ahead (lease %u)\n",
             srv_now - handed, dl - srv_now, W_LEASE);
@@ -1090,7 +980,7 @@ static int wait_queued(const char *name, int n, int *seen)
 {
     long long end = rdt_now_ms() + 5000;
     for (;;) {
-        *seen = (int)int_reply((redisReply *)redisCommand(g_rc, "ZCARD %s", key_of(name, ":w")), -1);
+        *seen = (int)rdt_zcard(g_rc, rdt_key(name, ":w"));
         if (*seen >= n)
             return 0;
         if (rdt_now_ms() >= end) {

@@ -56,82 +56,16 @@ static char g_ini_slow[512];  /* retry_interval_ms = 2000: only wake-ups are fas
 /* Redis state helpers                                                 */
 /* ------------------------------------------------------------------ */
 
-static long long int_cmd(const char *fmt, const char *key, long long dflt)
-{
-    redisReply *r = (redisReply *)redisCommand(g_rc, fmt, key);
-    long long v = dflt;
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-static char g_keybuf[4][700];
-static int g_keyidx;
-
-/* "rdlock:{name}<suffix>" in a rotating static buffer. */
-static const char *key_of(const char *name, const char *suffix)
-{
-    char *b = g_keybuf[g_keyidx++ % 4];
-    snprintf(b, sizeof g_keybuf[0], "rdlock:{%s}%s", name, suffix);
-    return b;
-}
-
-static int exists_key(const char *key)
-{
-    return (int)int_cmd("EXISTS %s", key, -1);
-}
-
-static long long zcard(const char *key)
-{
-    return int_cmd("ZCARD %s", key, -1);
-}
-
-static long long pttl(const char *key)
-{
-    return int_cmd("PTTL %s", key, -100);
-}
-
-/* GET key as an integer; -1 if missing, -2 on error or not a number. */
-static long long get_ll(const char *key)
-{
-    redisReply *r = (redisReply *)redisCommand(g_rc, "GET %s", key);
-    long long v = -2;
-    if (r && r->type == REDIS_REPLY_NIL)
-        v = -1;
-    else if (r && r->type == REDIS_REPLY_STRING) {
-        char *end;
-        v = strtoll(r->str, &end, 10);
-        if (*end != '\0')
-            v = -2;
-    }
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 static long long fence_of(const char *name)
 {
-    return get_ll(key_of(name, ":fence"));
+    return rdt_get_ll(g_rc, rdt_key(name, ":fence"));
 }
 
 /* The robust marker "rdlock:{name}:x": 0 absent, 1 present (copied into
  * buf), -1 on error. */
 static int xstate(const char *name, char *buf, size_t n)
 {
-    redisReply *r = (redisReply *)redisCommand(g_rc, "GET %s", key_of(name, ":x"));
-    int rc = -1;
-    buf[0] = '\0';
-    if (r && r->type == REDIS_REPLY_NIL)
-        rc = 0;
-    else if (r && r->type == REDIS_REPLY_STRING) {
-        snprintf(buf, n, "%s", r->str);
-        rc = 1;
-    }
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    return rdt_get_str(g_rc, rdt_key(name, ":x"), buf, n);
 }
 
 static int x_absent(const char *name)
@@ -139,7 +73,7 @@ static int x_absent(const char *name)
     char b[256];
     int rc = xstate(name, b, sizeof b);
     if (rc != 0)
-        fprintf(stderr, "%s: robust marker %s = \"%s\", expected absent\n", name, key_of(name, ":x"), b);
+        fprintf(stderr, "%s: robust marker %s = \"%s\", expected absent\n", name, rdt_key(name, ":x"), b);
     return rc == 0;
 }
 
@@ -162,36 +96,6 @@ static int x_inconsistent(const char *name)
         fprintf(stderr, "%s: robust marker = %s\"%s\", expected \"?<owner>\"\n", name,
                 rc == 1 ? "" : "(absent) ", b);
     return rc == 1 && b[0] == '?';
-}
-
-/* Poll (bounded) until key no longer exists: a dead owner's lease ran out. */
-static int wait_gone(const char *key, int timeout_ms)
-{
-    long long deadline = rdt_now_ms() + timeout_ms;
-    for (;;) {
-        if (exists_key(key) == 0)
-            return 1;
-        if (rdt_now_ms() >= deadline) {
-            fprintf(stderr, "%s still exists after %d ms\n", key, timeout_ms);
-            return 0;
-        }
-        rdt__nap_ms(2);
-    }
-}
-
-/* Poll (bounded) until ZCARD key >= n: a waiter has queued. */
-static int wait_zcard(const char *key, long long n, int timeout_ms)
-{
-    long long deadline = rdt_now_ms() + timeout_ms;
-    for (;;) {
-        if (zcard(key) >= n)
-            return 1;
-        if (rdt_now_ms() >= deadline) {
-            fprintf(stderr, "%s: fewer than %lld waiters after %d ms\n", key, n, timeout_ms);
-            return 0;
-        }
-        rdt__nap_ms(1);
-    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -541,9 +445,9 @@ static uint64_t dead_owner(const char *name, int robust, int use_rw, int wait_ex
     if (rc == 0)
         rc = actor_call(&h, use_rw ? "rwtoken" : "token", &tok, NULL);
     RDT_ASSERT_RC(0, rc);
-    CU_ASSERT_EQUAL(exists_key(key_of(name, "")), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(name, "")), 1);
     actor_kill(&h);
-    if (wait_expiry && !wait_gone(key_of(name, ""), 3000)) {
+    if (wait_expiry && !rdt_wait_gone(g_rc, rdt_key(name, ""), 3000)) {
         CU_FAIL("the dead owner's lease did not run out");
         return 0;
     }
@@ -636,7 +540,7 @@ static void test_owner_dead_lock(void)
     if (!(tok > dead))
         fprintf(stderr, "EOWNERDEAD token %llu, dead owner's %" PRIu64 "\n", tok, dead);
     CU_ASSERT(tok > dead && tok != ~0ULL);
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 1);
     CU_ASSERT(x_inconsistent(N));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other)); /* not EOWNERDEAD: it is held */
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&plain));
@@ -646,7 +550,7 @@ static void test_owner_dead_lock(void)
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 1); /* still held */
     RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
     CU_ASSERT(x_absent(N));
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 0);
 
     /* normal again: robust acquirers get 0, in both processes */
@@ -695,7 +599,7 @@ static void test_owner_dead_trylock(void)
     CU_ASSERT_FATAL(dead > 0);
     /* before the lease ends it is simply busy */
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
-    CU_ASSERT_FATAL(wait_gone(key_of(N, ""), 3000));
+    CU_ASSERT_FATAL(rdt_wait_gone(g_rc, rdt_key(N, ""), 3000));
 
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&m));
     CU_ASSERT_EQUAL(mx_count(&m), 1);
@@ -789,9 +693,9 @@ static void test_robust_waiter_blocked(void)
     RDT_ASSERT_RC(0, actor_call(&h, "lock", NULL, NULL));
     dead = actor_value(&h, "token");
     CU_ASSERT_FATAL(actor_send(&w, "lock") == 0);
-    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":w"), 1, 3000));
+    CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":w"), 1, 3000));
 
-    left = pttl(key_of(N, ""));
+    left = rdt_pttl(g_rc, rdt_key(N, ""));
     t_kill = rdt_now_ms();
     actor_kill(&h);
     rc = actor_reply(&w, 5000, NULL, NULL);
@@ -806,7 +710,7 @@ static void test_robust_waiter_blocked(void)
     tok = actor_value(&w, "token");
     CU_ASSERT(tok > dead && tok != ~0ULL);
     CU_ASSERT(x_inconsistent(N));
-    RDT_ASSERT_EQ_LL(0, zcard(key_of(N, ":w"))); /* its queue mark is gone */
+    RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, rdt_key(N, ":w"))); /* its queue mark is gone */
     RDT_ASSERT_RC(0, actor_call(&w, "consistent", NULL, NULL));
     RDT_ASSERT_RC(0, actor_call(&w, "unlock", NULL, NULL));
     CU_ASSERT(x_absent(N));
@@ -830,7 +734,7 @@ static void test_eownerdead_holder_dies(void)
     t1 = actor_value(&b, "token");
     CU_ASSERT(t1 > dead && t1 != ~0ULL);
     actor_kill(&b); /* dies repairing */
-    CU_ASSERT_FATAL(wait_gone(key_of(N, ""), 3000));
+    CU_ASSERT_FATAL(rdt_wait_gone(g_rc, rdt_key(N, ""), 3000));
 
     CU_ASSERT_FATAL(actor_start(&c, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
     RDT_ASSERT_RC(EOWNERDEAD, actor_call(&c, "lock", NULL, NULL));
@@ -972,15 +876,15 @@ static void test_not_recoverable(void)
     CU_ASSERT_FATAL(actor_start(&w2, N, RDLOCK_STALLED, 0, 30000, 1) == 0);
     CU_ASSERT_FATAL(actor_send(&w1, "lock") == 0);
     CU_ASSERT_FATAL(actor_send(&w2, "rdlock") == 0);
-    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":w"), 1, 3000));
-    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":r"), 1, 3000));
+    CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":w"), 1, 3000));
+    CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":r"), 1, 3000));
 
     /* the unlock without consistent succeeds */
     t_unlock = rdt_now_ms();
     RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 0);
     CU_ASSERT(x_is(N, "!"));
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
 
     /* the blocked waiters return ENOTRECOVERABLE promptly */
     rc = actor_reply(&w1, 5000, NULL, NULL);
@@ -996,7 +900,7 @@ static void test_not_recoverable(void)
         fprintf(stderr, "blocked rdrwlock_rdlock returned %lld ms after the unlock\n", el);
     CU_ASSERT(el < WAKE_MS);
     CU_ASSERT_EQUAL(actor_value(&w1, "holdcount"), 0);
-    RDT_ASSERT_EQ_LL(0, zcard(key_of(N, ":w"))); /* the waiter left the queue */
+    RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, rdt_key(N, ":w"))); /* the waiter left the queue */
 
     /* every form, in other processes, robust and not, and in b itself */
     all_not_recoverable(&w1, "robust process");
@@ -1026,8 +930,8 @@ static void test_not_recoverable(void)
 
     /* nothing changed it: still not recoverable, nobody holds or waits */
     CU_ASSERT(x_is(N, "!"));
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
-    RDT_ASSERT_EQ_LL(0, zcard(key_of(N, ":w")));
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
+    RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, rdt_key(N, ":w")));
 
     actor_stop(&b);
     actor_stop(&w1);
@@ -1097,7 +1001,7 @@ static void test_reset_clears_not_recoverable(void)
     RDT_ASSERT_RC(0, actor_call(&c, "rwunlock", NULL, NULL));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     CU_ASSERT(x_absent(N));
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
 
     /* a reset of a clean name is harmless and still keeps the counter */
     fence = fence_of(N);
@@ -1152,7 +1056,7 @@ static void test_reset_held_by_other(void)
     RDT_ASSERT_RC(0, actor_call(&a, "lock", NULL, NULL));
     ta = actor_value(&a, "token");
     CU_ASSERT_FATAL(actor_send(&w, "lock") == 0);
-    CU_ASSERT_FATAL(wait_zcard(key_of(N, ":w"), 1, 3000));
+    CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":w"), 1, 3000));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
 
     t_reset = rdt_now_ms();
@@ -1172,7 +1076,7 @@ static void test_reset_held_by_other(void)
     CU_ASSERT_EQUAL(actor_value(&a, "holdcount"), 0);
     RDT_ASSERT_RC(EPERM, actor_call(&a, "unlock", NULL, NULL));
     /* ... and did not release the new holder's */
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 1);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     RDT_ASSERT_RC(EBUSY, actor_call(&a, "trylock", NULL, NULL));
     RDT_ASSERT_RC(0, actor_call(&w, "unlock", NULL, NULL));
@@ -1294,7 +1198,7 @@ static void test_reader_after_death(void)
     CU_ASSERT(t2 > tok);
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(0, actor_call(&r, "rwunlock", NULL, NULL));
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
     {
         char b[256];
         CU_ASSERT_EQUAL(xstate(N, b, sizeof b), 1); /* the readers left it alone */
@@ -1361,7 +1265,7 @@ static void test_lost_lease(void)
 
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     t1 = mx_token(&m);
-    RDT_ASSERT_EQ_LL(1, int_cmd("DEL %s", key_of(N, ""), -1));
+    RDT_ASSERT_EQ_LL(1, rdt_int_cmd(g_rc, -1, "DEL %s", rdt_key(N, "")));
     CU_ASSERT_EQUAL(wait_lost(1, 3000), 1);
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     CU_ASSERT_EQUAL(mx_count(&m), 0);
@@ -1398,7 +1302,7 @@ static void test_expired_without_watchdog(void)
     RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
-    CU_ASSERT_FATAL(wait_gone(key_of(N, ""), 3000)); /* the lease ran out */
+    CU_ASSERT_FATAL(rdt_wait_gone(g_rc, rdt_key(N, ""), 3000)); /* the lease ran out */
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&other));
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     CU_ASSERT(x_inconsistent(N)); /* the stale unlock did not touch the state */
@@ -1545,10 +1449,10 @@ static void test_recursive_robust(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     CU_ASSERT_EQUAL(mx_count(&m), 1);
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 1);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     CU_ASSERT_EQUAL(mx_count(&m), 0);
-    CU_ASSERT_EQUAL(exists_key(key_of(N, "")), 0);
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
     CU_ASSERT(x_absent(N));
     RDT_ASSERT_RC(0, rdlock_trylock(&other));
     RDT_ASSERT_RC(0, rdlock_unlock(&other));

@@ -117,70 +117,26 @@ static int init_mutex(rdlock_t *m, const char *name, rdlock_client_t *c)
 /* inspecting the server                                               */
 /* ------------------------------------------------------------------ */
 
-static redisReply *vcmd(const char *fmt, va_list ap)
+/* The plain connection, made again if it broke. */
+static redisContext *conn(void)
 {
-    redisReply *r;
     if (g_rc == NULL || g_rc->err) {
         if (g_rc)
             redisFree(g_rc);
         g_rc = rdt_connect(&srv);
-        if (g_rc == NULL)
-            return NULL;
     }
-    r = (redisReply *)redisvCommand(g_rc, fmt, ap);
-    if (r == NULL)
-        fprintf(stderr, "command %s: %s\n", fmt, g_rc->errstr);
-    return r;
+    return g_rc;
 }
 
 /* Integer reply of a command, or -1000 on any error. */
 static long long icmd(const char *fmt, ...)
 {
-    redisReply *r;
-    long long v = -1000;
+    long long v;
     va_list ap;
 
     va_start(ap, fmt);
-    r = vcmd(fmt, ap);
+    v = rdt_int_vcmd(conn(), -1000, fmt, ap);
     va_end(ap);
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r)
-        fprintf(stderr, "icmd %s: %s\n", fmt, r->str ? r->str : "non-integer reply");
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-/* Numeric value of a string key (GET), or -1000 on error / missing. */
-static long long get_ll(const char *key_fmt, const char *name)
-{
-    redisReply *r;
-    long long v = -1000;
-
-    if (g_rc == NULL && (g_rc = rdt_connect(&srv)) == NULL)
-        return -1000;
-    r = (redisReply *)redisCommand(g_rc, key_fmt, name);
-    if (r && r->type == REDIS_REPLY_STRING)
-        v = strtoll(r->str, NULL, 10);
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-/* Server time in ms (the clock leases are judged by). */
-static long long server_ms(void)
-{
-    redisReply *r;
-    long long v = -1;
-
-    if (g_rc == NULL && (g_rc = rdt_connect(&srv)) == NULL)
-        return -1;
-    r = (redisReply *)redisCommand(g_rc, "TIME");
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-        v = strtoll(r->element[0]->str, NULL, 10) * 1000 + strtoll(r->element[1]->str, NULL, 10) / 1000;
-    if (r)
-        freeReplyObject(r);
     return v;
 }
 
@@ -189,52 +145,7 @@ static long long server_ms(void)
  * field (empty if none) and its deadline to *deadline. */
 static int holders_ex(const char *name, char *mode, long pid, char *field, size_t fn, long long *deadline)
 {
-    redisReply *r;
-    size_t i;
-    int n = 0;
-
-    if (mode)
-        *mode = '\0';
-    if (field && fn)
-        field[0] = '\0';
-    if (deadline)
-        *deadline = -1;
-    if (g_rc == NULL || g_rc->err) {
-        if (g_rc)
-            redisFree(g_rc);
-        g_rc = rdt_connect(&srv);
-        if (g_rc == NULL)
-            return -1;
-    }
-    r = (redisReply *)redisCommand(g_rc, "HGETALL rdlock:{%s}", name);
-    if (!r || r->type != REDIS_REPLY_ARRAY) {
-        if (r)
-            freeReplyObject(r);
-        return -1;
-    }
-    for (i = 0; i + 1 < r->elements; i += 2) {
-        const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
-        if (strcmp(f, "m") == 0) {
-            if (mode)
-                *mode = v[0];
-            continue;
-        }
-        n++;
-        if (pid > 0) {
-            long long d = -1;
-            unsigned long long tok = 0;
-            unsigned cnt = 0;
-            long p = 0;
-            if (sscanf(v, "%lld;%llu;%u;%ld;", &d, &tok, &cnt, &p) == 4 && p == pid) {
-                if (field && fn)
-                    snprintf(field, fn, "%s", f);
-                if (deadline)
-                    *deadline = d;
-            }
-        }
-    }
-    freeReplyObject(r);
-    return n;
+    return rdt_holders(conn(), rdt_key(name, ""), NULL, pid, mode, field, fn, deadline);
 }
 
 static int holders(const char *name, char *mode)
@@ -892,7 +803,7 @@ static void test_static_initializer_race(void)
     RDT_ASSERT_EQ_LL(0, rdt_wait(pid, 10000));
     rdt_pipe_close(&s.p);
     RDT_ASSERT_EQ_LL(0, key_exists("static-rw-write"));
-    RDT_ASSERT_EQ_LL(SRACE, get_ll("GET rdlock:{%s}:fence", "static-rw-read"));
+    RDT_ASSERT_EQ_LL(SRACE, rdt_get_ll(conn(), "rdlock:{static-rw-read}:fence"));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1116,7 +1027,7 @@ static void test_fencing_tokens(void)
         RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
         RDT_ASSERT_RC(EPERM, rdrwlock_fencing_token(&ra, &t));
     }
-    RDT_ASSERT_EQ_LL((long long)prev, get_ll("GET rdlock:{%s}:fence", "rw-fence"));
+    RDT_ASSERT_EQ_LL((long long)prev, rdt_get_ll(conn(), "rdlock:{rw-fence}:fence"));
 
     /* Read re-entry keeps the token; another reader gets a larger one and
      * leaves ours alone. */
@@ -1152,7 +1063,7 @@ static void test_fencing_tokens(void)
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
 
     /* The counter is never expired or deleted. */
-    RDT_ASSERT_EQ_LL((long long)tb, get_ll("GET rdlock:{%s}:fence", "rw-fence"));
+    RDT_ASSERT_EQ_LL((long long)tb, rdt_get_ll(conn(), "rdlock:{rw-fence}:fence"));
     RDT_ASSERT_EQ_LL(-1, icmd("PTTL rdlock:{rw-fence}:fence"));
     RDT_ASSERT_EQ_LL(0, key_exists("rw-fence"));
 
@@ -1955,12 +1866,12 @@ static void test_per_reader_leases(void)
     /* SIGKILL r1: its watchdog dies with it. */
     r1pid = (long)r1.pid;
     actor_kill(&r1);
-    killed_srv = server_ms();
+    killed_srv = rdt_server_ms(conn());
     rdt__nap_ms(3 * lease); /* wall time for the dead share's lease to run out */
 
     /* r1's share expired by itself within its lease of the kill; r2's is
      * alive and renewed. */
-    now_srv = server_ms();
+    now_srv = rdt_server_ms(conn());
     holders_ex("rw-lease", NULL, r1pid, f1, sizeof f1, &d1b);
     printf("[dead share: deadline %lld ms after the kill] ", d1b - killed_srv);
     if (d1b >= 0) {

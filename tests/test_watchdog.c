@@ -69,95 +69,10 @@ static int init_lock(rdlock_t *m, const char *name, rdlock_client_t *c, unsigned
     return rc;
 }
 
-/* A command on a fresh plain connection; the reply (caller frees) or NULL. */
-static redisReply *rcmd(const char *fmt, ...)
-{
-    redisContext *c = rdt_connect(&srv);
-    redisReply *r = NULL;
-    va_list ap;
-
-    if (!c)
-        return NULL;
-    va_start(ap, fmt);
-    r = (redisReply *)redisvCommand(c, fmt, ap);
-    va_end(ap);
-    if (!r)
-        fprintf(stderr, "rcmd %s: %s\n", fmt, c->errstr);
-    redisFree(c);
-    return r;
-}
-
-/* Integer reply of a command, or -1000 on any error. */
-static long long rint_cmd(const char *fmt, ...)
-{
-    redisContext *c = rdt_connect(&srv);
-    redisReply *r;
-    long long v = -1000;
-    va_list ap;
-
-    if (!c)
-        return -1000;
-    va_start(ap, fmt);
-    r = (redisReply *)redisvCommand(c, fmt, ap);
-    va_end(ap);
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else
-        fprintf(stderr, "rint_cmd %s: %s\n", fmt, r ? (r->str ? r->str : "non-integer reply") : c->errstr);
-    if (r)
-        freeReplyObject(r);
-    redisFree(c);
-    return v;
-}
-
-/* The holder fields of lock hash key on connection rc (or a fresh one when
- * rc is NULL): returns how many; the first is copied to field/deadline. */
-static int holders_on(redisContext *rc, const char *key, char *field, size_t fn, long long *deadline)
-{
-    redisContext *c = rc ? rc : rdt_connect(&srv);
-    redisReply *r;
-    size_t i;
-    int n = 0;
-
-    if (field && fn)
-        field[0] = '\0';
-    if (deadline)
-        *deadline = -1;
-    if (!c)
-        return -1;
-    r = (redisReply *)redisCommand(c, "HGETALL %s", key);
-    if (!r || r->type != REDIS_REPLY_ARRAY) {
-        fprintf(stderr, "HGETALL %s failed\n", key);
-        n = -1;
-    } else {
-        for (i = 0; i + 1 < r->elements; i += 2) {
-            if (strcmp(r->element[i]->str, "m") == 0)
-                continue;
-            if (n == 0) {
-                if (field && fn)
-                    snprintf(field, fn, "%s", r->element[i]->str);
-                if (deadline)
-                    *deadline = strtoll(r->element[i + 1]->str, NULL, 10);
-            }
-            n++;
-        }
-    }
-    if (r)
-        freeReplyObject(r);
-    if (!rc)
-        redisFree(c);
-    return n;
-}
-
-static int holders(const char *key, char *field, size_t fn, long long *deadline)
-{
-    return holders_on(NULL, key, field, fn, deadline);
-}
-
 /* INFO commandstats: calls of cmd ("evalsha"), 0 if never called, -1 on error. */
 static long long cmd_calls(const char *cmd)
 {
-    redisReply *r = rcmd("INFO commandstats");
+    redisReply *r = rdt_cmd_on(&srv, "INFO commandstats");
     char needle[64];
     const char *p;
     long long v = -1;
@@ -305,7 +220,7 @@ static void check_expiry_without_watchdog(rdlock_client_t *ca, rdlock_t *ma, uns
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-off", cb, lease, 0, 0, NULL, NULL));
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(0, rdlock_lock(ma));
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-off}", fa, sizeof fa, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-off}", fa, sizeof fa, NULL), 1);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&mb));
 
     clock_gettime(CLOCK_REALTIME, &abst);
@@ -316,7 +231,7 @@ static void check_expiry_without_watchdog(rdlock_client_t *ca, rdlock_t *ma, uns
     CU_ASSERT(took >= (long long)lease - 20);
     CU_ASSERT(took <= (long long)lease + 800);
 
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-off}", fb, sizeof fb, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-off}", fb, sizeof fb, NULL), 1);
     CU_ASSERT(strcmp(fa, fb) != 0);
 
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(ma));
@@ -324,7 +239,7 @@ static void check_expiry_without_watchdog(rdlock_client_t *ca, rdlock_t *ma, uns
     RDT_ASSERT_RC(0, rdlock_holdcount(ma, &count));
     RDT_ASSERT_EQ_LL(0, count);
     /* The stale unlock did not touch the new owner's hold. */
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-off}", fa, sizeof fa, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-off}", fa, sizeof fa, NULL), 1);
     CU_ASSERT_STRING_EQUAL(fa, fb);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(ma)); /* ma is just another owner now */
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
@@ -363,7 +278,7 @@ static void test_off_by_ini(void)
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     while (rdt_now_ms() - t0 < 3000) {
-        if (rint_cmd("EXISTS %s", "rdlock:{wd-off}") == 0) {
+        if (rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-off}") == 0) {
             gone_at = rdt_now_ms() - t0;
             break;
         }
@@ -398,10 +313,10 @@ static void test_keeps_hold(void)
     /* 1 s = more than 3 leases, checked every ~50 ms. */
     CU_ASSERT_EQUAL(busy_throughout(&mb, 1000, &checks), 0);
     CU_ASSERT(checks >= 10);
-    pttl = rint_cmd("PTTL %s", "rdlock:{wd-keep}");
+    pttl = rdt_int_on(&srv, 0, "PTTL %s", "rdlock:{wd-keep}");
     CU_ASSERT(pttl > 0 && pttl <= 300);
     RDT_ASSERT_RC(0, rdlock_unlock(&ma));
-    RDT_ASSERT_EQ_LL(0, rint_cmd("EXISTS %s", "rdlock:{wd-keep}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-keep}"));
     RDT_ASSERT_RC(0, rdlock_trylock(&mb));
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
     RDT_ASSERT_EQ_LL(0, lost_count());
@@ -443,11 +358,11 @@ static int count_renewals(const char *key, long window_ms, long long *min_pttl)
     *min_pttl = -1;
     if (!rc)
         return -1;
-    holders_on(rc, key, NULL, 0, &last);
+    rdt_holders(rc, key, NULL, 0, NULL, NULL, 0, &last);
     end = rdt_now_ms() + window_ms;
     while (rdt_now_ms() < end) {
         redisReply *r;
-        if (holders_on(rc, key, NULL, 0, &d) != 1) {
+        if (rdt_holders(rc, key, NULL, 0, NULL, NULL, 0, &d) != 1) {
             changes = -1;
             break;
         }
@@ -514,9 +429,9 @@ static void test_lost_by_del(void)
     c = open_client(NULL);
     RDT_ASSERT_RC(0, init_lock(&m, "wd-del", c, lease, -1, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-del}", field, sizeof field, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-del}", field, sizeof field, NULL), 1);
     t0 = rdt_now_ms();
-    RDT_ASSERT_EQ_LL(1, rint_cmd("DEL %s", "rdlock:{wd-del}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "DEL %s", "rdlock:{wd-del}"));
     CU_ASSERT_EQUAL(lost_wait(1, 3000), 1);
     took = lost.first_ms - t0;
     printf("[lost callback %lld ms after DEL, interval %u] ", took, interval);
@@ -526,7 +441,7 @@ static void test_lost_by_del(void)
     CU_ASSERT_PTR_EQUAL(lost.arg, &lost);
     CU_ASSERT_EQUAL(lost.on_main, 0); /* on the client's background thread */
     /* The stale owner did not recreate anything on the server. */
-    RDT_ASSERT_EQ_LL(0, rint_cmd("EXISTS %s", "rdlock:{wd-del}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-del}"));
     /* Let more watchdog rounds pass: the callback runs exactly once. */
     rdt__nap_ms(2 * interval + 100);
     RDT_ASSERT_EQ_LL(1, lost_count());
@@ -551,7 +466,7 @@ static int take_over(const char *key, const char *fake_owner)
         "redis.call('HSET', KEYS[1], 'm', 'x', ARGV[1], (now + 10000) .. ';999;1;1;1;elsewhere') "
         "redis.call('PEXPIRE', KEYS[1], 10000) "
         "return 1";
-    return rint_cmd("EVAL %s 1 %s %s", script, key, fake_owner) == 1 ? 0 : -1;
+    return rdt_int_on(&srv, 0, "EVAL %s 1 %s %s", script, key, fake_owner) == 1 ? 0 : -1;
 }
 
 static void test_lost_by_takeover(void)
@@ -571,14 +486,14 @@ static void test_lost_by_takeover(void)
     RDT_ASSERT_RC(0, init_lock(&m1, "wd-take1", c, 2000, 0, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-take1", cb, 2000, 0, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m1));
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-take1}", mine, sizeof mine, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-take1}", mine, sizeof mine, NULL), 1);
     CU_ASSERT_FATAL(take_over("rdlock:{wd-take1}", fake) == 0);
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m1));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m1));
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-take1}", field, sizeof field, &d), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-take1}", field, sizeof field, &d), 1);
     CU_ASSERT_STRING_EQUAL(field, fake);
-    RDT_ASSERT_EQ_LL(1, rint_cmd("HEXISTS %s %s", "rdlock:{wd-take1}", fake));
-    RDT_ASSERT_EQ_LL(0, rint_cmd("HEXISTS %s %s", "rdlock:{wd-take1}", mine));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "HEXISTS %s %s", "rdlock:{wd-take1}", fake));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "HEXISTS %s %s", "rdlock:{wd-take1}", mine));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&mb));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m1));
     RDT_ASSERT_RC(0, rdlock_destroy(&m1));
@@ -589,7 +504,7 @@ static void test_lost_by_takeover(void)
     RDT_ASSERT_RC(0, init_lock(&m2, "wd-take2", c, 600, -1, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-take2", cb, 600, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m2));
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-take2}", mine, sizeof mine, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-take2}", mine, sizeof mine, NULL), 1);
     t0 = rdt_now_ms();
     CU_ASSERT_FATAL(take_over("rdlock:{wd-take2}", fake) == 0);
     CU_ASSERT_EQUAL(lost_wait(1, 3000), 1);
@@ -599,11 +514,11 @@ static void test_lost_by_takeover(void)
     CU_ASSERT_STRING_EQUAL(lost.name, "wd-take2");
     rdt__nap_ms(500); /* more watchdog rounds */
     RDT_ASSERT_EQ_LL(1, lost_count());
-    RDT_ASSERT_EQ_LL(1, rint_cmd("HEXISTS %s %s", "rdlock:{wd-take2}", fake));
-    RDT_ASSERT_EQ_LL(0, rint_cmd("HEXISTS %s %s", "rdlock:{wd-take2}", mine));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "HEXISTS %s %s", "rdlock:{wd-take2}", fake));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "HEXISTS %s %s", "rdlock:{wd-take2}", mine));
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m2));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m2));
-    CU_ASSERT_EQUAL(holders("rdlock:{wd-take2}", field, sizeof field, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-take2}", field, sizeof field, NULL), 1);
     CU_ASSERT_STRING_EQUAL(field, fake);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&mb));
     RDT_ASSERT_EQ_LL(1, lost_count());
@@ -684,7 +599,7 @@ static void test_many_holds(void)
             ok_lock++;
     lock_ms = rdt_now_ms() - t0;
     RDT_ASSERT_EQ_LL(MANY, ok_lock);
-    CU_ASSERT_EQUAL(holders("rdlock:{many-0}", owner, sizeof owner, NULL), 1);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{many-0}", owner, sizeof owner, NULL), 1);
 
     calls0 = cmd_calls("evalsha") + cmd_calls("eval");
     rdt__nap_ms(2000); /* 2 s = 3.3 leases, 10 renewal intervals */
@@ -715,7 +630,7 @@ static void test_many_holds(void)
         redisFree(rc);
     }
     RDT_ASSERT_EQ_LL(MANY, held);
-    pttl = rint_cmd("PTTL %s", "rdlock:{many-0}");
+    pttl = rdt_int_on(&srv, 0, "PTTL %s", "rdlock:{many-0}");
     CU_ASSERT(pttl > 0 && pttl <= 600);
 
     /* Another client finds a sample of them busy. */
@@ -795,7 +710,7 @@ static void test_restart_loses_hold(void)
     CU_ASSERT_EQUAL(lost_wait(1, 4000), 1);
     printf("[lost callback %lld ms after the restart] ", lost.first_ms - t0);
     CU_ASSERT_STRING_EQUAL(lost.name, "wd-restart");
-    RDT_ASSERT_EQ_LL(0, rint_cmd("EXISTS %s", "rdlock:{wd-restart}"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-restart}"));
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     /* The client works with the restarted server. */
@@ -813,7 +728,7 @@ static void test_restart_loses_hold(void)
  * own (CLIENT LIST TYPE normal on a fresh connection), -1 on error. */
 static int other_connections(void)
 {
-    redisReply *r = rcmd("CLIENT LIST TYPE normal");
+    redisReply *r = rdt_cmd_on(&srv, "CLIENT LIST TYPE normal");
     const char *p;
     int n = 0;
 
@@ -849,7 +764,7 @@ static void test_dropped_connection(void)
         t1 = rdt_now_ms();
         while (other_connections() < 1 && rdt_now_ms() - t1 < 2000)
             rdt__nap_ms(5); /* polling the server's state */
-        killed = rint_cmd("CLIENT KILL TYPE normal");
+        killed = rdt_int_on(&srv, 0, "CLIENT KILL TYPE normal");
         CU_ASSERT(killed >= 1);
         if (killed < 1)
             break;
@@ -861,7 +776,7 @@ static void test_dropped_connection(void)
     CU_ASSERT(rdt_now_ms() - t0 > 2 * 400);
     CU_ASSERT_EQUAL(busy_throughout(&mb, 300, &checks), 0);
     RDT_ASSERT_EQ_LL(0, lost_count());
-    RDT_ASSERT_EQ_LL(1, rint_cmd("EXISTS %s", "rdlock:{wd-drop}"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-drop}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_trylock(&mb));
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));

@@ -1,8 +1,13 @@
 /* testlib.c - helpers the CUnit suites share; see testlib.h for what each
  * does and why it is here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "fixture.h"
 #include "testlib.h"
+#include "testutil.h" /* rdt__nap_ms; no rdt_main here, so its per-file statics stay unused */
 
 /* ------------------------------------------------------------------ */
 /* 1. time                                                             */
@@ -20,4 +25,277 @@ struct timespec rdt_abstime(clockid_t clk, long long ms)
     ts.tv_sec = (time_t)(ns / 1000000000LL);
     ts.tv_nsec = (long)(ns % 1000000000LL);
     return ts;
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. lock keys                                                        */
+/* ------------------------------------------------------------------ */
+
+static char g_keybuf[4][700];
+static int g_keyidx;
+
+const char *rdt_key(const char *name, const char *suffix)
+{
+    char *b = g_keybuf[g_keyidx++ % 4];
+    snprintf(b, sizeof g_keybuf[0], "rdlock:{%s}%s", name, suffix);
+    return b;
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. Redis state, on a connection the caller owns                     */
+/* ------------------------------------------------------------------ */
+
+long long rdt_reply_int(redisReply *r, long long dflt)
+{
+    long long v = dflt;
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+int rdt_reply_str(redisReply *r, char *buf, size_t n)
+{
+    int rc = -1;
+    buf[0] = '\0';
+    if (r && r->type == REDIS_REPLY_NIL)
+        rc = 0;
+    else if (r && r->type == REDIS_REPLY_STRING) {
+        snprintf(buf, n, "%s", r->str);
+        rc = 1;
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+long long rdt_int_vcmd(redisContext *c, long long dflt, const char *fmt, va_list ap)
+{
+    redisReply *r;
+    long long v = dflt;
+
+    if (!c)
+        return dflt;
+    r = (redisReply *)redisvCommand(c, fmt, ap);
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else
+        fprintf(stderr, "%s: %s\n", fmt, r ? (r->str ? r->str : "non-integer reply") : c->errstr);
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+long long rdt_int_cmd(redisContext *c, long long dflt, const char *fmt, ...)
+{
+    long long v;
+    va_list ap;
+
+    va_start(ap, fmt);
+    v = rdt_int_vcmd(c, dflt, fmt, ap);
+    va_end(ap);
+    return v;
+}
+
+int rdt_exists(redisContext *c, const char *key)
+{
+    return (int)rdt_int_cmd(c, -1, "EXISTS %s", key);
+}
+
+long long rdt_zcard(redisContext *c, const char *key)
+{
+    return rdt_int_cmd(c, -1, "ZCARD %s", key);
+}
+
+long long rdt_pttl(redisContext *c, const char *key)
+{
+    return rdt_int_cmd(c, -100, "PTTL %s", key);
+}
+
+long long rdt_get_ll(redisContext *c, const char *key)
+{
+    redisReply *r = c ? (redisReply *)redisCommand(c, "GET %s", key) : NULL;
+    long long v = -2;
+    if (r && r->type == REDIS_REPLY_NIL)
+        v = -1;
+    else if (r && r->type == REDIS_REPLY_STRING) {
+        char *end;
+        v = strtoll(r->str, &end, 10);
+        if (*end != '\0')
+            v = -2;
+    }
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+int rdt_get_str(redisContext *c, const char *key, char *buf, size_t n)
+{
+    return rdt_reply_str(c ? (redisReply *)redisCommand(c, "GET %s", key) : NULL, buf, n);
+}
+
+int rdt_hget(redisContext *c, const char *key, const char *field, char *buf, size_t n)
+{
+    return rdt_reply_str(c ? (redisReply *)redisCommand(c, "HGET %s %s", key, field) : NULL, buf, n);
+}
+
+long long rdt_server_ms(redisContext *c)
+{
+    redisReply *r = c ? (redisReply *)redisCommand(c, "TIME") : NULL;
+    long long v = -1;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        v = strtoll(r->element[0]->str, NULL, 10) * 1000 + strtoll(r->element[1]->str, NULL, 10) / 1000;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+int rdt_holders(redisContext *c, const char *key, const char *except, long pid, char *mode, char *field,
+                size_t fn, long long *deadline)
+{
+    redisReply *r;
+    size_t i;
+    int n = 0;
+
+    if (mode)
+        *mode = '\0';
+    if (field && fn)
+        field[0] = '\0';
+    if (deadline)
+        *deadline = -1;
+    if (!c)
+        return -1;
+    r = (redisReply *)redisCommand(c, "HGETALL %s", key);
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        fprintf(stderr, "HGETALL %s failed: %s\n", key, r ? (r->str ? r->str : "not an array") : c->errstr);
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    for (i = 0; i + 1 < r->elements; i += 2) {
+        const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
+        if (strcmp(f, "m") == 0) {
+            if (mode)
+                *mode = v[0];
+            continue;
+        }
+        if (except && strcmp(f, except) == 0)
+            continue;
+        if (pid > 0) {
+            long long d = -1;
+            unsigned long long tok = 0;
+            unsigned cnt = 0;
+            long p = 0;
+            if (sscanf(v, "%lld;%llu;%u;%ld;", &d, &tok, &cnt, &p) == 4 && p == pid) {
+                if (field && fn)
+                    snprintf(field, fn, "%s", f);
+                if (deadline)
+                    *deadline = d;
+            }
+        } else if (n == 0) {
+            if (field && fn)
+                snprintf(field, fn, "%s", f);
+            if (deadline)
+                *deadline = strtoll(v, NULL, 10);
+        }
+        n++;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+int rdt_wait_gone(redisContext *c, const char *key, int timeout_ms)
+{
+    long long deadline = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        if (rdt_exists(c, key) == 0)
+            return 1;
+        if (rdt_now_ms() >= deadline) {
+            fprintf(stderr, "%s still exists after %d ms\n", key, timeout_ms);
+            return 0;
+        }
+        rdt__nap_ms(2);
+    }
+}
+
+int rdt_wait_zcard(redisContext *c, const char *key, long long n, int timeout_ms)
+{
+    long long deadline = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        if (rdt_zcard(c, key) >= n)
+            return 1;
+        if (rdt_now_ms() >= deadline) {
+            fprintf(stderr, "%s: fewer than %lld waiters after %d ms\n", key, n, timeout_ms);
+            return 0;
+        }
+        rdt__nap_ms(1);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. one command on a fresh connection                                */
+/* ------------------------------------------------------------------ */
+
+redisReply *rdt_vcmd_on(const rdt_server_t *s, int db, const char *fmt, va_list ap)
+{
+    redisContext *c = rdt_connect(s); /* prints why when it fails */
+    redisReply *r;
+
+    if (!c)
+        return NULL;
+    if (db != 0) {
+        r = (redisReply *)redisCommand(c, "SELECT %d", db);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            fprintf(stderr, "SELECT %d failed\n", db);
+            if (r)
+                freeReplyObject(r);
+            redisFree(c);
+            return NULL;
+        }
+        freeReplyObject(r);
+    }
+    r = (redisReply *)redisvCommand(c, fmt, ap);
+    if (!r)
+        fprintf(stderr, "%s: %s\n", fmt, c->errstr);
+    redisFree(c);
+    return r;
+}
+
+redisReply *rdt_cmd_on(const rdt_server_t *s, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rdt_vcmd_on(s, 0, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+long long rdt_int_on(const rdt_server_t *s, int db, const char *fmt, ...)
+{
+    redisReply *r;
+    long long v = -1000;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rdt_vcmd_on(s, db, fmt, ap);
+    va_end(ap);
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r)
+        fprintf(stderr, "%s: %s\n", fmt, r->str ? r->str : "non-integer reply");
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+int rdt_holders_on(const rdt_server_t *s, const char *key, char *field, size_t fn, long long *deadline)
+{
+    redisContext *c = rdt_connect(s);
+    int n = rdt_holders(c, key, NULL, 0, NULL, field, fn, deadline);
+    if (c)
+        redisFree(c);
+    return n;
 }

@@ -31,6 +31,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <hiredis/hiredis.h>
+
+#include "fixture.h"
+
 /* ------------------------------------------------------------------ */
 /* 1. time                                                             */
 /* ------------------------------------------------------------------ */
@@ -45,5 +49,95 @@
  * (Sleeping is rdt__nap_ms() in testutil.h; it lets wall time pass, for
  * leases or pacing, and is never used as synchronisation.) */
 struct timespec rdt_abstime(clockid_t clk, long long ms);
+
+/* ------------------------------------------------------------------ */
+/* 2. lock keys                                                        */
+/* ------------------------------------------------------------------ */
+
+/* "rdlock:{name}<suffix>", the keys of lock name under the default
+ * key_prefix (src/scripts/acquire.lua): suffix "" is the lock hash, then
+ * ":fence", ":w" (writers' queue), ":wq" (queue marks), ":r", ":c"
+ * (wake-up channel), ":x" (robust marker).  The result is in one of 4
+ * static buffers used in turn: valid until the 4th next call, so copy it
+ * to keep it longer.  Main thread (or a forked child) only. */
+const char *rdt_key(const char *name, const char *suffix);
+
+/* ------------------------------------------------------------------ */
+/* 3. Redis state, on a connection the caller owns                     */
+/* ------------------------------------------------------------------ */
+
+/* Reply decoding.  Both free r (NULL is fine), so that
+ * rdt_reply_int(redisCommand(c, ...), -1) is a whole look.
+ *   rdt_reply_int: the integer, else dflt (silently: the caller may expect
+ *                  an error reply, e.g. of a script).
+ *   rdt_reply_str: a string copied into buf (truncated to n-1 bytes): 1;
+ *                  nil: 0; anything else: -1; buf is "" unless 1. */
+long long rdt_reply_int(redisReply *r, long long dflt);
+int rdt_reply_str(redisReply *r, char *buf, size_t n);
+
+/* A command with an integer reply (hiredis format: %s, %b, %d ...); dflt
+ * if it fails or the reply is not an integer (printed with the reason).
+ * c may be NULL (a connection that could not be made): dflt. */
+long long rdt_int_cmd(redisContext *c, long long dflt, const char *fmt, ...);
+long long rdt_int_vcmd(redisContext *c, long long dflt, const char *fmt, va_list ap);
+
+/* The usual looks, each with the error value every suite used for it. */
+int rdt_exists(redisContext *c, const char *key);     /* EXISTS: 1, 0; -1 error */
+long long rdt_zcard(redisContext *c, const char *key); /* ZCARD; -1 error */
+long long rdt_pttl(redisContext *c, const char *key);  /* PTTL (-2 none, -1 no expiry); -100 error */
+
+/* GET key as a decimal integer: the value; -1 if missing; -2 on error or a
+ * value that is not a whole number (fencing counters, test counters). */
+long long rdt_get_ll(redisContext *c, const char *key);
+
+/* GET key / HGET key field into buf: 1 found, 0 missing, -1 error (buf ""). */
+int rdt_get_str(redisContext *c, const char *key, char *buf, size_t n);
+int rdt_hget(redisContext *c, const char *key, const char *field, char *buf, size_t n);
+
+/* The server's clock (TIME) in ms, -1 on error: holder deadlines and queue
+ * scores are in it, not in this host's. */
+long long rdt_server_ms(redisContext *c);
+
+/* One look at lock hash key (HGETALL).  Returns the number of holders:
+ * every field but the mode field 'm' and except (NULL: none); -1 on error
+ * (printed).  A holder's field is its owner id, its value
+ * "<deadline>;<token>;<count>;<pid>;<tid>;<host>" (src/scripts/acquire.lua).
+ * Each output may be NULL:
+ *   *mode      first character of 'm' ('x' exclusive, 's' shared), '\0' if none
+ *   field, fn  the owner id of the first holder; with pid > 0, of the holder
+ *              whose value records that pid (the last one if several); ""
+ *              if none
+ *   *deadline  that holder's deadline in server ms, -1 if none
+ * One function for what test_regress, test_rwlock, test_watchdog and
+ * test_client each parsed on their own; it is the superset of the four. */
+int rdt_holders(redisContext *c, const char *key, const char *except, long pid, char *mode, char *field,
+                size_t fn, long long *deadline);
+
+/* Bounded polls of the real state, for the tests that wait for the server
+ * rather than for a reply: until key is gone (a lease ran out), or until
+ * ZCARD key >= n (n waiters queued).  1 when it happened, 0 after
+ * timeout_ms (printed).  Short naps between looks are pacing, not
+ * synchronisation. */
+int rdt_wait_gone(redisContext *c, const char *key, int timeout_ms);
+int rdt_wait_zcard(redisContext *c, const char *key, long long n, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* 4. one command on a fresh connection                                */
+/* ------------------------------------------------------------------ */
+
+/* For suites whose servers restart, get paused or drop every connection
+ * (CLIENT KILL), and that count connections: a new plain connection to s
+ * per command (rdt_connect: TCP, authenticated), SELECT db first when db
+ * is not 0, closed before returning.
+ *   rdt_cmd_on / rdt_vcmd_on: the reply (the caller frees it), or NULL
+ *                             (printed)
+ *   rdt_int_on:               an integer reply, else -1000 (printed), a
+ *                             value no command these tests send returns
+ *   rdt_holders_on:           rdt_holders() on key, with no except, mode or
+ *                             pid */
+redisReply *rdt_cmd_on(const rdt_server_t *s, const char *fmt, ...);
+redisReply *rdt_vcmd_on(const rdt_server_t *s, int db, const char *fmt, va_list ap);
+long long rdt_int_on(const rdt_server_t *s, int db, const char *fmt, ...);
+int rdt_holders_on(const rdt_server_t *s, const char *key, char *field, size_t fn, long long *deadline);
 
 #endif /* RDT_TESTLIB_H */
