@@ -57,21 +57,6 @@ static size_t lock_key(char *buf, size_t n, const char *name)
     return nl + 9;
 }
 
-/* Initialise m on client c with type (0 = no attributes but the client). */
-static int init_on(rdlock_t *m, const char *name, rdlock_client_t *c, int type)
-{
-    rdlock_attr_t a;
-    int rc = rdlock_attr_init(&a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(&a, c);
-    if (rc == 0 && type != 0)
-        rc = rdlock_attr_settype(&a, type);
-    if (rc == 0)
-        rc = rdlock_init(m, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
-}
-
 /* Run fn(arg) on a new thread and return its int result (-1 if the thread
  * could not be started). */
 typedef struct thr_call {
@@ -563,7 +548,7 @@ static void test_name_length_limits_locked(void)
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
     memset(name, 'L', 512);
     name[512] = '\0';
-    RDT_ASSERT_RC(0, init_on(&m, name, g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, name, g_cli, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     kl = lock_key(key, sizeof key, name);
     CU_ASSERT_EQUAL(key_exists(key, kl), 1);
@@ -571,7 +556,7 @@ static void test_name_length_limits_locked(void)
     CU_ASSERT_EQUAL(key_exists(key, kl), 0);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 
-    RDT_ASSERT_RC(0, init_on(&m, "x", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "x", g_cli, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     CU_ASSERT_EQUAL(key_exists("rdlock:{x}", 10), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
@@ -595,7 +580,7 @@ static void test_name_any_bytes(void)
 
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
     for (i = 0; i < N; i++)
-        RDT_ASSERT_RC(0, init_on(&m[i], names[i], g_cli, 0));
+        RDT_ASSERT_RC(0, rdt_mutex_on(&m[i], names[i], g_cli, 0));
 
     for (i = 0; i < N; i++) {
         int rc = rdlock_lock(&m[i]);
@@ -672,19 +657,19 @@ static void test_destroyed_lock(void)
 
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
     /* never used */
-    RDT_ASSERT_RC(0, init_on(&m, "destroyed-1", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "destroyed-1", g_cli, 0));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     expect_all_einval(&m);
 
     /* used, then destroyed */
-    RDT_ASSERT_RC(0, init_on(&m, "destroyed-2", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "destroyed-2", g_cli, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     expect_all_einval(&m);
 
     /* a destroyed lock may be initialised again */
-    RDT_ASSERT_RC(0, init_on(&m, "destroyed-2", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "destroyed-2", g_cli, 0));
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -696,7 +681,7 @@ static void test_consistent_not_robust(void)
 {
     rdlock_t m;
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
-    RDT_ASSERT_RC(0, init_on(&m, "not-robust", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "not-robust", g_cli, 0));
     RDT_ASSERT_RC(EINVAL, rdlock_consistent(&m));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(EINVAL, rdlock_consistent(&m));
@@ -711,7 +696,7 @@ static void test_out_pointer_null(void)
     unsigned n = 99;
 
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
-    RDT_ASSERT_RC(0, init_on(&m, "outptr", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "outptr", g_cli, 0));
     RDT_ASSERT_RC(EINVAL, rdlock_fencing_token(&m, NULL));
     RDT_ASSERT_RC(EINVAL, rdlock_holdcount(&m, NULL));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
@@ -782,7 +767,7 @@ static void test_init_no_network_refused(void)
     RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
     if (c) {
         t0 = rdt_now_ms();
-        RDT_ASSERT_RC(0, init_on(&m, "no-network", c, 0));
+        RDT_ASSERT_RC(0, rdt_mutex_on(&m, "no-network", c, 0));
         dt = rdt_now_ms() - t0;
         CU_ASSERT(dt < 100);
         RDT_ASSERT_RC(EIO, rdlock_trylock(&m));
@@ -817,7 +802,7 @@ static void test_init_no_network_silent(void)
     CU_ASSERT(drained >= 1); /* proves the probe below can see connections */
     if (c) {
         for (i = 0; i < 4; i++)
-            RDT_ASSERT_RC(0, init_on(&m[i], i % 2 ? "silent-a" : "silent-b", c, i % 2 ? RDLOCK_RECURSIVE : 0));
+            RDT_ASSERT_RC(0, rdt_mutex_on(&m[i], i % 2 ? "silent-a" : "silent-b", c, i % 2 ? RDLOCK_RECURSIVE : 0));
         /* no new connection attempt is pending */
         pfd.fd = fd;
         pfd.events = POLLIN;
@@ -842,7 +827,7 @@ static void test_abstime_validation(void)
     unsigned n = 9;
 
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
-    RDT_ASSERT_RC(0, init_on(&m, "abstime", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "abstime", g_cli, 0));
 
     /* The lock is free: abstime is checked first anyway. */
     RDT_ASSERT_RC(EINVAL, rdlock_timedlock(&m, NULL));
@@ -886,7 +871,7 @@ static void test_past_deadline_free_lock(void)
     unsigned n = 0;
 
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
-    RDT_ASSERT_RC(0, init_on(&m, "past", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "past", g_cli, 0));
 
     ts = rdt_abstime(CLOCK_REALTIME, -10000);
     RDT_ASSERT_RC(0, rdlock_timedlock(&m, &ts));
@@ -931,7 +916,7 @@ static void test_negative_tv_sec_is_past(void)
     int rc;
 
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
-    RDT_ASSERT_RC(0, init_on(&m, "negative", g_cli, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "negative", g_cli, 0));
     ts.tv_sec = -5;
     ts.tv_nsec = 0;
     rc = rdlock_timedlock(&m, &ts);
@@ -984,8 +969,8 @@ static void test_client_close_busy(void)
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
     RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini));
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    RDT_ASSERT_RC(0, init_on(&m1, "close-busy-1", c, 0));
-    RDT_ASSERT_RC(0, init_on(&m2, "close-busy-2", c, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m1, "close-busy-1", c, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m2, "close-busy-2", c, 0));
     rdlock_set_logger(capture_logger, NULL);
     RDT_ASSERT_RC(EBUSY, rdlock_client_close(c));
     rdlock_set_logger(NULL, NULL);

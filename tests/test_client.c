@@ -72,25 +72,12 @@ static const char *write_ini_raw(const rdt_server_t *s, const char *basename, co
     return rdt_write_file(&srv, basename, buf);
 }
 
+/* lease 0 = from config; watchdog < 0 = from config. */
 static int init_lock(rdlock_t *m, const char *name, rdlock_client_t *c, unsigned lease, int watchdog,
                      rdlock_lost_fn fn, void *arg)
 {
-    rdlock_attr_t a;
-    int rc;
-
-    rc = rdlock_attr_init(&a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(&a, c);
-    if (rc == 0)
-        rc = rdlock_attr_setlease(&a, lease);
-    if (rc == 0 && watchdog >= 0)
-        rc = rdlock_attr_setwatchdog(&a, watchdog);
-    if (rc == 0 && fn != NULL)
-        rc = rdlock_attr_setlostcb(&a, fn, arg);
-    if (rc == 0)
-        rc = rdlock_init(m, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
+    rdt_lockopts_t o = { .client = c, .lease = lease, .watchdog = watchdog, .lostcb = fn, .lostarg = arg };
+    return rdt_mutex_init(m, name, &o);
 }
 
 /* A string/status reply of a command on s, copied into out; 0 or -1. */

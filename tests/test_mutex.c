@@ -94,20 +94,6 @@ static long long library_calls(void)
 /* lock helpers                                                        */
 /* ------------------------------------------------------------------ */
 
-static int init_on(rdlock_t *m, const char *name, rdlock_client_t *c, int type)
-{
-    rdlock_attr_t a;
-    int rc = rdlock_attr_init(&a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(&a, c);
-    if (rc == 0 && type != 0)
-        rc = rdlock_attr_settype(&a, type);
-    if (rc == 0)
-        rc = rdlock_init(m, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
-}
-
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
@@ -360,7 +346,7 @@ static void test_lock_unlock(void)
     unsigned n = 9;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "basic", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "basic", g_c1, 0));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{basic}"), 0);
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{basic}"), 1);
@@ -384,8 +370,8 @@ static void test_trylock(void)
     agent_t ag;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "try", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&m2, "try", g_c2, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "try", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m2, "try", g_c2, 0));
     CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m));                /* free */
@@ -420,7 +406,7 @@ static void test_relock_codes(void)
     long long t0, fence;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "relock", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "relock", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
     fence = rdt_get_ll(g_rc, "rdlock:{relock}:fence");
@@ -458,9 +444,9 @@ static void test_unlock_eperm(void)
     unsigned n = 0;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "perm", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&fresh, "perm", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&other, "perm", g_c2, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "perm", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&fresh, "perm", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&other, "perm", g_c2, 0));
     CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
 
     /* never locked, by anyone */
@@ -497,7 +483,7 @@ static void test_recursive(void)
     long long calls0, calls1;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "rec", g_c1, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "rec", g_c1, RDLOCK_RECURSIVE));
     CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
 
     RDT_ASSERT_RC(0, rdlock_lock(&m));
@@ -562,7 +548,7 @@ static void test_holdcount(void)
     unsigned long long v = 7;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "holdcount", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "holdcount", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n)); /* never used */
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
@@ -587,9 +573,9 @@ static void test_fencing_tokens(void)
     int i;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m1, "fence", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&m2, "fence", g_c2, 0));
-    RDT_ASSERT_RC(0, init_on(&other, "fence-other", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m1, "fence", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m2, "fence", g_c2, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&other, "fence-other", g_c1, 0));
     CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m1), 0);
 
     RDT_ASSERT_RC(EPERM, rdlock_fencing_token(&m1, &tok)); /* never held */
@@ -655,8 +641,8 @@ static void test_timedlock_timeout(void)
     int rc;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&mine, "timed", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&theirs, "timed", g_c2, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&mine, "timed", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&theirs, "timed", g_c2, 0));
     CU_ASSERT_EQUAL_FATAL(agent_start(&holder, &theirs), 0);
     RDT_ASSERT_RC(0, agent_call(&holder, "lock", NULL));
 
@@ -725,8 +711,8 @@ static void test_timedlock_success(void)
     int i;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&mh, "tsucc", g_c2, 0));
-    RDT_ASSERT_RC(0, init_on(&mw, "tsucc", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&mh, "tsucc", g_c2, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&mw, "tsucc", g_c1, 0));
     CU_ASSERT_EQUAL_FATAL(agent_start(&holder, &mh), 0);
     CU_ASSERT_EQUAL_FATAL(agent_start(&waiter, &mw), 0);
 
@@ -769,7 +755,7 @@ static void test_destroy_busy(void)
     unsigned n = 0;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "destroy-busy", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "destroy-busy", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(EBUSY, rdlock_destroy(&m));
     /* the failed destroy changed nothing */
@@ -780,7 +766,7 @@ static void test_destroy_busy(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 
     /* held through this handle by another thread of this process */
-    RDT_ASSERT_RC(0, init_on(&m, "destroy-busy", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "destroy-busy", g_c1, 0));
     CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
     RDT_ASSERT_RC(0, agent_call(&ag, "lock", NULL));
     RDT_ASSERT_RC(EBUSY, rdlock_destroy(&m));
@@ -789,8 +775,8 @@ static void test_destroy_busy(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 
     /* a hold through another handle of the name does not pin this one */
-    RDT_ASSERT_RC(0, init_on(&a, "destroy-busy", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&b, "destroy-busy", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&a, "destroy-busy", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&b, "destroy-busy", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&a));
     RDT_ASSERT_RC(0, rdlock_destroy(&b));
     RDT_ASSERT_RC(EBUSY, rdlock_destroy(&a));
@@ -807,9 +793,9 @@ static void test_two_handles_same_owner(void)
     unsigned n = 0;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&a, "same", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&b, "same", g_c1, 0));
-    RDT_ASSERT_RC(0, init_on(&c, "same", g_c2, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&a, "same", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&b, "same", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&c, "same", g_c2, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&a));
     RDT_ASSERT_RC(EDEADLK, rdlock_lock(&b));
     ts = rdt_abstime(CLOCK_REALTIME, 2000);
@@ -823,8 +809,8 @@ static void test_two_handles_same_owner(void)
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{same}"), 0);
 
     /* recursive: the second handle counts */
-    RDT_ASSERT_RC(0, init_on(&ra, "same-rec", g_c1, RDLOCK_RECURSIVE));
-    RDT_ASSERT_RC(0, init_on(&rb, "same-rec", g_c1, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&ra, "same-rec", g_c1, RDLOCK_RECURSIVE));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&rb, "same-rec", g_c1, RDLOCK_RECURSIVE));
     RDT_ASSERT_RC(0, rdlock_lock(&ra));
     RDT_ASSERT_RC(0, rdlock_lock(&rb));
     RDT_ASSERT_RC(0, rdlock_holdcount(&ra, &n));
@@ -854,7 +840,7 @@ static void test_key_layout(void)
     long long ttl;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "foo", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "foo", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{foo}"), 1);
@@ -885,8 +871,8 @@ static void test_unix_socket(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
     RDT_ASSERT_RC(0, rdlock_client_open(&cs, ini));
     CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
-    RDT_ASSERT_RC(0, init_on(&m, "unix", cs, 0));
-    RDT_ASSERT_RC(0, init_on(&tcp, "unix", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "unix", cs, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&tcp, "unix", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{unix}"), 1); /* the same server, seen over TCP */
@@ -1146,7 +1132,7 @@ static int mp_child(void *arg)
 
     rdt_pipe_child(pp);
     /* its own client: another host would have one */
-    if ((rc = rdlock_client_open(&cl, g_ini)) != 0 || init_on(&p.m, "mp", cl, 0) != 0) {
+    if ((rc = rdlock_client_open(&cl, g_ini)) != 0 || rdt_mutex_on(&p.m, "mp", cl, 0) != 0) {
         rdt_send(pp->to_parent[1], "done 0 1");
         return 1;
     }
@@ -1243,7 +1229,7 @@ static int wake_child(void *arg)
     char line[64], out[64];
 
     rdt_pipe_child(pp);
-    if (rdlock_client_open(&cl, g_ini_slow) != 0 || init_on(&m, "wake-proc", cl, 0) != 0)
+    if (rdlock_client_open(&cl, g_ini_slow) != 0 || rdt_mutex_on(&m, "wake-proc", cl, 0) != 0)
         return 1;
     while (rdt_recv(pp->to_child[0], line, sizeof line, 30000) >= 0) {
         if (strcmp(line, "lock") == 0)
@@ -1269,7 +1255,7 @@ static void test_wakeup_latency_process(void)
     int r, st;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&m, "wake-proc", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "wake-proc", g_c1, 0));
     CU_ASSERT_EQUAL_FATAL(rdt_pipe_open(&p), 0);
     pid = rdt_fork(wake_child, &p);
     CU_ASSERT_FATAL(pid > 0);
@@ -1315,8 +1301,8 @@ static long long wake_threads(const char *name, rdlock_client_t *holder_client)
     int r;
 
     snprintf(wkey, sizeof wkey, "rdlock:{%s}:w", name);
-    RDT_ASSERT_RC(0, init_on(&mh, name, holder_client, 0));
-    RDT_ASSERT_RC(0, init_on(&mw, name, g_cslow, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&mh, name, holder_client, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&mw, name, g_cslow, 0));
     if (agent_start(&waiter, &mw) != 0) {
         CU_FAIL("agent_start");
         return 99999;
@@ -1436,7 +1422,7 @@ static void test_fork(void)
     int rc;
 
     FRESH_DB();
-    RDT_ASSERT_RC(0, init_on(&g_fork_lock, "fork-parent", g_c1, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&g_fork_lock, "fork-parent", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&g_fork_lock));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&g_fork_lock, &tok));
     CU_ASSERT_TRUE(hash_has_pid("rdlock:{fork-parent}", (long)getpid()));

@@ -139,54 +139,10 @@ static int plant_leftover(const char *key, const char *mode, const char *owner, 
 /* ------------------------------------------------------------------ */
 
 /* lease 0 = from config; watchdog < 0 = from config. */
-static int make_attr(rdlock_attr_t *a, rdlock_client_t *c, int robust, unsigned lease, int watchdog)
-{
-    int rc = rdlock_attr_init(a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(a, c);
-    if (rc == 0)
-        rc = rdlock_attr_setrobust(a, robust);
-    if (rc == 0 && lease != 0)
-        rc = rdlock_attr_setlease(a, lease);
-    if (rc == 0 && watchdog >= 0)
-        rc = rdlock_attr_setwatchdog(a, watchdog);
-    return rc;
-}
-
 static int mx_init(rdlock_t *m, const char *name, rdlock_client_t *c, int robust, unsigned lease, int watchdog)
 {
-    rdlock_attr_t a;
-    int rc = make_attr(&a, c, robust, lease, watchdog);
-    if (rc == 0)
-        rc = rdlock_init(m, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
-}
-
-static int rw_init(rdrwlock_t *rw, const char *name, rdlock_client_t *c)
-{
-    rdlock_attr_t a;
-    int rc = make_attr(&a, c, RDLOCK_STALLED, 0, -1);
-    if (rc == 0)
-        rc = rdrwlock_init(rw, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
-}
-
-static uint64_t mx_token(rdlock_t *m)
-{
-    uint64_t t = 0;
-    if (rdlock_fencing_token(m, &t) != 0)
-        return 0;
-    return t;
-}
-
-static uint64_t rw_token(rdrwlock_t *rw)
-{
-    uint64_t t = 0;
-    if (rdrwlock_fencing_token(rw, &t) != 0)
-        return 0;
-    return t;
+    rdt_lockopts_t o = { .client = c, .robust = robust, .lease = lease, .watchdog = watchdog };
+    return rdt_mutex_init(m, name, &o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -310,15 +266,15 @@ static void test_leftover_field_not_resurrected(void)
     K = kbuf;
     KM = kmbuf;
     fresh();
-    RDT_ASSERT_RC(0, rw_init(&ra, N, g_ca));
-    RDT_ASSERT_RC(0, rw_init(&rb, N, g_cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, N, g_ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, N, g_cb));
 
     /* B holds a share throughout */
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rb));
     CU_ASSERT_EQUAL_FATAL(holder_field(K, NULL, fb, sizeof fb), 1);
     /* A takes a share and gives it back: its owner id and its token */
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&ra));
-    told = rw_token(&ra);
+    told = rdt_rwlock_token(&ra);
     CU_ASSERT_FATAL(told > 0);
     CU_ASSERT_EQUAL_FATAL(holder_field(K, fb, fa, sizeof fa), 1);
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
@@ -329,8 +285,8 @@ static void test_leftover_field_not_resurrected(void)
     rc = rdrwlock_trywrlock(&ra);
     RDT_ASSERT_RC(EBUSY, rc); /* B holds a share */
     if (rc == 0) {
-        fprintf(stderr, "trywrlock granted with token %" PRIu64 " (the leftover's: %" PRIu64 ")\n", rw_token(&ra),
-                told);
+        fprintf(stderr, "trywrlock granted with token %" PRIu64 " (the leftover's: %" PRIu64 ")\n",
+                rdt_rwlock_token(&ra), told);
         rdrwlock_unlock(&ra);
     }
 
@@ -339,7 +295,7 @@ static void test_leftover_field_not_resurrected(void)
     rc = rdrwlock_tryrdlock(&ra);
     RDT_ASSERT_RC(0, rc);
     if (rc == 0) {
-        tnew = rw_token(&ra);
+        tnew = rdt_rwlock_token(&ra);
         if (!(tnew > told))
             fprintf(stderr, "tryrdlock: token %" PRIu64 ", the leftover's %" PRIu64 "\n", tnew, told);
         CU_ASSERT(tnew > told);
@@ -362,7 +318,7 @@ static void test_leftover_field_not_resurrected(void)
     /* mutex: a leftover exclusive hold of A, nobody else */
     RDT_ASSERT_RC(0, mx_init(&mx, NM, g_ca, RDLOCK_STALLED, 0, -1));
     RDT_ASSERT_RC(0, rdlock_trylock(&mx));
-    told = mx_token(&mx);
+    told = rdt_mutex_token(&mx);
     CU_ASSERT_FATAL(told > 0);
     CU_ASSERT_EQUAL_FATAL(holder_field(KM, NULL, fa, sizeof fa), 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&mx));
@@ -371,7 +327,7 @@ static void test_leftover_field_not_resurrected(void)
     rc = rdlock_trylock(&mx);
     RDT_ASSERT_RC(0, rc);
     if (rc == 0) {
-        tnew = mx_token(&mx);
+        tnew = rdt_mutex_token(&mx);
         if (!(tnew > told))
             fprintf(stderr, "trylock: token %" PRIu64 ", the leftover's %" PRIu64 "\n", tnew, told);
         CU_ASSERT(tnew > told);
@@ -607,7 +563,7 @@ static void test_robust_eownerdead_survives_lost_reply(void)
      * (Its acquire also caches the acquire script on the server, so the
      * lost first attempt below is an EVALSHA that runs, not NOSCRIPT.) */
     RDT_ASSERT_RC(0, rdlock_trylock(&hm));
-    dead = mx_token(&hm);
+    dead = rdt_mutex_token(&hm);
     CU_ASSERT_EQUAL_FATAL(holder_field(k, NULL, holder_owner, sizeof holder_owner), 1);
     CU_ASSERT_FATAL(rdt_wait_gone(g_rc, k, 3000));
     CU_ASSERT_EQUAL(rdt_get_str(g_rc, kx, xb, sizeof xb), 1);
@@ -624,7 +580,7 @@ static void test_robust_eownerdead_survives_lost_reply(void)
         fprintf(stderr, "robust lock took %lld ms: no reply was lost?\n", el);
     CU_ASSERT(el >= TIMEOUT_MS);
     CU_ASSERT_FATAL(rc == 0 || rc == EOWNERDEAD);
-    tok = mx_token(&rm);
+    tok = rdt_mutex_token(&rm);
     CU_ASSERT(tok > dead);
     CU_ASSERT_EQUAL(rdt_get_str(g_rc, kx, xb, sizeof xb), 1);
     CU_ASSERT(xb[0] == '?');
@@ -1012,16 +968,18 @@ static void test_queue_place_kept_while_another_looks(void)
     rdlock_client_t *cw = NULL;
     rdlock_t hm, am, bm, cm;
     rdlock_attr_t attr;
+    rdt_lockopts_t bo = { .client = NULL, .lease = 1500, .watchdog = -1 };
     hthread_t h, a, b, cc;
     int n = 0, lost;
 
     fresh();
     g_lost_calls = 0;
     CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&cw, g_ini_slowlook), 0);
+    bo.client = cw;
     CU_ASSERT_EQUAL_FATAL(mx_init(&hm, N, g_ca, RDLOCK_STALLED, 600, -1), 0);
     CU_ASSERT_EQUAL_FATAL(mx_init(&am, N, cw, RDLOCK_STALLED, 600, -1), 0);
     CU_ASSERT_EQUAL_FATAL(mx_init(&cm, N, g_cb, RDLOCK_STALLED, 600, -1), 0);
-    CU_ASSERT_EQUAL_FATAL(make_attr(&attr, cw, RDLOCK_STALLED, 1500, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_attr_make(&attr, &bo), 0);
     CU_ASSERT_EQUAL_FATAL(rdlock_attr_setlostcb(&attr, count_lost, &g_lost_calls), 0);
     CU_ASSERT_EQUAL_FATAL(rdlock_init(&bm, N, &attr), 0);
     rdlock_attr_destroy(&attr);

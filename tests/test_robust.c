@@ -102,62 +102,16 @@ static int x_inconsistent(const char *name)
 /* lock helpers (main process)                                         */
 /* ------------------------------------------------------------------ */
 
-typedef struct lockopts {
-    rdlock_client_t *c;
-    int robust;    /* RDLOCK_ROBUST or RDLOCK_STALLED */
-    int type;      /* 0 = default */
-    unsigned lease; /* 0 = from config */
-    int watchdog;  /* < 0 = from config */
-    rdlock_lost_fn lostcb;
-    void *lostarg;
-} lockopts_t;
-
-static int make_attr(rdlock_attr_t *a, const lockopts_t *o)
-{
-    int rc = rdlock_attr_init(a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(a, o->c);
-    if (rc == 0)
-        rc = rdlock_attr_setrobust(a, o->robust);
-    if (rc == 0 && o->type != 0)
-        rc = rdlock_attr_settype(a, o->type);
-    if (rc == 0 && o->lease != 0)
-        rc = rdlock_attr_setlease(a, o->lease);
-    if (rc == 0 && o->watchdog >= 0)
-        rc = rdlock_attr_setwatchdog(a, o->watchdog);
-    if (rc == 0 && o->lostcb != NULL)
-        rc = rdlock_attr_setlostcb(a, o->lostcb, o->lostarg);
-    return rc;
-}
-
 static int mx_init(rdlock_t *m, const char *name, rdlock_client_t *c, int robust, int type)
 {
-    lockopts_t o = { c, robust, type, 0, -1, NULL, NULL };
-    rdlock_attr_t a;
-    int rc = make_attr(&a, &o);
-    if (rc == 0)
-        rc = rdlock_init(m, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
+    rdt_lockopts_t o = { c, robust, type, 0, -1, NULL, NULL };
+    return rdt_mutex_init(m, name, &o);
 }
 
 static int rw_init(rdrwlock_t *rw, const char *name, rdlock_client_t *c, int robust)
 {
-    lockopts_t o = { c, robust, 0, 0, -1, NULL, NULL };
-    rdlock_attr_t a;
-    int rc = make_attr(&a, &o);
-    if (rc == 0)
-        rc = rdrwlock_init(rw, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
-}
-
-static uint64_t mx_token(rdlock_t *m)
-{
-    uint64_t t = 0;
-    if (rdlock_fencing_token(m, &t) != 0)
-        return 0;
-    return t;
+    rdt_lockopts_t o = { c, robust, 0, 0, -1, NULL, NULL };
+    return rdt_rwlock_init(rw, name, &o);
 }
 
 static unsigned mx_count(rdlock_t *m)
@@ -200,7 +154,7 @@ static int actor_main(void *arg)
     rdlock_attr_t at;
     rdlock_t m;
     rdrwlock_t rw;
-    lockopts_t o;
+    rdt_lockopts_t o;
     char line[128], out[160];
     int rc;
 
@@ -210,14 +164,14 @@ static int actor_main(void *arg)
     rdt_pipe_child(&a->p);
     rc = rdlock_client_open(&c, a->slow ? g_ini_slow : g_ini);
     if (rc == 0) {
-        o.c = c;
+        o.client = c;
         o.robust = a->robust;
         o.type = a->type;
         o.lease = a->lease;
         o.watchdog = 1;
         o.lostcb = NULL;
         o.lostarg = NULL;
-        rc = make_attr(&at, &o);
+        rc = rdt_attr_make(&at, &o);
         if (rc == 0)
             rc = rdlock_init(&m, a->name, &at);
         if (rc == 0)
@@ -555,7 +509,7 @@ static void test_owner_dead_lock(void)
 
     /* normal again: robust acquirers get 0, in both processes */
     RDT_ASSERT_RC(0, rdlock_trylock(&other));
-    CU_ASSERT(mx_token(&other) > tok);
+    CU_ASSERT(rdt_mutex_token(&other) > tok);
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
     CU_ASSERT(x_absent(N));
     RDT_ASSERT_RC(0, actor_call(&b, "lock", NULL, NULL));
@@ -603,7 +557,7 @@ static void test_owner_dead_trylock(void)
 
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&m));
     CU_ASSERT_EQUAL(mx_count(&m), 1);
-    tok = mx_token(&m);
+    tok = rdt_mutex_token(&m);
     CU_ASSERT(tok > dead);
     RDT_ASSERT_EQ_LL((long long)tok, fence_of(N));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
@@ -613,7 +567,7 @@ static void test_owner_dead_trylock(void)
     CU_ASSERT(x_absent(N));
 
     RDT_ASSERT_RC(0, rdlock_trylock(&other));
-    CU_ASSERT(mx_token(&other) > tok);
+    CU_ASSERT(rdt_mutex_token(&other) > tok);
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
@@ -648,7 +602,7 @@ static void test_owner_dead_timedlock(void)
     RDT_ASSERT_RC(EOWNERDEAD, rc);
     CU_ASSERT(el < LEASE_MS + RETRY_MS + JITTER_MS + 500);
     CU_ASSERT_EQUAL(mx_count(&m), 1);
-    tok = mx_token(&m);
+    tok = rdt_mutex_token(&m);
     CU_ASSERT(tok > dead);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
     RDT_ASSERT_RC(0, rdlock_consistent(&m));
@@ -663,7 +617,7 @@ static void test_owner_dead_timedlock(void)
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_clocklock(&other, CLOCK_MONOTONIC, &ts));
     CU_ASSERT(rdt_now_ms() - t0 < FAST_MS);
     CU_ASSERT_EQUAL(mx_count(&other), 1);
-    CU_ASSERT(mx_token(&other) > dead);
+    CU_ASSERT(rdt_mutex_token(&other) > dead);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_consistent(&other));
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
@@ -775,7 +729,7 @@ static void test_nonrobust_after_death(void)
     CU_ASSERT(x_absent(N));
 
     RDT_ASSERT_RC(0, rdlock_trylock(&rob)); /* not EOWNERDEAD */
-    CU_ASSERT(mx_token(&rob) > tok);
+    CU_ASSERT(rdt_mutex_token(&rob) > tok);
     RDT_ASSERT_RC(0, rdlock_unlock(&rob));
     CU_ASSERT(x_absent(N));
 
@@ -987,7 +941,7 @@ static void test_reset_clears_not_recoverable(void)
 
     /* this process: mutex, writer and readers */
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
-    t2 = mx_token(&m);
+    t2 = rdt_mutex_token(&m);
     CU_ASSERT(t2 > tok);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw2));
@@ -1008,7 +962,7 @@ static void test_reset_clears_not_recoverable(void)
     RDT_ASSERT_RC(0, rdlock_reset_name(g_c2, N));
     RDT_ASSERT_EQ_LL(fence, fence_of(N));
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
-    CU_ASSERT((long long)mx_token(&m) > fence);
+    CU_ASSERT((long long)rdt_mutex_token(&m) > fence);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
 
     actor_stop(&c);
@@ -1082,7 +1036,7 @@ static void test_reset_held_by_other(void)
     RDT_ASSERT_RC(0, actor_call(&w, "unlock", NULL, NULL));
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
-    CU_ASSERT(mx_token(&m) > tw);
+    CU_ASSERT(rdt_mutex_token(&m) > tw);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     CU_ASSERT(x_absent(N));
 
@@ -1206,7 +1160,7 @@ static void test_reader_after_death(void)
 
     /* a robust writer still sees the dead owner */
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&m));
-    CU_ASSERT(mx_token(&m) > t2);
+    CU_ASSERT(rdt_mutex_token(&m) > t2);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m2));
     RDT_ASSERT_RC(EBUSY, actor_call(&r, "tryrd", NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_consistent(&m));
@@ -1251,27 +1205,27 @@ static int wait_lost(int n, int timeout_ms)
 static void test_lost_lease(void)
 {
     const char *N = "lost";
-    lockopts_t o = { g_c1, RDLOCK_ROBUST, 0, LEASE_MS, 1, on_lost, NULL };
+    rdt_lockopts_t o = { g_c1, RDLOCK_ROBUST, 0, LEASE_MS, 1, on_lost, NULL };
     rdlock_attr_t a;
     rdlock_t m, other;
     uint64_t t1, t2;
 
     fresh();
     __atomic_store_n(&g_lost_count, 0, __ATOMIC_SEQ_CST);
-    RDT_ASSERT_RC(0, make_attr(&a, &o));
+    RDT_ASSERT_RC(0, rdt_attr_make(&a, &o));
     RDT_ASSERT_RC(0, rdlock_init(&m, N, &a));
     rdlock_attr_destroy(&a);
     RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
 
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    t1 = mx_token(&m);
+    t1 = rdt_mutex_token(&m);
     RDT_ASSERT_EQ_LL(1, rdt_int_cmd(g_rc, -1, "DEL %s", rdt_key(N, "")));
     CU_ASSERT_EQUAL(wait_lost(1, 3000), 1);
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     CU_ASSERT_EQUAL(mx_count(&m), 0);
 
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&other));
-    t2 = mx_token(&other);
+    t2 = rdt_mutex_token(&other);
     CU_ASSERT(t2 > t1);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_consistent(&other));
@@ -1291,12 +1245,12 @@ static void test_lost_lease(void)
 static void test_expired_without_watchdog(void)
 {
     const char *N = "expired";
-    lockopts_t o = { g_c1, RDLOCK_ROBUST, 0, LEASE_MS, 0, NULL, NULL };
+    rdt_lockopts_t o = { g_c1, RDLOCK_ROBUST, 0, LEASE_MS, 0, NULL, NULL };
     rdlock_attr_t a;
     rdlock_t m, other;
 
     fresh();
-    RDT_ASSERT_RC(0, make_attr(&a, &o));
+    RDT_ASSERT_RC(0, rdt_attr_make(&a, &o));
     RDT_ASSERT_RC(0, rdlock_init(&m, N, &a));
     rdlock_attr_destroy(&a);
     RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
@@ -1340,7 +1294,7 @@ static void test_clean_unlock(void)
     actor_kill(&a); /* dies after a clean unlock */
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
-    CU_ASSERT(mx_token(&m) > t1);
+    CU_ASSERT(rdt_mutex_token(&m) > t1);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     for (i = 0; i < 3; i++) {
         rdlock_t *x = i % 2 ? &m : &m2;
@@ -1437,12 +1391,12 @@ static void test_recursive_robust(void)
 
     ts = rdt_abstime(CLOCK_REALTIME, 5000);
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_timedlock(&m, &ts));
-    t1 = mx_token(&m);
+    t1 = rdt_mutex_token(&m);
     CU_ASSERT(t1 > dead);
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     CU_ASSERT_EQUAL(mx_count(&m), 3);
-    CU_ASSERT_EQUAL(mx_token(&m), t1);
+    CU_ASSERT_EQUAL(rdt_mutex_token(&m), t1);
     RDT_ASSERT_EQ_LL((long long)t1, fence_of(N));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
     RDT_ASSERT_RC(0, rdlock_consistent(&m));

@@ -76,41 +76,9 @@ static void close_client(rdlock_client_t *c)
 static int init_rw_full(rdrwlock_t *rw, const char *name, rdlock_client_t *c, unsigned lease, int watchdog,
                         int type, rdlock_lost_fn fn, void *arg)
 {
-    rdlock_attr_t a;
-    int rc;
-
-    rc = rdlock_attr_init(&a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(&a, c);
-    if (rc == 0)
-        rc = rdlock_attr_setlease(&a, lease);
-    if (rc == 0 && watchdog >= 0)
-        rc = rdlock_attr_setwatchdog(&a, watchdog);
-    if (rc == 0 && type != 0)
-        rc = rdlock_attr_settype(&a, type);
-    if (rc == 0 && fn != NULL)
-        rc = rdlock_attr_setlostcb(&a, fn, arg);
-    if (rc == 0)
-        rc = rdrwlock_init(rw, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
-}
-
-static int init_rw(rdrwlock_t *rw, const char *name, rdlock_client_t *c)
-{
-    return init_rw_full(rw, name, c, 0, -1, 0, NULL, NULL);
-}
-
-static int init_mutex(rdlock_t *m, const char *name, rdlock_client_t *c)
-{
-    rdlock_attr_t a;
-    int rc = rdlock_attr_init(&a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(&a, c);
-    if (rc == 0)
-        rc = rdlock_init(m, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
+    rdt_lockopts_t o = { .client = c, .type = type, .lease = lease, .watchdog = watchdog,
+                         .lostcb = fn, .lostarg = arg };
+    return rdt_rwlock_init(rw, name, &o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -271,7 +239,7 @@ static int actor_main(void *arg)
     rdt_pipe_child(&a->p);
     if (rdlock_client_open(&c, a->ini) != 0)
         return 10;
-    if (init_rw(&rw, a->name, c) != 0)
+    if (rdt_rwlock_on(&rw, a->name, c) != 0)
         return 11;
     rdt_send(a->p.to_parent[1], "ready");
     while (rdt_recv(a->p.to_child[0], line, sizeof line, 60000) >= 0) {
@@ -579,16 +547,16 @@ static void test_init_destroy(void)
     c = open_client(NULL);
 
     /* Arguments. */
-    RDT_ASSERT_RC(EINVAL, init_rw(NULL, "x", c));
-    RDT_ASSERT_RC(EINVAL, init_rw(&rw, NULL, c));
-    RDT_ASSERT_RC(EINVAL, init_rw(&rw, "", c));
+    RDT_ASSERT_RC(EINVAL, rdt_rwlock_on(NULL, "x", c));
+    RDT_ASSERT_RC(EINVAL, rdt_rwlock_on(&rw, NULL, c));
+    RDT_ASSERT_RC(EINVAL, rdt_rwlock_on(&rw, "", c));
     memset(longname, 'n', 513);
     longname[513] = '\0';
-    RDT_ASSERT_RC(EINVAL, init_rw(&rw, longname, c));
+    RDT_ASSERT_RC(EINVAL, rdt_rwlock_on(&rw, longname, c));
     memset(&bad, 0x5a, sizeof bad); /* never initialised */
     RDT_ASSERT_RC(EINVAL, rdrwlock_init(&rw, "x", &bad));
     longname[512] = '\0';
-    RDT_ASSERT_RC(0, init_rw(&rw, longname, c)); /* 512 bytes is fine */
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, longname, c)); /* 512 bytes is fine */
     RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
@@ -617,8 +585,8 @@ static void test_init_destroy(void)
 
     /* destroy while held through the handle, in either mode: EBUSY, and
      * the hold is intact. */
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-init", c));
-    RDT_ASSERT_RC(0, init_rw(&rw2, "rw-init", c));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-init", c));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw2, "rw-init", c));
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&rw));
     RDT_ASSERT_RC(EBUSY, rdrwlock_destroy(&rw));
     CU_ASSERT_EQUAL(holders("rw-init", NULL), 1);
@@ -645,7 +613,7 @@ static void test_init_destroy(void)
     RDT_ASSERT_RC(EINVAL, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(EINVAL, rdrwlock_destroy(&rw));
     /* Re-initialisable. */
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-init", c));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-init", c));
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
@@ -821,8 +789,8 @@ static void test_try_and_timed(void)
     fresh();
     ca = open_client(NULL);
     cb = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-try", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-try", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-try", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-try", cb));
 
     /* abstime is checked first, even on a free lock. */
     ts.tv_sec = time(NULL) + 10;
@@ -937,8 +905,8 @@ static void test_blocking_calls(void)
     fresh();
     ca = open_client(NULL);
     cb = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-block", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-block", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-block", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-block", cb));
 
     /* rdlock waits for a writer to leave. */
     RDT_ASSERT_RC(0, rdrwlock_wrlock(&ra));
@@ -994,9 +962,9 @@ static void test_fencing_tokens(void)
     fresh();
     ca = open_client(NULL);
     cb = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-fence", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-fence", cb));
-    RDT_ASSERT_RC(0, init_mutex(&m, "rw-fence", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-fence", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-fence", cb));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "rw-fence", ca, 0));
 
     RDT_ASSERT_RC(EPERM, rdrwlock_fencing_token(&ra, &t));
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
@@ -1089,8 +1057,8 @@ static void test_read_reentry_per_thread(void)
     fresh();
     ca = open_client(NULL);
     cb = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-reent", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-reent", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-reent", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-reent", cb));
 
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
@@ -1152,8 +1120,8 @@ static void test_deadlock_and_eperm(void)
     fresh();
     ca = open_client(NULL);
     cb = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-dl", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-dl", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-dl", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-dl", cb));
 
     /* Holding it for reading. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
@@ -1288,7 +1256,7 @@ static int ovl_main(void *arg)
     s.fd = oc->p.to_parent[1];
     if (rdlock_client_open(&c, oc->ini) != 0)
         return 30;
-    if (init_rw(&s.rw, "rw-overlap", c) != 0)
+    if (rdt_rwlock_on(&s.rw, "rw-overlap", c) != 0)
         return 31;
     for (i = 0; i < OVL_THREADS; i++)
         if (pthread_create(&th[i], NULL, ovl_thread, &s) != 0)
@@ -1322,8 +1290,8 @@ static void test_readers_overlap_processes(void)
 
     fresh();
     c = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-overlap", c));
-    RDT_ASSERT_RC(0, init_mutex(&m, "rw-overlap", c));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-overlap", c));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "rw-overlap", c, 0));
     for (i = 0; i < OVL_PROCS; i++) {
         write_ini(oc[i].ini, sizeof oc[i].ini, NULL);
         CU_ASSERT_FATAL(rdt_pipe_open(&oc[i].p) == 0);
@@ -1398,11 +1366,11 @@ static void test_mutex_rwlock_same_lock(void)
     ca = open_client(NULL);
     cb = open_client(NULL);
     cc = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&rwa, "same", ca));
-    RDT_ASSERT_RC(0, init_rw(&rwb, "same", cb));
-    RDT_ASSERT_RC(0, init_rw(&rwc, "same", cc));
-    RDT_ASSERT_RC(0, init_mutex(&ma, "same", ca));
-    RDT_ASSERT_RC(0, init_mutex(&mb, "same", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rwa, "same", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rwb, "same", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rwc, "same", cc));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&ma, "same", ca, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&mb, "same", cb, 0));
     write_ini(ini, sizeof ini, NULL);
     CU_ASSERT_FATAL(actor_start(&other, ini, "same") == 0);
 
@@ -1509,8 +1477,8 @@ static void test_writer_preference(void)
     fresh();
     ca = open_client(NULL);
     cb = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-pref", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-pref", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-pref", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-pref", cb));
     write_ini(ini, sizeof ini, NULL);
     CU_ASSERT_FATAL(actor_start(&reader, ini, "rw-pref") == 0);
     CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-pref") == 0);
@@ -1644,8 +1612,8 @@ static void test_writer_not_starved(void)
     fresh();
     cr = open_client(NULL);
     cw = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&rr, "rw-stream", cr));
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-stream", cw));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rr, "rw-stream", cr));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-stream", cw));
     write_ini(ini, sizeof ini, NULL);
     CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-stream") == 0);
 
@@ -1722,9 +1690,9 @@ static void test_timed_out_writer_leaves_no_mark(void)
     ca = open_client(NULL);
     cb = open_client(NULL);
     cc = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-tmo", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-tmo", cb));
-    RDT_ASSERT_RC(0, init_rw(&rc_, "rw-tmo", cc));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-tmo", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-tmo", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rc_, "rw-tmo", cc));
     write_ini(ini, sizeof ini, NULL);
     CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-tmo") == 0);
 
@@ -1801,8 +1769,8 @@ static void test_crashed_waiting_writer(void)
     fresh();
     ca = open_client(NULL);
     cb = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-crash", ca));
-    RDT_ASSERT_RC(0, init_rw(&rb, "rw-crash", cb));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-crash", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-crash", cb));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\nretry_interval_ms = %u\n", lease, retry);
     write_ini(ini, sizeof ini, extra);
     CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-crash") == 0);
@@ -1849,8 +1817,8 @@ static void test_per_reader_leases(void)
     fresh();
     cw = open_client(NULL);
     cx = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-lease", cw));
-    RDT_ASSERT_RC(0, init_rw(&rx, "rw-lease", cx));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-lease", cw));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rx, "rw-lease", cx));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", lease);
     write_ini(ini, sizeof ini, extra);
     CU_ASSERT_FATAL(actor_start(&r1, ini, "rw-lease") == 0);
@@ -1917,7 +1885,7 @@ static void test_dead_share_does_not_outlive_lease(void)
 
     fresh();
     cw = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-lease2", cw));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-lease2", cw));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", lease);
     write_ini(ini, sizeof ini, extra);
     CU_ASSERT_FATAL(actor_start(&r1, ini, "rw-lease2") == 0);
@@ -2037,7 +2005,7 @@ static void test_wakeup_readers_on_writer_unlock(void)
 
     fresh();
     cw = open_client(NULL); /* default lease 30 s: the readers' re-check is their 2 s interval */
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-wake", cw));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-wake", cw));
     write_ini(ini, sizeof ini, SLOW_POLL);
     CU_ASSERT_FATAL(actor_start(&r1, ini, "rw-wake") == 0);
     CU_ASSERT_FATAL(actor_start(&r2, ini, "rw-wake") == 0);
@@ -2087,7 +2055,7 @@ static void test_wakeup_writer_on_last_reader(void)
 
     fresh();
     ca = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&ra, "rw-wake2", ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-wake2", ca));
     write_ini(ini_r, sizeof ini_r, NULL);
     write_ini(ini_w, sizeof ini_w, SLOW_POLL);
     CU_ASSERT_FATAL(actor_start(&reader, ini_r, "rw-wake2") == 0);
@@ -2193,7 +2161,7 @@ static void test_fork_child_holds_nothing(void)
 
     fresh();
     c = open_client(NULL);
-    RDT_ASSERT_RC(0, init_rw(&rw, "rw-fork", c));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-fork", c));
 
     /* A reader forks. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&rw));

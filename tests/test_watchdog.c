@@ -49,24 +49,9 @@ static void close_client(rdlock_client_t *c)
 static int init_lock(rdlock_t *m, const char *name, rdlock_client_t *c, unsigned lease, int watchdog,
                      int type, rdlock_lost_fn fn, void *arg)
 {
-    rdlock_attr_t a;
-    int rc;
-
-    rc = rdlock_attr_init(&a);
-    if (rc == 0)
-        rc = rdlock_attr_setclient(&a, c);
-    if (rc == 0)
-        rc = rdlock_attr_setlease(&a, lease);
-    if (rc == 0 && watchdog >= 0)
-        rc = rdlock_attr_setwatchdog(&a, watchdog);
-    if (rc == 0 && type != 0)
-        rc = rdlock_attr_settype(&a, type);
-    if (rc == 0 && fn != NULL)
-        rc = rdlock_attr_setlostcb(&a, fn, arg);
-    if (rc == 0)
-        rc = rdlock_init(m, name, &a);
-    rdlock_attr_destroy(&a);
-    return rc;
+    rdt_lockopts_t o = { .client = c, .type = type, .lease = lease, .watchdog = watchdog,
+                         .lostcb = fn, .lostarg = arg };
+    return rdt_mutex_init(m, name, &o);
 }
 
 /* INFO commandstats: calls of cmd ("evalsha"), 0 if never called, -1 on error. */

@@ -299,3 +299,74 @@ int rdt_holders_on(const rdt_server_t *s, const char *key, char *field, size_t f
         redisFree(c);
     return n;
 }
+
+/* ------------------------------------------------------------------ */
+/* 5. lock set-up                                                      */
+/* ------------------------------------------------------------------ */
+
+int rdt_attr_make(rdlock_attr_t *a, const rdt_lockopts_t *o)
+{
+    int rc = rdlock_attr_init(a);
+    if (rc == 0 && o->client != NULL)
+        rc = rdlock_attr_setclient(a, o->client);
+    if (rc == 0 && o->robust != RDLOCK_STALLED)
+        rc = rdlock_attr_setrobust(a, o->robust);
+    if (rc == 0 && o->type != 0)
+        rc = rdlock_attr_settype(a, o->type);
+    if (rc == 0 && o->lease != 0)
+        rc = rdlock_attr_setlease(a, o->lease);
+    if (rc == 0 && o->watchdog >= 0)
+        rc = rdlock_attr_setwatchdog(a, o->watchdog);
+    if (rc == 0 && o->lostcb != NULL)
+        rc = rdlock_attr_setlostcb(a, o->lostcb, o->lostarg);
+    return rc;
+}
+
+int rdt_mutex_init(rdlock_t *m, const char *name, const rdt_lockopts_t *o)
+{
+    rdlock_attr_t a;
+    int rc = rdt_attr_make(&a, o);
+    if (rc == 0)
+        rc = rdlock_init(m, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+int rdt_rwlock_init(rdrwlock_t *rw, const char *name, const rdt_lockopts_t *o)
+{
+    rdlock_attr_t a;
+    int rc = rdt_attr_make(&a, o);
+    if (rc == 0)
+        rc = rdrwlock_init(rw, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+int rdt_mutex_on(rdlock_t *m, const char *name, rdlock_client_t *c, int type)
+{
+    rdt_lockopts_t o = RDT_LOCKOPTS(c);
+    o.type = type;
+    return rdt_mutex_init(m, name, &o);
+}
+
+int rdt_rwlock_on(rdrwlock_t *rw, const char *name, rdlock_client_t *c)
+{
+    rdt_lockopts_t o = RDT_LOCKOPTS(c);
+    return rdt_rwlock_init(rw, name, &o);
+}
+
+uint64_t rdt_mutex_token(rdlock_t *m)
+{
+    uint64_t t = 0;
+    if (rdlock_fencing_token(m, &t) != 0)
+        return 0;
+    return t;
+}
+
+uint64_t rdt_rwlock_token(rdrwlock_t *rw)
+{
+    uint64_t t = 0;
+    if (rdrwlock_fencing_token(rw, &t) != 0)
+        return 0;
+    return t;
+}

@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include <hiredis/hiredis.h>
+#include <rdlock.h>
 
 #include "fixture.h"
 
@@ -139,5 +140,47 @@ redisReply *rdt_cmd_on(const rdt_server_t *s, const char *fmt, ...);
 redisReply *rdt_vcmd_on(const rdt_server_t *s, int db, const char *fmt, va_list ap);
 long long rdt_int_on(const rdt_server_t *s, int db, const char *fmt, ...);
 int rdt_holders_on(const rdt_server_t *s, const char *key, char *field, size_t fn, long long *deadline);
+
+/* ------------------------------------------------------------------ */
+/* 5. lock set-up                                                      */
+/* ------------------------------------------------------------------ */
+
+/* The attributes a test gives a lock.  Every suite set them through its
+ * own chain of rdlock_attr_set*() calls with the same conventions, which
+ * this keeps: a zero field leaves the attribute at its default (the
+ * config file's value for lease and type, no lost callback), except
+ * watchdog, where 0 means off and < 0 means from the config file.  Start
+ * from RDT_LOCKOPTS(c) so that watchdog is -1. */
+typedef struct rdt_lockopts {
+    rdlock_client_t *client; /* NULL: the process default client */
+    int robust;              /* RDLOCK_STALLED (0, the default) or RDLOCK_ROBUST */
+    int type;                /* 0: default (RDLOCK_ERRORCHECK), or RDLOCK_RECURSIVE ... */
+    unsigned lease;          /* ms; 0: from config */
+    int watchdog;            /* 1 on, 0 off, < 0: from config */
+    rdlock_lost_fn lostcb;   /* NULL: none */
+    void *lostarg;
+} rdt_lockopts_t;
+
+#define RDT_LOCKOPTS(c) { (c), RDLOCK_STALLED, 0, 0, -1, NULL, NULL }
+
+/* rdlock_attr_init(a), then a setter for each field that is not its
+ * default; the first error code, or 0.  The caller destroys a either way
+ * (as rdlock_attr_destroy on a failed init is a harmless EINVAL). */
+int rdt_attr_make(rdlock_attr_t *a, const rdt_lockopts_t *o);
+
+/* rdlock_init / rdrwlock_init with those attributes (made and destroyed
+ * here): 0 or the first error code. */
+int rdt_mutex_init(rdlock_t *m, const char *name, const rdt_lockopts_t *o);
+int rdt_rwlock_init(rdrwlock_t *rw, const char *name, const rdt_lockopts_t *o);
+
+/* The commonest cases: on client c, type (0: default) for the mutex,
+ * everything else from the config. */
+int rdt_mutex_on(rdlock_t *m, const char *name, rdlock_client_t *c, int type);
+int rdt_rwlock_on(rdrwlock_t *rw, const char *name, rdlock_client_t *c);
+
+/* The fencing token of the caller's hold, or 0 if the call fails (tokens
+ * start at 1, so 0 never passes a "greater than" check). */
+uint64_t rdt_mutex_token(rdlock_t *m);
+uint64_t rdt_rwlock_token(rdrwlock_t *rw);
 
 #endif /* RDT_TESTLIB_H */
