@@ -197,16 +197,9 @@ static int run_child(int (*fn)(void *), void *arg, int timeout_ms)
 
 static int suite_setup(void)
 {
-    const char *ini;
-    if (rdt_server_start(&g_srv, NULL, NULL) != 0)
+    if (rdt_suite_start(&g_srv, &g_rc) != 0 ||
+        rdt_ini_copy(&g_srv, 0, "[lock]\nlease_ms = 20000\n", g_ini, sizeof g_ini) != 0)
         return -1;
-    g_rc = rdt_connect(&g_srv);
-    if (!g_rc)
-        return -1;
-    ini = rdt_write_ini(&g_srv, 0, "[lock]\nlease_ms = 20000\n");
-    if (!ini)
-        return -1;
-    snprintf(g_ini, sizeof g_ini, "%s", ini);
     if (rdlock_client_open(&g_cli, g_ini) != 0) {
         fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
         return -1;
@@ -216,14 +209,8 @@ static int suite_setup(void)
 
 static int suite_teardown(void)
 {
-    int rc = 0;
-    if (g_cli && rdlock_client_close(g_cli) != 0)
-        rc = -1;
-    g_cli = NULL;
-    if (g_rc)
-        redisFree(g_rc);
-    g_rc = NULL;
-    rdt_server_stop(&g_srv);
+    int rc = rdt_close_clients(&g_cli, NULL);
+    rdt_suite_stop(&g_srv, &g_rc);
     return rc;
 }
 

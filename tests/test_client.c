@@ -57,12 +57,6 @@ static rdlock_client_t *open_on(const rdt_server_t *s, int use_socket, const cha
     return c;
 }
 
-static void close_client(rdlock_client_t *c)
-{
-    if (c)
-        RDT_ASSERT_RC(0, rdlock_client_close(c));
-}
-
 /* Write an ini for server s's TCP address (no password line) followed by
  * extra, into srv's dir under basename. */
 static const char *write_ini_raw(const rdt_server_t *s, const char *basename, const char *extra)
@@ -269,12 +263,12 @@ static int setup(void)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&lost_cv, &ca);
     pthread_condattr_destroy(&ca);
-    return rdt_server_start(&srv, NULL, NULL) == 0 ? 0 : -1;
+    return rdt_suite_start(&srv, NULL);
 }
 
 static int teardown(void)
 {
-    rdt_server_stop(&srv);
+    rdt_suite_stop(&srv, NULL);
     return 0;
 }
 
@@ -306,12 +300,12 @@ static void test_tcp_host_port(void)
     CU_ASSERT(strlen(field) > 33 && field[32] == ':' && strspn(field, "0123456789abcdef") == 32);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
 
     /* The unix socket alone works as well. */
     c = open_on(&srv, 1, NULL);
     lock_roundtrip(&srv, c, "unix");
-    close_client(c);
+    rdt_close_client(c);
 }
 
 static void test_socket_wins(void)
@@ -334,7 +328,7 @@ static void test_socket_wins(void)
     RDT_ASSERT_RC(0, open_path(path, &c));
     if (c) {
         lock_roundtrip(&srv, c, "sockwins");
-        close_client(c);
+        rdt_close_client(c);
     }
     /* Same with the socket line first. */
     snprintf(buf, sizeof buf, "[redis]\nsocket = %s\nhost = 127.0.0.1\nport = 1\n[lock]\nfail_fast = yes\n",
@@ -344,7 +338,7 @@ static void test_socket_wins(void)
     RDT_ASSERT_RC(0, open_path(path, &c));
     if (c) {
         lock_roundtrip(&srv, c, "sockwins2");
-        close_client(c);
+        rdt_close_client(c);
     }
 }
 
@@ -364,7 +358,7 @@ static void test_db(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 3, "EXISTS %s", "rdlock:{indb3}"));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 static void test_db_rejected(void)
@@ -389,7 +383,7 @@ static void test_db_rejected(void)
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{db15}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 static void test_key_prefix(void)
@@ -407,7 +401,7 @@ static void test_key_prefix(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "myapp:{pfx}"));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 static void test_lease_ms(void)
@@ -432,7 +426,7 @@ static void test_lease_ms(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m2));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -452,10 +446,10 @@ static void test_auth_password(void)
     /* Right password (TCP and unix socket). */
     c = open_on(&as, 0, NULL);
     lock_roundtrip(&as, c, "auth-ok");
-    close_client(c);
+    rdt_close_client(c);
     c = open_on(&as, 1, NULL);
     lock_roundtrip(&as, c, "auth-ok-unix");
-    close_client(c);
+    rdt_close_client(c);
 
     /* Wrong password. */
     path = write_ini_raw(&as, "auth-wrong.ini", "password = not-it\n");
@@ -479,7 +473,7 @@ static void test_auth_password(void)
     RDT_ASSERT_RC(0, open_path(path, &c));
     if (c) {
         lock_roundtrip(&as, c, "auth-file");
-        close_client(c);
+        rdt_close_client(c);
     }
     path = rdt_write_file(&srv, "pw-wrong.txt", "not-it\nsecond line\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(path);
@@ -516,7 +510,7 @@ static void test_auth_acl(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(list, "user=bob"));
         RDT_ASSERT_RC(0, rdlock_unlock(&m));
         RDT_ASSERT_RC(0, rdlock_destroy(&m));
-        close_client(c);
+        rdt_close_client(c);
     }
     path = write_ini_raw(&as, "acl-wrong.ini", "username = bob\npassword = admin-pw\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(path);
@@ -563,7 +557,7 @@ static void test_password_not_logged(void)
     /* Right password: nothing secret is logged on success either. */
     c = open_on(&as, 0, NULL);
     lock_roundtrip(&as, c, "logged");
-    close_client(c);
+    rdt_close_client(c);
 
     rdlock_set_logger(NULL, NULL);
     pthread_mutex_lock(&log_mu);
@@ -617,7 +611,7 @@ static void test_unreachable_at_open(void)
     RDT_ASSERT_EQ_LL(1, rdt_int_on(&ds, 0, "EXISTS %s", "rdlock:{dead}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
     rdt_server_stop(&ds);
 }
 
@@ -661,7 +655,7 @@ static void test_fail_fast_server_dies(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&held));
-    close_client(c);
+    rdt_close_client(c);
     rdt_server_stop(&ds);
 }
 
@@ -826,7 +820,7 @@ static void test_waiter_across_restart(void)
     RDT_ASSERT_RC(0, rdlock_trylock(&mb));
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(cb);
+    rdt_close_client(cb);
     rdt_server_stop(&ds);
 }
 
@@ -859,7 +853,7 @@ static void test_timedlock_server_down(void)
     CU_ASSERT(took <= 800 + 700);
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
     rdt_server_stop(&ds);
 }
 
@@ -895,7 +889,7 @@ static void test_command_timeout_paused(void)
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
     rdt_server_stop(&ds);
 }
 
@@ -1041,8 +1035,8 @@ static void test_close_joins_thread(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
     n2 = count_threads(); /* joined, not merely told to stop */
     RDT_ASSERT_EQ_LL(n0, n2);
 }
@@ -1162,8 +1156,8 @@ static void test_fork(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&mp));
     RDT_ASSERT_RC(0, rdlock_destroy(&mbp));
     RDT_ASSERT_RC(0, rdlock_destroy(&mbc));
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
 }
 
 static int trivial_child(void *arg)
@@ -1230,8 +1224,8 @@ static void test_fork_while_waiting(void)
     RDT_ASSERT_RC(0, l.unlock_rc);
     RDT_ASSERT_RC(0, rdlock_destroy(&ma));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 static const rdt_test_t tests[] = {

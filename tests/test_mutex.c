@@ -293,20 +293,10 @@ static int run_child(int (*fn)(void *), void *arg, int timeout_ms)
 
 static int suite_setup(void)
 {
-    const char *ini;
-    if (rdt_server_start(&g_srv, NULL, NULL) != 0)
+    if (rdt_suite_start(&g_srv, &g_rc) != 0 || rdt_ini_copy(&g_srv, 0, NULL, g_ini, sizeof g_ini) != 0 ||
+        rdt_ini_copy(&g_srv, 0, "[lock]\nretry_interval_ms = 2000\nretry_jitter_ms = 0\n", g_ini_slow,
+                     sizeof g_ini_slow) != 0)
         return -1;
-    g_rc = rdt_connect(&g_srv);
-    if (!g_rc)
-        return -1;
-    ini = rdt_write_ini(&g_srv, 0, NULL);
-    if (!ini)
-        return -1;
-    snprintf(g_ini, sizeof g_ini, "%s", ini);
-    ini = rdt_write_ini(&g_srv, 0, "[lock]\nretry_interval_ms = 2000\nretry_jitter_ms = 0\n");
-    if (!ini)
-        return -1;
-    snprintf(g_ini_slow, sizeof g_ini_slow, "%s", ini);
     if (rdlock_client_open(&g_c1, g_ini) != 0 || rdlock_client_open(&g_c2, g_ini) != 0 ||
         rdlock_client_open(&g_cslow, g_ini_slow) != 0) {
         fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
@@ -317,20 +307,8 @@ static int suite_setup(void)
 
 static int suite_teardown(void)
 {
-    int rc = 0;
-    rdlock_client_t **cs[3] = { &g_c1, &g_c2, &g_cslow };
-    int i;
-    for (i = 0; i < 3; i++) {
-        if (*cs[i] && rdlock_client_close(*cs[i]) != 0) {
-            fprintf(stderr, "suite_teardown: rdlock_client_close failed\n");
-            rc = -1;
-        }
-        *cs[i] = NULL;
-    }
-    if (g_rc)
-        redisFree(g_rc);
-    g_rc = NULL;
-    rdt_server_stop(&g_srv);
+    int rc = rdt_close_clients(&g_c1, &g_c2, &g_cslow, NULL);
+    rdt_suite_stop(&g_srv, &g_rc);
     return rc;
 }
 

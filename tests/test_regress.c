@@ -180,33 +180,19 @@ static void loss_end(pthread_t th)
 
 static int suite_setup(void)
 {
-    const char *ini;
     char extra[128];
-    if (rdt_server_start(&g_srv, NULL, NULL) != 0)
+    if (rdt_suite_start(&g_srv, &g_rc) != 0 || rdt_ini_copy(&g_srv, 0, NULL, g_ini, sizeof g_ini) != 0)
         return -1;
-    g_rc = rdt_connect(&g_srv);
-    if (!g_rc)
-        return -1;
-    ini = rdt_write_ini(&g_srv, 0, NULL);
-    if (!ini)
-        return -1;
-    snprintf(g_ini, sizeof g_ini, "%s", ini);
     /* appended to the [redis] section */
     snprintf(extra, sizeof extra, "command_timeout_ms = %d\ncommand_retries = 3\n", TIMEOUT_MS);
-    ini = rdt_write_ini(&g_srv, 0, extra);
-    if (!ini)
+    if (rdt_ini_copy(&g_srv, 0, extra, g_ini_lossy, sizeof g_ini_lossy) != 0)
         return -1;
-    snprintf(g_ini_lossy, sizeof g_ini_lossy, "%s", ini);
     snprintf(extra, sizeof extra, "[lock]\nretry_interval_ms = %d\nretry_jitter_ms = 0\n", STALL_RETRY_MS);
-    ini = rdt_write_ini(&g_srv, 0, extra);
-    if (!ini)
+    if (rdt_ini_copy(&g_srv, 0, extra, g_ini_stall, sizeof g_ini_stall) != 0)
         return -1;
-    snprintf(g_ini_stall, sizeof g_ini_stall, "%s", ini);
     snprintf(extra, sizeof extra, "[lock]\nretry_interval_ms = %d\nretry_jitter_ms = 0\n", LOOK_MS);
-    ini = rdt_write_ini(&g_srv, 0, extra);
-    if (!ini)
+    if (rdt_ini_copy(&g_srv, 0, extra, g_ini_slowlook, sizeof g_ini_slowlook) != 0)
         return -1;
-    snprintf(g_ini_slowlook, sizeof g_ini_slowlook, "%s", ini);
     if (rdlock_client_open(&g_ca, g_ini) != 0 || rdlock_client_open(&g_cb, g_ini) != 0 ||
         rdlock_client_open(&g_cl, g_ini_lossy) != 0) {
         fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
@@ -217,21 +203,8 @@ static int suite_setup(void)
 
 static int suite_teardown(void)
 {
-    int rc = 0;
-    rdlock_client_t **cs[3] = { &g_ca, &g_cb, &g_cl };
-    int i;
-
-    for (i = 0; i < 3; i++) {
-        if (*cs[i] && rdlock_client_close(*cs[i]) != 0) {
-            fprintf(stderr, "suite_teardown: rdlock_client_close(%d) failed\n", i);
-            rc = -1;
-        }
-        *cs[i] = NULL;
-    }
-    if (g_rc)
-        redisFree(g_rc);
-    g_rc = NULL;
-    rdt_server_stop(&g_srv);
+    int rc = rdt_close_clients(&g_ca, &g_cb, &g_cl, NULL);
+    rdt_suite_stop(&g_srv, &g_rc);
     return rc;
 }
 

@@ -414,20 +414,10 @@ static uint64_t dead_owner(const char *name, int robust, int use_rw, int wait_ex
 
 static int suite_setup(void)
 {
-    const char *ini;
-    if (rdt_server_start(&g_srv, NULL, NULL) != 0)
+    if (rdt_suite_start(&g_srv, &g_rc) != 0 || rdt_ini_copy(&g_srv, 0, NULL, g_ini, sizeof g_ini) != 0 ||
+        rdt_ini_copy(&g_srv, 0, "[lock]\nretry_interval_ms = 2000\nretry_jitter_ms = 0\n", g_ini_slow,
+                     sizeof g_ini_slow) != 0)
         return -1;
-    g_rc = rdt_connect(&g_srv);
-    if (!g_rc)
-        return -1;
-    ini = rdt_write_ini(&g_srv, 0, NULL);
-    if (!ini)
-        return -1;
-    snprintf(g_ini, sizeof g_ini, "%s", ini);
-    ini = rdt_write_ini(&g_srv, 0, "[lock]\nretry_interval_ms = 2000\nretry_jitter_ms = 0\n");
-    if (!ini)
-        return -1;
-    snprintf(g_ini_slow, sizeof g_ini_slow, "%s", ini);
     if (rdlock_client_open(&g_c1, g_ini) != 0 || rdlock_client_open(&g_c2, g_ini) != 0) {
         fprintf(stderr, "suite_setup: rdlock_client_open failed\n");
         return -1;
@@ -437,21 +427,10 @@ static int suite_setup(void)
 
 static int suite_teardown(void)
 {
-    int rc = 0;
+    int rc;
     reap_actors();
-    if (g_c1 && rdlock_client_close(g_c1) != 0) {
-        fprintf(stderr, "suite_teardown: rdlock_client_close(c1) failed\n");
-        rc = -1;
-    }
-    if (g_c2 && rdlock_client_close(g_c2) != 0) {
-        fprintf(stderr, "suite_teardown: rdlock_client_close(c2) failed\n");
-        rc = -1;
-    }
-    g_c1 = g_c2 = NULL;
-    if (g_rc)
-        redisFree(g_rc);
-    g_rc = NULL;
-    rdt_server_stop(&g_srv);
+    rc = rdt_close_clients(&g_c1, &g_c2, NULL);
+    rdt_suite_stop(&g_srv, &g_rc);
     return rc;
 }
 

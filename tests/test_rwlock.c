@@ -55,23 +55,6 @@ static void write_ini(char *out, size_t n, const char *extra)
     snprintf(out, n, "%s", p);
 }
 
-static rdlock_client_t *open_client(const char *extra_ini)
-{
-    const char *ini = rdt_write_ini(&srv, 0, extra_ini);
-    rdlock_client_t *c = NULL;
-
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
-    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    return c;
-}
-
-static void close_client(rdlock_client_t *c)
-{
-    if (c)
-        RDT_ASSERT_RC(0, rdlock_client_close(c));
-}
-
 /* Init on client c.  lease 0 = from config; watchdog < 0 = from config. */
 static int init_rw_full(rdrwlock_t *rw, const char *name, rdlock_client_t *c, unsigned lease, int watchdog,
                         int type, rdlock_lost_fn fn, void *arg)
@@ -506,18 +489,12 @@ static int setup(void)
 {
     lost_init(&lostA);
     lost_init(&lostB);
-    if (rdt_server_start(&srv, NULL, NULL) != 0)
-        return -1;
-    g_rc = rdt_connect(&srv);
-    return g_rc ? 0 : -1;
+    return rdt_suite_start(&srv, &g_rc);
 }
 
 static int teardown(void)
 {
-    if (g_rc)
-        redisFree(g_rc);
-    g_rc = NULL;
-    rdt_server_stop(&srv);
+    rdt_suite_stop(&srv, &g_rc);
     return 0;
 }
 
@@ -544,7 +521,7 @@ static void test_init_destroy(void)
     long long keys0;
 
     fresh();
-    c = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
 
     /* Arguments. */
     RDT_ASSERT_RC(EINVAL, rdt_rwlock_on(NULL, "x", c));
@@ -617,7 +594,7 @@ static void test_init_destroy(void)
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -787,8 +764,8 @@ static void test_try_and_timed(void)
     char mode;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-try", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-try", cb));
 
@@ -885,8 +862,8 @@ static void test_try_and_timed(void)
 
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -903,8 +880,8 @@ static void test_blocking_calls(void)
     long long t0;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-block", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-block", cb));
 
@@ -942,8 +919,8 @@ static void test_blocking_calls(void)
 
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -960,8 +937,8 @@ static void test_fencing_tokens(void)
     int i;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-fence", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-fence", cb));
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "rw-fence", ca, 0));
@@ -1038,8 +1015,8 @@ static void test_fencing_tokens(void)
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1055,8 +1032,8 @@ static void test_read_reentry_per_thread(void)
     char mode;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-reent", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-reent", cb));
 
@@ -1101,8 +1078,8 @@ static void test_read_reentry_per_thread(void)
 
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1118,8 +1095,8 @@ static void test_deadlock_and_eperm(void)
     char mode;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-dl", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-dl", cb));
 
@@ -1188,8 +1165,8 @@ static void test_deadlock_and_eperm(void)
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rrec));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1289,7 +1266,7 @@ static void test_readers_overlap_processes(void)
     rdlock_t m;
 
     fresh();
-    c = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-overlap", c));
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "rw-overlap", c, 0));
     for (i = 0; i < OVL_PROCS; i++) {
@@ -1343,7 +1320,7 @@ static void test_readers_overlap_processes(void)
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1363,9 +1340,9 @@ static void test_mutex_rwlock_same_lock(void)
     int ok;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
-    cc = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
+    cc = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rwa, "same", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rwb, "same", cb));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rwc, "same", cc));
@@ -1454,9 +1431,9 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rwc));
     RDT_ASSERT_RC(0, rdlock_destroy(&ma));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(ca);
-    close_client(cb);
-    close_client(cc);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
+    rdt_close_client(cc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1475,8 +1452,8 @@ static void test_writer_preference(void)
     int ok, rc = -1;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-pref", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-pref", cb));
     write_ini(ini, sizeof ini, NULL);
@@ -1549,8 +1526,8 @@ static void test_writer_preference(void)
     actor_stop(&writer);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* A stream of overlapping readers cannot starve a writer. */
@@ -1610,8 +1587,8 @@ static void test_writer_not_starved(void)
     long long waited = -1;
 
     fresh();
-    cr = open_client(NULL);
-    cw = open_client(NULL);
+    cr = rdt_open_client(&srv, NULL);
+    cw = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rr, "rw-stream", cr));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-stream", cw));
     write_ini(ini, sizeof ini, NULL);
@@ -1667,8 +1644,8 @@ static void test_writer_not_starved(void)
     actor_stop(&writer);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rr));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
-    close_client(cr);
-    close_client(cw);
+    rdt_close_client(cr);
+    rdt_close_client(cw);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1687,9 +1664,9 @@ static void test_timed_out_writer_leaves_no_mark(void)
     holder_t h;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
-    cc = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
+    cc = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-tmo", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-tmo", cb));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rc_, "rw-tmo", cc));
@@ -1750,9 +1727,9 @@ static void test_timed_out_writer_leaves_no_mark(void)
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rc_));
-    close_client(ca);
-    close_client(cb);
-    close_client(cc);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
+    rdt_close_client(cc);
 }
 
 static void test_crashed_waiting_writer(void)
@@ -1767,8 +1744,8 @@ static void test_crashed_waiting_writer(void)
     int ok;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-crash", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-crash", cb));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\nretry_interval_ms = %u\n", lease, retry);
@@ -1796,8 +1773,8 @@ static void test_crashed_waiting_writer(void)
     RDT_ASSERT_EQ_LL(0, key_exists("rw-crash"));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1815,8 +1792,8 @@ static void test_per_reader_leases(void)
     long r1pid;
 
     fresh();
-    cw = open_client(NULL);
-    cx = open_client(NULL);
+    cw = rdt_open_client(&srv, NULL);
+    cx = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-lease", cw));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rx, "rw-lease", cx));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", lease);
@@ -1868,8 +1845,8 @@ static void test_per_reader_leases(void)
     actor_stop(&r2);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rx));
-    close_client(cw);
-    close_client(cx);
+    rdt_close_client(cw);
+    rdt_close_client(cx);
 }
 
 /* Without a new reader to tidy up: the dead share alone does not hold the
@@ -1884,7 +1861,7 @@ static void test_dead_share_does_not_outlive_lease(void)
     long long t0;
 
     fresh();
-    cw = open_client(NULL);
+    cw = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-lease2", cw));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", lease);
     write_ini(ini, sizeof ini, extra);
@@ -1902,7 +1879,7 @@ static void test_dead_share_does_not_outlive_lease(void)
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     actor_stop(&r2);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
-    close_client(cw);
+    rdt_close_client(cw);
 }
 
 static void test_lost_share(void)
@@ -1916,8 +1893,8 @@ static void test_lost_share(void)
     holder_t h;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_rw_full(&ra, "rw-lost", ca, lease, -1, 0, on_lost, &lostA));
     RDT_ASSERT_RC(0, init_rw_full(&rb, "rw-lost", cb, lease, -1, 0, on_lost, &lostB));
 
@@ -1984,8 +1961,8 @@ static void test_lost_share(void)
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2004,7 +1981,7 @@ static void test_wakeup_readers_on_writer_unlock(void)
     int ok, rc1 = -1, rc2 = -1;
 
     fresh();
-    cw = open_client(NULL); /* default lease 30 s: the readers' re-check is their 2 s interval */
+    cw = rdt_open_client(&srv, NULL); /* default lease 30 s: the readers' re-check is their 2 s interval */
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-wake", cw));
     write_ini(ini, sizeof ini, SLOW_POLL);
     CU_ASSERT_FATAL(actor_start(&r1, ini, "rw-wake") == 0);
@@ -2041,7 +2018,7 @@ static void test_wakeup_readers_on_writer_unlock(void)
     actor_stop(&r1);
     actor_stop(&r2);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
-    close_client(cw);
+    rdt_close_client(cw);
 }
 
 static void test_wakeup_writer_on_last_reader(void)
@@ -2054,7 +2031,7 @@ static void test_wakeup_writer_on_last_reader(void)
     int ok, rc = -1;
 
     fresh();
-    ca = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-wake2", ca));
     write_ini(ini_r, sizeof ini_r, NULL);
     write_ini(ini_w, sizeof ini_w, SLOW_POLL);
@@ -2089,7 +2066,7 @@ static void test_wakeup_writer_on_last_reader(void)
     actor_stop(&reader);
     actor_stop(&writer);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
-    close_client(ca);
+    rdt_close_client(ca);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2160,7 +2137,7 @@ static void test_fork_child_holds_nothing(void)
     uint64_t tok = 0, tok2 = 0;
 
     fresh();
-    c = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-fork", c));
 
     /* A reader forks. */
@@ -2217,7 +2194,7 @@ static void test_fork_child_holds_nothing(void)
     RDT_ASSERT_EQ_LL(0, key_exists("rw-fork"));
 
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 /* ------------------------------------------------------------------ */

@@ -25,26 +25,6 @@ static rdt_server_t srv;
 /* helpers                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Open a client on srv with extra ini text; fatal on failure. */
-static rdlock_client_t *open_client(const char *extra_ini)
-{
-    const char *ini = rdt_write_ini(&srv, 0, extra_ini);
-    rdlock_client_t *c = NULL;
-    int rc;
-
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
-    rc = rdlock_client_open(&c, ini);
-    RDT_ASSERT_RC(0, rc);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    return c;
-}
-
-static void close_client(rdlock_client_t *c)
-{
-    if (c)
-        RDT_ASSERT_RC(0, rdlock_client_close(c));
-}
-
 /* Init m on client c.  lease 0 = from config; watchdog < 0 = from config. */
 static int init_lock(rdlock_t *m, const char *name, rdlock_client_t *c, unsigned lease, int watchdog,
                      int type, rdlock_lost_fn fn, void *arg)
@@ -147,12 +127,12 @@ static int setup(void)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&lost.cv, &ca);
     pthread_condattr_destroy(&ca);
-    return rdt_server_start(&srv, NULL, NULL) == 0 ? 0 : -1;
+    return rdt_suite_start(&srv, NULL);
 }
 
 static int teardown(void)
 {
-    rdt_server_stop(&srv);
+    rdt_suite_stop(&srv, NULL);
     return 0;
 }
 
@@ -195,7 +175,7 @@ static int busy_throughout(rdlock_t *m2, long duration_ms, int *checks)
  * unlock is ENOLCK (then EPERM) and leaves the new owner's hold alone. */
 static void check_expiry_without_watchdog(rdlock_client_t *ca, rdlock_t *ma, unsigned lease)
 {
-    rdlock_client_t *cb = open_client(NULL);
+    rdlock_client_t *cb = rdt_open_client(&srv, NULL);
     rdlock_t mb;
     struct timespec abst;
     long long t0, took;
@@ -231,7 +211,7 @@ static void check_expiry_without_watchdog(rdlock_client_t *ca, rdlock_t *ma, uns
     RDT_ASSERT_RC(0, rdlock_trylock(ma));
     RDT_ASSERT_RC(0, rdlock_unlock(ma));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(cb);
+    rdt_close_client(cb);
 }
 
 static void test_off_by_attr(void)
@@ -240,11 +220,11 @@ static void test_off_by_attr(void)
     rdlock_t m;
 
     fresh();
-    c = open_client(NULL); /* watchdog enabled in config (default) */
+    c = rdt_open_client(&srv, NULL); /* watchdog enabled in config (default) */
     RDT_ASSERT_RC(0, init_lock(&m, "wd-off", c, 300, 0, 0, on_lost, &lost));
     check_expiry_without_watchdog(c, &m, 300);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
     RDT_ASSERT_EQ_LL(0, lost_count()); /* no watchdog, no callback */
 }
 
@@ -255,7 +235,7 @@ static void test_off_by_ini(void)
     long long t0, gone_at = -1;
 
     fresh();
-    c = open_client("[lock]\nlease_ms = 400\n[watchdog]\nenabled = no\n");
+    c = rdt_open_client(&srv, "[lock]\nlease_ms = 400\n[watchdog]\nenabled = no\n");
     RDT_ASSERT_RC(0, init_lock(&m, "wd-off", c, 0, -1, 0, NULL, NULL));
     check_expiry_without_watchdog(c, &m, 400);
 
@@ -275,7 +255,7 @@ static void test_off_by_ini(void)
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -290,8 +270,8 @@ static void test_keeps_hold(void)
     long long pttl;
 
     fresh();
-    ca = open_client(NULL);
-    cb = open_client(NULL);
+    ca = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_lock(&ma, "wd-keep", ca, 300, -1, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-keep", cb, 300, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&ma));
@@ -307,8 +287,8 @@ static void test_keeps_hold(void)
     RDT_ASSERT_EQ_LL(0, lost_count());
     RDT_ASSERT_RC(0, rdlock_destroy(&ma));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(ca);
-    close_client(cb);
+    rdt_close_client(ca);
+    rdt_close_client(cb);
 }
 
 /* The attribute wins over the config: watchdog on for one lock although
@@ -320,8 +300,8 @@ static void test_attr_on_overrides_ini(void)
     int checks = 0;
 
     fresh();
-    c = open_client("[lock]\nlease_ms = 300\n[watchdog]\nenabled = no\n");
-    cb = open_client(NULL);
+    c = rdt_open_client(&srv, "[lock]\nlease_ms = 300\n[watchdog]\nenabled = no\n");
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_lock(&m, "wd-attr-on", c, 0, 1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-attr-on", cb, 300, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
@@ -329,8 +309,8 @@ static void test_attr_on_overrides_ini(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
 }
 
 /* Count how often the holder's deadline in the hash changes in window_ms. */
@@ -375,7 +355,7 @@ static void test_interval_ms(void)
 
     fresh();
     /* interval 100 ms on a 3 s lease: about 10 renewals a second. */
-    fast = open_client("[lock]\nlease_ms = 3000\n[watchdog]\ninterval_ms = 100\n");
+    fast = rdt_open_client(&srv, "[lock]\nlease_ms = 3000\n[watchdog]\ninterval_ms = 100\n");
     RDT_ASSERT_RC(0, init_lock(&mf, "wd-int", fast, 0, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&mf));
     n = count_renewals("rdlock:{wd-int}", 1000, &min_pttl);
@@ -384,10 +364,10 @@ static void test_interval_ms(void)
     CU_ASSERT(min_pttl >= 2700);
     RDT_ASSERT_RC(0, rdlock_unlock(&mf));
     RDT_ASSERT_RC(0, rdlock_destroy(&mf));
-    close_client(fast);
+    rdt_close_client(fast);
 
     /* The default, lease / 3 = 1 s: at most 2 renewals in the same window. */
-    slow = open_client("[lock]\nlease_ms = 3000\n");
+    slow = rdt_open_client(&srv, "[lock]\nlease_ms = 3000\n");
     RDT_ASSERT_RC(0, init_lock(&ms, "wd-int2", slow, 0, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&ms));
     n = count_renewals("rdlock:{wd-int2}", 1000, &min_pttl);
@@ -395,7 +375,7 @@ static void test_interval_ms(void)
     CU_ASSERT(n >= 0 && n <= 2);
     RDT_ASSERT_RC(0, rdlock_unlock(&ms));
     RDT_ASSERT_RC(0, rdlock_destroy(&ms));
-    close_client(slow);
+    rdt_close_client(slow);
 }
 
 /* ------------------------------------------------------------------ */
@@ -411,7 +391,7 @@ static void test_lost_by_del(void)
     char field[128];
 
     fresh();
-    c = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_lock(&m, "wd-del", c, lease, -1, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-del}", field, sizeof field, NULL), 1);
@@ -437,7 +417,7 @@ static void test_lost_by_del(void)
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
-    close_client(c);
+    rdt_close_client(c);
     RDT_ASSERT_EQ_LL(1, lost_count());
 }
 
@@ -463,8 +443,8 @@ static void test_lost_by_takeover(void)
     long long t0, took, d;
 
     fresh();
-    c = open_client(NULL);
-    cb = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
 
     /* 1. Watchdog off: the stale unlock reaches the server, which refuses
      * to delete the new owner's hold. */
@@ -509,8 +489,8 @@ static void test_lost_by_takeover(void)
     RDT_ASSERT_EQ_LL(1, lost_count());
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
 }
 
 static void test_max_hold(void)
@@ -522,8 +502,8 @@ static void test_max_hold(void)
     int checks = 0;
 
     fresh();
-    c = open_client("[lock]\nlease_ms = 300\n[watchdog]\nmax_hold_ms = 600\n");
-    cb = open_client(NULL);
+    c = rdt_open_client(&srv, "[lock]\nlease_ms = 300\n[watchdog]\nmax_hold_ms = 600\n");
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_lock(&m, "wd-max", c, 0, -1, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-max", cb, 300, -1, 0, NULL, NULL));
     t0 = rdt_now_ms();
@@ -548,8 +528,8 @@ static void test_max_hold(void)
     RDT_ASSERT_EQ_LL(1, lost_count());
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -568,8 +548,8 @@ static void test_many_holds(void)
     redisContext *rc;
 
     fresh();
-    c = open_client(NULL);
-    cb = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     m = calloc(MANY, sizeof *m);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     for (i = 0; i < MANY; i++) {
@@ -637,8 +617,8 @@ static void test_many_holds(void)
     for (i = 0; i < MANY; i++)
         rdlock_destroy(&m[i]);
     free(m);
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
 }
 
 static void test_recursive_kept_alive(void)
@@ -649,8 +629,8 @@ static void test_recursive_kept_alive(void)
     int checks = 0;
 
     fresh();
-    c = open_client(NULL);
-    cb = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_lock(&m, "wd-rec", c, 300, -1, RDLOCK_RECURSIVE, on_lost, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-rec", cb, 300, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
@@ -672,8 +652,8 @@ static void test_recursive_kept_alive(void)
     RDT_ASSERT_EQ_LL(0, lost_count());
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
 }
 
 /* Without persistence a restart loses every hold: the watchdog finds out,
@@ -685,7 +665,7 @@ static void test_restart_loses_hold(void)
     long long t0;
 
     fresh();
-    c = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_lock(&m, "wd-restart", c, 600, -1, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, init_lock(&m2, "wd-restart-after", c, 600, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
@@ -706,7 +686,7 @@ static void test_restart_loses_hold(void)
     RDT_ASSERT_EQ_LL(1, lost_count());
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
-    close_client(c);
+    rdt_close_client(c);
 }
 
 /* Number of normal client connections on the server besides the caller's
@@ -736,8 +716,8 @@ static void test_dropped_connection(void)
     int kills = 0, checks = 0;
 
     fresh();
-    c = open_client(NULL);
-    cb = open_client(NULL);
+    c = rdt_open_client(&srv, NULL);
+    cb = rdt_open_client(&srv, NULL);
     RDT_ASSERT_RC(0, init_lock(&m, "wd-drop", c, 400, -1, 0, on_lost, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-drop", cb, 400, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
@@ -767,8 +747,8 @@ static void test_dropped_connection(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
-    close_client(c);
-    close_client(cb);
+    rdt_close_client(c);
+    rdt_close_client(cb);
 }
 
 static const rdt_test_t tests[] = {

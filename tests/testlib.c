@@ -370,3 +370,74 @@ uint64_t rdt_rwlock_token(rdrwlock_t *rw)
         return 0;
     return t;
 }
+
+/* ------------------------------------------------------------------ */
+/* 6. the suite's server and clients                                   */
+/* ------------------------------------------------------------------ */
+
+int rdt_suite_start(rdt_server_t *s, redisContext **rc)
+{
+    if (rdt_server_start(s, NULL, NULL) != 0)
+        return -1;
+    if (rc) {
+        *rc = rdt_connect(s);
+        if (!*rc)
+            return -1;
+    }
+    return 0;
+}
+
+void rdt_suite_stop(rdt_server_t *s, redisContext **rc)
+{
+    if (rc && *rc)
+        redisFree(*rc);
+    if (rc)
+        *rc = NULL;
+    rdt_server_stop(s);
+}
+
+int rdt_ini_copy(const rdt_server_t *s, int use_socket, const char *extra_ini, char *out, size_t n)
+{
+    const char *ini = rdt_write_ini(s, use_socket, extra_ini);
+    if (!ini)
+        return -1;
+    if ((size_t)snprintf(out, n, "%s", ini) >= n) {
+        fprintf(stderr, "rdt_ini_copy: path %s longer than %zu bytes\n", ini, n - 1);
+        return -1;
+    }
+    return 0;
+}
+
+int rdt_close_clients(rdlock_client_t **c, ...)
+{
+    va_list ap;
+    int rc = 0, i = 0;
+
+    va_start(ap, c);
+    for (; c != NULL; c = va_arg(ap, rdlock_client_t **), i++) {
+        if (*c && rdlock_client_close(*c) != 0) {
+            fprintf(stderr, "teardown: rdlock_client_close of client %d failed\n", i + 1);
+            rc = -1;
+        }
+        *c = NULL;
+    }
+    va_end(ap);
+    return rc;
+}
+
+rdlock_client_t *rdt_open_client(const rdt_server_t *s, const char *extra_ini)
+{
+    const char *ini = rdt_write_ini(s, 0, extra_ini);
+    rdlock_client_t *c = NULL;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    return c;
+}
+
+void rdt_close_client(rdlock_client_t *c)
+{
+    if (c)
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+}

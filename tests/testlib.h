@@ -183,4 +183,32 @@ int rdt_rwlock_on(rdrwlock_t *rw, const char *name, rdlock_client_t *c);
 uint64_t rdt_mutex_token(rdlock_t *m);
 uint64_t rdt_rwlock_token(rdrwlock_t *rw);
 
+/* ------------------------------------------------------------------ */
+/* 6. the suite's server and clients                                   */
+/* ------------------------------------------------------------------ */
+
+/* Suite set-up and teardown (CUnit suite init/cleanup: no assertions).
+ * rdt_suite_start starts the suite's server and, when rc is not NULL,
+ * opens *rc, the plain connection the suite checks state with: 0 or -1
+ * (printed by the fixture).  rdt_suite_stop frees *rc (rc may be NULL)
+ * and stops the server. */
+int rdt_suite_start(rdt_server_t *s, redisContext **rc);
+void rdt_suite_stop(rdt_server_t *s, redisContext **rc);
+
+/* rdt_write_ini() and a copy of its path into out (rdt_write_ini returns
+ * a slot that later calls reuse): 0, or -1 if it failed or does not fit. */
+int rdt_ini_copy(const rdt_server_t *s, int use_socket, const char *extra_ini, char *out, size_t n);
+
+/* Teardown of the suite's own clients: rdlock_client_close() each
+ * non-NULL *c of the NULL-terminated list of rdlock_client_t ** and set it
+ * to NULL, so that a second teardown is harmless.  0, or -1 if a close
+ * failed (printed). */
+int rdt_close_clients(rdlock_client_t **c, ...) __attribute__((sentinel));
+
+/* In a test (these call CUnit): a client on s (TCP) with extra_ini added
+ * to the file, failing the test fatally when it cannot be opened; and
+ * rdlock_client_close() asserted to be 0 (c may be NULL: nothing). */
+rdlock_client_t *rdt_open_client(const rdt_server_t *s, const char *extra_ini);
+void rdt_close_client(rdlock_client_t *c);
+
 #endif /* RDT_TESTLIB_H */
