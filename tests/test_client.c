@@ -707,19 +707,14 @@ static int waiter_child(void *arg)
 /* Start the waiter child on ini; 0 when it reported "open 0". */
 static pid_t waiter_start(waiter_ctx_t *x, const char *ini, const char *name)
 {
-    char line[64];
     pid_t pid;
 
     snprintf(x->ini, sizeof x->ini, "%s", ini);
     x->name = name;
-    if (rdt_pipe_open(&x->p) != 0)
-        return -1;
-    pid = rdt_fork(waiter_child, x);
+    pid = rdt_spawn(&x->p, waiter_child, x);
     if (pid < 0)
         return -1;
-    rdt_pipe_parent(&x->p);
-    if (rdt_recv(x->p.to_parent[0], line, sizeof line, 10000) < 0 || strcmp(line, "open 0") != 0) {
-        fprintf(stderr, "waiter child: '%s' instead of 'open 0'\n", line);
+    if (rdt_expect_line(&x->p, "open 0", 10000, "waiter child") != 0) {
         rdt_pipe_close(&x->p);
         rdt_wait(pid, 5000);
         return -1;

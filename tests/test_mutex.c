@@ -234,60 +234,6 @@ static void agent_stop(agent_t *ag)
 }
 
 /* ------------------------------------------------------------------ */
-/* forked children                                                     */
-/* ------------------------------------------------------------------ */
-
-typedef struct child_job {
-    int (*fn)(void *);
-    void *arg;
-    int fd;
-} child_job_t;
-
-static int child_trampoline(void *p)
-{
-    child_job_t *j = p;
-    char line[32];
-    int rc = j->fn(j->arg);
-    snprintf(line, sizeof line, "result %d", rc);
-    rdt_send(j->fd, line);
-    return rc;
-}
-
-/* Run fn(arg) in a forked child and return fn's result as the child
- * reported it through a pipe, or -1 if it reported nothing within
- * timeout_ms, -2 if it then died by a signal or hung.  Not its exit status
- * alone: under valgrind a forked child's exit status also counts the
- * memory it inherited from the parent's threads as leaked. */
-static int run_child(int (*fn)(void *), void *arg, int timeout_ms)
-{
-    child_job_t j;
-    char line[64];
-    int fds[2], rc = -1, st;
-    pid_t pid;
-
-    if (pipe(fds) != 0)
-        return -1;
-    j.fn = fn;
-    j.arg = arg;
-    j.fd = fds[1];
-    pid = rdt_fork(child_trampoline, &j);
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return -1;
-    }
-    if (rdt_recv(fds[0], line, sizeof line, timeout_ms) >= 0 && strncmp(line, "result ", 7) == 0)
-        rc = atoi(line + 7);
-    close(fds[0]);
-    st = rdt_wait(pid, 10000);
-    if (st != rc)
-        fprintf(stderr, "child %ld reported %d, exit status %d\n", (long)pid, rc, st);
-    if (rc == 0 && (st < 0 || st >= 128))
-        rc = -2;
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
 /* setup                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -964,7 +910,7 @@ static void test_static_initializer_race(void)
     int rc;
 
     FRESH_DB();
-    rc = run_child(static_race_child, NULL, 30000);
+    rc = rdt_run_child(static_race_child, NULL, 30000);
     if (rc != 0)
         fprintf(stderr, "static_race_child failed: %d\n", rc);
     RDT_ASSERT_EQ_LL(0, rc);
@@ -1031,7 +977,7 @@ static void test_default_client(void)
     int rc;
 
     FRESH_DB();
-    rc = run_child(default_client_child, NULL, 20000);
+    rc = rdt_run_child(default_client_child, NULL, 20000);
     if (rc != 0)
         fprintf(stderr, "default_client_child failed at step %d\n", rc);
     RDT_ASSERT_EQ_LL(0, rc);
@@ -1405,7 +1351,7 @@ static void test_fork(void)
     RDT_ASSERT_RC(0, rdlock_fencing_token(&g_fork_lock, &tok));
     CU_ASSERT_TRUE(hash_has_pid("rdlock:{fork-parent}", (long)getpid()));
 
-    rc = run_child(fork_child, NULL, 20000);
+    rc = rdt_run_child(fork_child, NULL, 20000);
     if (rc != 0)
         fprintf(stderr, "fork_child failed at step %d\n", rc);
     RDT_ASSERT_EQ_LL(0, rc);

@@ -51,9 +51,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "fixture.h"
 #include "testlib.h"
@@ -405,10 +402,7 @@ static int stall_main(void *arg)
     char out[64], wkey[128];
     int rc, i;
 
-#ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a test that died */
-#endif
-    rdt_pipe_child(&s->p);
+    rdt_child_begin(&s->p);
     snprintf(wkey, sizeof wkey, "rdlock:{%s}:w", s->name);
     rc_plain = rdt_connect(&g_srv);
     rc = rc_plain ? 0 : EIO;
@@ -652,10 +646,7 @@ static int cbexit_main(void *arg)
     char out[64], line[64];
     int rc;
 
-#ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-    rdt_pipe_child(&x->p);
+    rdt_child_begin(&x->p);
     if (setenv("RDLOCK_CONF", g_ini, 1) != 0)
         return 1;
     rc = rdlock_attr_init(&a);

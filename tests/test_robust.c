@@ -29,9 +29,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "fixture.h"
 #include "testlib.h"
@@ -158,10 +155,7 @@ static int actor_main(void *arg)
     char line[128], out[160];
     int rc;
 
-#ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a test that died */
-#endif
-    rdt_pipe_child(&a->p);
+    rdt_child_begin(&a->p);
     rc = rdlock_client_open(&c, a->slow ? g_ini_slow : g_ini);
     if (rc == 0) {
         o.client = c;
@@ -252,7 +246,6 @@ static void actor_unregister(actor_t *a)
 /* Fork an actor on name; 0 once it reported ready, else -1 (printed). */
 static int actor_start(actor_t *a, const char *name, int robust, int type, unsigned lease, int slow)
 {
-    char line[64];
     int i;
 
     memset(a, 0, sizeof *a);
@@ -262,24 +255,15 @@ static int actor_start(actor_t *a, const char *name, int robust, int type, unsig
     a->type = type;
     a->lease = lease;
     a->slow = slow;
-    if (rdt_pipe_open(&a->p) != 0)
+    a->pid = rdt_spawn(&a->p, actor_main, a);
+    if (a->pid < 0)
         return -1;
-    a->pid = rdt_fork(actor_main, a);
-    if (a->pid < 0) {
-        rdt_pipe_close(&a->p);
-        return -1;
-    }
-    rdt_pipe_parent(&a->p);
     for (i = 0; i < MAX_ACTORS; i++)
         if (g_actors[i] == NULL) {
             g_actors[i] = a;
             break;
         }
-    if (rdt_recv(a->p.to_parent[0], line, sizeof line, 10000) < 0 || strcmp(line, "ready 0") != 0) {
-        fprintf(stderr, "actor on %s did not start: \"%s\"\n", name, line);
-        return -1;
-    }
-    return 0;
+    return rdt_expect_line(&a->p, "ready 0", 10000, name);
 }
 
 static int actor_send(actor_t *a, const char *cmd)

@@ -279,23 +279,13 @@ static int actor_main(void *arg)
  * be ready.  0 or -1. */
 static int actor_start(actor_t *a, const char *ini, const char *name)
 {
-    char line[64];
     memset(a, 0, sizeof *a);
     snprintf(a->ini, sizeof a->ini, "%s", ini);
     snprintf(a->name, sizeof a->name, "%s", name);
-    if (rdt_pipe_open(&a->p) != 0)
+    a->pid = rdt_spawn(&a->p, actor_main, a);
+    if (a->pid < 0)
         return -1;
-    a->pid = rdt_fork(actor_main, a);
-    if (a->pid < 0) {
-        rdt_pipe_close(&a->p);
-        return -1;
-    }
-    rdt_pipe_parent(&a->p);
-    if (rdt_recv(a->p.to_parent[0], line, sizeof line, 5000) < 0 || strcmp(line, "ready") != 0) {
-        fprintf(stderr, "actor %ld not ready\n", (long)a->pid);
-        return -1;
-    }
-    return 0;
+    return rdt_expect_line(&a->p, "ready", 5000, name);
 }
 
 static void actor_send(actor_t *a, const char *cmd)

@@ -1,13 +1,18 @@
 /* testlib.c - helpers the CUnit suites share; see testlib.h for what each
  * does and why it is here. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "fixture.h"
 #include "testlib.h"
-#include "testutil.h" /* rdt__nap_ms; no rdt_main here, so its per-file statics stay unused */
 
 /* ------------------------------------------------------------------ */
 /* 1. time                                                             */
@@ -440,4 +445,87 @@ void rdt_close_client(rdlock_client_t *c)
 {
     if (c)
         RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+/* ------------------------------------------------------------------ */
+/* 7. forked children                                                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct child_job {
+    int (*fn)(void *);
+    void *arg;
+    int fd;
+} child_job_t;
+
+static int child_trampoline(void *p)
+{
+    child_job_t *j = p;
+    char line[32];
+    int rc = j->fn(j->arg);
+    snprintf(line, sizeof line, "result %d", rc);
+    rdt_send(j->fd, line);
+    return rc;
+}
+
+int rdt_run_child(int (*fn)(void *), void *arg, int timeout_ms)
+{
+    child_job_t j;
+    char line[64];
+    int fds[2], rc = -1, st;
+    pid_t pid;
+
+    if (pipe(fds) != 0)
+        return -1;
+    j.fn = fn;
+    j.arg = arg;
+    j.fd = fds[1];
+    pid = rdt_fork(child_trampoline, &j);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    if (rdt_recv(fds[0], line, sizeof line, timeout_ms) >= 0 && strncmp(line, "result ", 7) == 0)
+        rc = atoi(line + 7);
+    close(fds[0]);
+    st = rdt_wait(pid, 10000);
+    if (st != rc)
+        fprintf(stderr, "child %ld reported %d, exit status %d\n", (long)pid, rc, st);
+    if (rc == 0 && (st < 0 || st >= 128))
+        rc = -2;
+    return rc;
+}
+
+pid_t rdt_spawn(rdt_pipe_t *p, int (*fn)(void *), void *arg)
+{
+    pid_t pid;
+
+    if (rdt_pipe_open(p) != 0)
+        return -1;
+    pid = rdt_fork(fn, arg);
+    if (pid < 0) {
+        rdt_pipe_close(p);
+        return -1;
+    }
+    rdt_pipe_parent(p);
+    return pid;
+}
+
+void rdt_child_begin(rdt_pipe_t *p)
+{
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a test that died */
+#endif
+    rdt_pipe_child(p);
+}
+
+int rdt_expect_line(rdt_pipe_t *p, const char *want, int timeout_ms, const char *who)
+{
+    char line[256];
+
+    if (rdt_recv(p->to_parent[0], line, sizeof line, timeout_ms) < 0 || strcmp(line, want) != 0) {
+        fprintf(stderr, "%s: \"%s\" instead of \"%s\" within %d ms\n", who, line, want, timeout_ms);
+        return -1;
+    }
+    return 0;
 }

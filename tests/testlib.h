@@ -29,12 +29,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <hiredis/hiredis.h>
 #include <rdlock.h>
 
 #include "fixture.h"
+#include "testutil.h" /* rdt_pipe_t; its per-file statics serve rdt_main, which only a suite calls */
 
 /* ------------------------------------------------------------------ */
 /* 1. time                                                             */
@@ -210,5 +212,33 @@ int rdt_close_clients(rdlock_client_t **c, ...) __attribute__((sentinel));
  * rdlock_client_close() asserted to be 0 (c may be NULL: nothing). */
 rdlock_client_t *rdt_open_client(const rdt_server_t *s, const char *extra_ini);
 void rdt_close_client(rdlock_client_t *c);
+
+/* ------------------------------------------------------------------ */
+/* 7. forked children                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Run fn(arg) in a forked child and return fn's result as the child
+ * reported it through a pipe, or -1 if it reported nothing within
+ * timeout_ms, -2 if it then died by a signal or hung.  Not its exit status
+ * alone: under valgrind a forked child's exit status also counts the
+ * memory it inherited from the parent's threads as leaked.  A mismatch
+ * between the two is printed. */
+int rdt_run_child(int (*fn)(void *), void *arg, int timeout_ms);
+
+/* A child driven over the line protocol of testutil.h (an "actor"):
+ * rdt_pipe_open(p), rdt_fork(fn, arg), rdt_pipe_parent(p).  The child's
+ * pid, or -1 with p closed again (printed).  fn gets arg and usually
+ * starts with rdt_child_begin() on the same pipes. */
+pid_t rdt_spawn(rdt_pipe_t *p, int (*fn)(void *), void *arg);
+
+/* In such a child: close the parent's ends of p and, on Linux, have the
+ * kernel SIGKILL the child when the parent dies, so that an actor never
+ * outlives a test program that crashed or timed out while it held a lock. */
+void rdt_child_begin(rdt_pipe_t *p);
+
+/* In the parent: read the child's next line (at most timeout_ms) and
+ * check that it is want, e.g. the "ready" an actor sends once it is set up.
+ * 0 if so; else -1, printing who, what came instead and want. */
+int rdt_expect_line(rdt_pipe_t *p, const char *want, int timeout_ms, const char *who);
 
 #endif /* RDT_TESTLIB_H */
