@@ -182,34 +182,7 @@ static int locker_done(locker_t *l)
     return d;
 }
 
-/* Lost-callback counter. */
-static pthread_mutex_t lost_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t lost_cv;
-static int lost_n;
-
-static void on_lost(const char *name, void *arg)
-{
-    (void)name;
-    (void)arg;
-    pthread_mutex_lock(&lost_mu);
-    lost_n++;
-    pthread_cond_broadcast(&lost_cv);
-    pthread_mutex_unlock(&lost_mu);
-}
-
-static int lost_wait(int n, int timeout_ms)
-{
-    struct timespec ts;
-    int got;
-    ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
-    pthread_mutex_lock(&lost_mu);
-    while (lost_n < n)
-        if (pthread_cond_timedwait(&lost_cv, &lost_mu, &ts) == ETIMEDOUT)
-            break;
-    got = lost_n;
-    pthread_mutex_unlock(&lost_mu);
-    return got;
-}
+static rdt_lostrec_t lost; /* lost callbacks (rdt_lost_cb, &lost) */
 
 static int count_threads(void)
 {
@@ -258,11 +231,7 @@ static void log_reset(void)
 
 static int setup(void)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&lost_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    rdt_lost_init(&lost);
     return rdt_suite_start(&srv, NULL);
 }
 
@@ -275,9 +244,7 @@ static int teardown(void)
 static void fresh(void)
 {
     CU_ASSERT_FATAL(rdt_flushall(&srv) == 0);
-    pthread_mutex_lock(&lost_mu);
-    lost_n = 0;
-    pthread_mutex_unlock(&lost_mu);
+    rdt_lost_reset(&lost);
 }
 
 /* ------------------------------------------------------------------ */
@@ -784,7 +751,7 @@ static void test_waiter_across_restart(void)
     pid = waiter_start(&x, ini, "restart-w");
     CU_ASSERT_FATAL(pid > 0);
     cb = open_on(&ds, 0, "command_retries = 1\n");
-    RDT_ASSERT_RC(0, init_lock(&mb, "restart-w", cb, 2000, -1, on_lost, NULL));
+    RDT_ASSERT_RC(0, init_lock(&mb, "restart-w", cb, 2000, -1, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, rdlock_lock(&mb));
     CU_ASSERT(rdt_send(x.p.to_child[1], "go") == 0);
     /* Wait (bounded) until the waiter has queued on the server. */
@@ -804,7 +771,7 @@ static void test_waiter_across_restart(void)
     CU_ASSERT(rdt_recv(x.p.to_parent[0], line, sizeof line, 8000) >= 0);
     printf("['%s' %lld ms after the restart] ", line, rdt_now_ms() - t0);
     CU_ASSERT_STRING_EQUAL(line, "lock 0");
-    CU_ASSERT_EQUAL(lost_wait(1, 4000), 1);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lost, 1, 4000), 1);
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&mb));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&mb));
     CU_ASSERT(rdt_send(x.p.to_child[1], "unlock") == 0);

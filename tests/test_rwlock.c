@@ -133,68 +133,7 @@ static long long numsub(const char *name)
 /* lost-callback recorders                                             */
 /* ------------------------------------------------------------------ */
 
-typedef struct lostrec {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int count;
-    char name[128];
-    long long first_ms;
-} lostrec_t;
-
-static lostrec_t lostA, lostB;
-
-static void lost_init(lostrec_t *r)
-{
-    pthread_condattr_t ca;
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->cv, &ca);
-    pthread_condattr_destroy(&ca);
-}
-
-static void lost_reset(lostrec_t *r)
-{
-    pthread_mutex_lock(&r->mu);
-    r->count = 0;
-    r->name[0] = '\0';
-    r->first_ms = 0;
-    pthread_mutex_unlock(&r->mu);
-}
-
-static void on_lost(const char *name, void *arg)
-{
-    lostrec_t *r = arg;
-    pthread_mutex_lock(&r->mu);
-    if (r->count++ == 0) {
-        snprintf(r->name, sizeof r->name, "%s", name ? name : "(null)");
-        r->first_ms = rdt_now_ms();
-    }
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-static int lost_wait(lostrec_t *r, int n, int timeout_ms)
-{
-    struct timespec ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
-    int count;
-    pthread_mutex_lock(&r->mu);
-    while (r->count < n)
-        if (pthread_cond_timedwait(&r->cv, &r->mu, &ts) == ETIMEDOUT)
-            break;
-    count = r->count;
-    pthread_mutex_unlock(&r->mu);
-    return count;
-}
-
-static int lost_count(lostrec_t *r)
-{
-    int n;
-    pthread_mutex_lock(&r->mu);
-    n = r->count;
-    pthread_mutex_unlock(&r->mu);
-    return n;
-}
+static rdt_lostrec_t lostA, lostB;
 
 /* ------------------------------------------------------------------ */
 /* actors: a forked process with its own client, driven by a pipe       */
@@ -477,8 +416,8 @@ static int holder_finish(holder_t *h, int timeout_ms)
 
 static int setup(void)
 {
-    lost_init(&lostA);
-    lost_init(&lostB);
+    rdt_lost_init(&lostA);
+    rdt_lost_init(&lostB);
     return rdt_suite_start(&srv, &g_rc);
 }
 
@@ -491,8 +430,8 @@ static int teardown(void)
 static void fresh(void)
 {
     CU_ASSERT_FATAL(rdt_flushall(&srv) == 0);
-    lost_reset(&lostA);
-    lost_reset(&lostB);
+    rdt_lost_reset(&lostA);
+    rdt_lost_reset(&lostB);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1885,38 +1824,38 @@ static void test_lost_share(void)
     fresh();
     ca = rdt_open_client(&srv, NULL);
     cb = rdt_open_client(&srv, NULL);
-    RDT_ASSERT_RC(0, init_rw_full(&ra, "rw-lost", ca, lease, -1, 0, on_lost, &lostA));
-    RDT_ASSERT_RC(0, init_rw_full(&rb, "rw-lost", cb, lease, -1, 0, on_lost, &lostB));
+    RDT_ASSERT_RC(0, init_rw_full(&ra, "rw-lost", ca, lease, -1, 0, rdt_lost_cb, &lostA));
+    RDT_ASSERT_RC(0, init_rw_full(&rb, "rw-lost", cb, lease, -1, 0, rdt_lost_cb, &lostB));
 
     /* DEL the lock under a sole reader. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
     t0 = rdt_now_ms();
     RDT_ASSERT_EQ_LL(1, icmd("DEL rdlock:{rw-lost}"));
-    CU_ASSERT_EQUAL(lost_wait(&lostA, 1, 3000), 1);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lostA, 1, 3000), 1);
     took = lostA.first_ms - t0;
     printf("[lost callback %lld ms after DEL] ", took);
     CU_ASSERT(took <= (long long)interval + 500);
     CU_ASSERT_STRING_EQUAL(lostA.name, "rw-lost");
     RDT_ASSERT_EQ_LL(0, key_exists("rw-lost")); /* nothing recreated */
     rdt__nap_ms(2 * interval + 100);                    /* more watchdog rounds */
-    RDT_ASSERT_EQ_LL(1, lost_count(&lostA));
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lostA));
     RDT_ASSERT_RC(ENOLCK, rdrwlock_unlock(&ra));
     RDT_ASSERT_RC(EPERM, rdrwlock_unlock(&ra));
     RDT_ASSERT_RC(EPERM, rdrwlock_fencing_token(&ra, &tok));
-    RDT_ASSERT_EQ_LL(1, lost_count(&lostA));
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lostA));
 
     /* A re-entered share: the whole local hold is cleared. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
     RDT_ASSERT_EQ_LL(1, icmd("DEL rdlock:{rw-lost}"));
-    CU_ASSERT_EQUAL(lost_wait(&lostA, 2, 3000), 2);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lostA, 2, 3000), 2);
     /* Inner unlock is local (0); the final one reports the loss. */
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
     RDT_ASSERT_RC(ENOLCK, rdrwlock_unlock(&ra));
     RDT_ASSERT_RC(EPERM, rdrwlock_unlock(&ra));
 
     /* Two readers; one share removed: only that one is lost. */
-    lost_reset(&lostA);
+    rdt_lost_reset(&lostA);
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&rb));
     CU_ASSERT_EQUAL(holders_ex("rw-lost", NULL, (long)getpid(), fa, sizeof fa, NULL), 2);
@@ -1924,12 +1863,12 @@ static void test_lost_share(void)
     /* fa: any one of the two fields; remove it and see whose loss it is. */
     RDT_ASSERT_EQ_LL(1, icmd("HDEL rdlock:{rw-lost} %s", fa));
     t0 = rdt_now_ms();
-    while (lost_count(&lostA) + lost_count(&lostB) == 0 && rdt_now_ms() - t0 < 3000)
+    while (rdt_lost_count(&lostA) + rdt_lost_count(&lostB) == 0 && rdt_now_ms() - t0 < 3000)
         rdt__nap_ms(5); /* bounded polling of the callbacks */
     rdt__nap_ms(2 * interval + 100); /* more rounds: the other share must stay */
-    CU_ASSERT_EQUAL(lost_count(&lostA) + lost_count(&lostB), 1);
+    CU_ASSERT_EQUAL(rdt_lost_count(&lostA) + rdt_lost_count(&lostB), 1);
     CU_ASSERT_EQUAL(holders("rw-lost", NULL), 1);
-    if (lost_count(&lostA) == 1) {
+    if (rdt_lost_count(&lostA) == 1) {
         RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
         RDT_ASSERT_RC(ENOLCK, rdrwlock_unlock(&ra));
     } else {
@@ -1939,11 +1878,11 @@ static void test_lost_share(void)
     RDT_ASSERT_EQ_LL(0, key_exists("rw-lost"));
 
     /* A lost write hold too. */
-    lost_reset(&lostA);
+    rdt_lost_reset(&lostA);
     holder_start(&h, &ra, NULL, 'w');
     RDT_ASSERT_RC(0, holder_acquired(&h, 5000));
     RDT_ASSERT_EQ_LL(1, icmd("DEL rdlock:{rw-lost}"));
-    CU_ASSERT_EQUAL(lost_wait(&lostA, 1, 3000), 1);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lostA, 1, 3000), 1);
     RDT_ASSERT_RC(ENOLCK, holder_finish(&h, 5000));
 
     /* The name is usable again. */

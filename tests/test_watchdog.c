@@ -53,80 +53,11 @@ static long long cmd_calls(const char *cmd)
     return v;
 }
 
-/* Lost-callback recorder. */
-typedef struct lostrec {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int count;
-    char name[600];
-    void *arg;
-    long long first_ms;
-    int on_main; /* ran on the test's main thread (it must not) */
-} lostrec_t;
-
-static lostrec_t lost;
-static pthread_t main_thread;
-
-static void lost_reset(void)
-{
-    pthread_mutex_lock(&lost.mu);
-    lost.count = 0;
-    lost.name[0] = '\0';
-    lost.arg = NULL;
-    lost.first_ms = 0;
-    lost.on_main = 0;
-    pthread_mutex_unlock(&lost.mu);
-}
-
-static void on_lost(const char *name, void *arg)
-{
-    lostrec_t *r = &lost;
-    pthread_mutex_lock(&r->mu);
-    if (pthread_equal(pthread_self(), main_thread))
-        r->on_main = 1;
-    if (r->count++ == 0) {
-        snprintf(r->name, sizeof r->name, "%s", name ? name : "(null)");
-        r->arg = arg;
-        r->first_ms = rdt_now_ms();
-    }
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* Wait until the callback ran at least n times; returns the count seen. */
-static int lost_wait(int n, int timeout_ms)
-{
-    struct timespec ts;
-    int count;
-
-    ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
-    pthread_mutex_lock(&lost.mu);
-    while (lost.count < n)
-        if (pthread_cond_timedwait(&lost.cv, &lost.mu, &ts) == ETIMEDOUT)
-            break;
-    count = lost.count;
-    pthread_mutex_unlock(&lost.mu);
-    return count;
-}
-
-static int lost_count(void)
-{
-    int n;
-    pthread_mutex_lock(&lost.mu);
-    n = lost.count;
-    pthread_mutex_unlock(&lost.mu);
-    return n;
-}
+static rdt_lostrec_t lost; /* the lost callbacks of every test (rdt_lost_cb, &lost) */
 
 static int setup(void)
 {
-    pthread_condattr_t ca;
-    main_thread = pthread_self();
-    pthread_mutex_init(&lost.mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&lost.cv, &ca);
-    pthread_condattr_destroy(&ca);
+    rdt_lost_init(&lost);
     return rdt_suite_start(&srv, NULL);
 }
 
@@ -139,7 +70,7 @@ static int teardown(void)
 static void fresh(void)
 {
     CU_ASSERT_FATAL(rdt_flushall(&srv) == 0);
-    lost_reset();
+    rdt_lost_reset(&lost);
 }
 
 /* Check repeatedly, for duration_ms, that `other` cannot take m2 (another
@@ -221,11 +152,11 @@ static void test_off_by_attr(void)
 
     fresh();
     c = rdt_open_client(&srv, NULL); /* watchdog enabled in config (default) */
-    RDT_ASSERT_RC(0, init_lock(&m, "wd-off", c, 300, 0, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m, "wd-off", c, 300, 0, 0, rdt_lost_cb, &lost));
     check_expiry_without_watchdog(c, &m, 300);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     rdt_close_client(c);
-    RDT_ASSERT_EQ_LL(0, lost_count()); /* no watchdog, no callback */
+    RDT_ASSERT_EQ_LL(0, rdt_lost_count(&lost)); /* no watchdog, no callback */
 }
 
 static void test_off_by_ini(void)
@@ -272,7 +203,7 @@ static void test_keeps_hold(void)
     fresh();
     ca = rdt_open_client(&srv, NULL);
     cb = rdt_open_client(&srv, NULL);
-    RDT_ASSERT_RC(0, init_lock(&ma, "wd-keep", ca, 300, -1, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&ma, "wd-keep", ca, 300, -1, 0, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-keep", cb, 300, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&ma));
     /* 1 s = more than 3 leases, checked every ~50 ms. */
@@ -284,7 +215,7 @@ static void test_keeps_hold(void)
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-keep}"));
     RDT_ASSERT_RC(0, rdlock_trylock(&mb));
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
-    RDT_ASSERT_EQ_LL(0, lost_count());
+    RDT_ASSERT_EQ_LL(0, rdt_lost_count(&lost));
     RDT_ASSERT_RC(0, rdlock_destroy(&ma));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
     rdt_close_client(ca);
@@ -392,12 +323,12 @@ static void test_lost_by_del(void)
 
     fresh();
     c = rdt_open_client(&srv, NULL);
-    RDT_ASSERT_RC(0, init_lock(&m, "wd-del", c, lease, -1, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m, "wd-del", c, lease, -1, 0, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-del}", field, sizeof field, NULL), 1);
     t0 = rdt_now_ms();
     RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "DEL %s", "rdlock:{wd-del}"));
-    CU_ASSERT_EQUAL(lost_wait(1, 3000), 1);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lost, 1, 3000), 1);
     took = lost.first_ms - t0;
     printf("[lost callback %lld ms after DEL, interval %u] ", took, interval);
     CU_ASSERT(took >= 0 && took <= (long long)interval + 400);
@@ -409,16 +340,16 @@ static void test_lost_by_del(void)
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-del}"));
     /* Let more watchdog rounds pass: the callback runs exactly once. */
     rdt__nap_ms(2 * interval + 100);
-    RDT_ASSERT_EQ_LL(1, lost_count());
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lost));
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
-    RDT_ASSERT_EQ_LL(1, lost_count());
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lost));
     /* The name is usable again. */
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     rdt_close_client(c);
-    RDT_ASSERT_EQ_LL(1, lost_count());
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lost));
 }
 
 /* DEL the lock and give it to fake_owner for 10 s, atomically. */
@@ -448,7 +379,7 @@ static void test_lost_by_takeover(void)
 
     /* 1. Watchdog off: the stale unlock reaches the server, which refuses
      * to delete the new owner's hold. */
-    RDT_ASSERT_RC(0, init_lock(&m1, "wd-take1", c, 2000, 0, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m1, "wd-take1", c, 2000, 0, 0, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-take1", cb, 2000, 0, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m1));
     CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-take1}", mine, sizeof mine, NULL), 1);
@@ -466,19 +397,19 @@ static void test_lost_by_takeover(void)
 
     /* 2. Watchdog on: the renewal finds the hold gone, reports it once and
      * never renews or removes the new owner's field. */
-    RDT_ASSERT_RC(0, init_lock(&m2, "wd-take2", c, 600, -1, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m2, "wd-take2", c, 600, -1, 0, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-take2", cb, 600, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m2));
     CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-take2}", mine, sizeof mine, NULL), 1);
     t0 = rdt_now_ms();
     CU_ASSERT_FATAL(take_over("rdlock:{wd-take2}", fake) == 0);
-    CU_ASSERT_EQUAL(lost_wait(1, 3000), 1);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lost, 1, 3000), 1);
     took = lost.first_ms - t0;
     printf("[lost callback %lld ms after take-over] ", took);
     CU_ASSERT(took <= 200 + 400);
     CU_ASSERT_STRING_EQUAL(lost.name, "wd-take2");
     rdt__nap_ms(500); /* more watchdog rounds */
-    RDT_ASSERT_EQ_LL(1, lost_count());
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lost));
     RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "HEXISTS %s %s", "rdlock:{wd-take2}", fake));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "HEXISTS %s %s", "rdlock:{wd-take2}", mine));
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m2));
@@ -486,7 +417,7 @@ static void test_lost_by_takeover(void)
     CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{wd-take2}", field, sizeof field, NULL), 1);
     CU_ASSERT_STRING_EQUAL(field, fake);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&mb));
-    RDT_ASSERT_EQ_LL(1, lost_count());
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lost));
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
     rdt_close_client(c);
@@ -504,13 +435,13 @@ static void test_max_hold(void)
     fresh();
     c = rdt_open_client(&srv, "[lock]\nlease_ms = 300\n[watchdog]\nmax_hold_ms = 600\n");
     cb = rdt_open_client(&srv, NULL);
-    RDT_ASSERT_RC(0, init_lock(&m, "wd-max", c, 0, -1, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m, "wd-max", c, 0, -1, 0, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-max", cb, 300, -1, 0, NULL, NULL));
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     /* Renewed past its 300 ms lease while under max_hold_ms. */
     CU_ASSERT_EQUAL(busy_throughout(&mb, 500, &checks), 0);
-    CU_ASSERT_EQUAL(lost_wait(1, 3000), 1);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lost, 1, 3000), 1);
     took = lost.first_ms - t0;
     printf("[lost callback %lld ms after lock (max_hold 600 + lease 300)] ", took);
     CU_ASSERT(took >= 600);
@@ -525,7 +456,7 @@ static void test_max_hold(void)
     RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
-    RDT_ASSERT_EQ_LL(1, lost_count());
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lost));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
     rdt_close_client(c);
@@ -554,7 +485,7 @@ static void test_many_holds(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     for (i = 0; i < MANY; i++) {
         snprintf(name, sizeof name, "many-%d", i);
-        if (init_lock(&m[i], name, c, 600, -1, 0, on_lost, &lost) == 0)
+        if (init_lock(&m[i], name, c, 600, -1, 0, rdt_lost_cb, &lost) == 0)
             ok_init++;
     }
     RDT_ASSERT_EQ_LL(MANY, ok_init);
@@ -607,7 +538,7 @@ static void test_many_holds(void)
         rdlock_destroy(&mb);
     }
     RDT_ASSERT_EQ_LL(0, bad_try);
-    RDT_ASSERT_EQ_LL(0, lost_count());
+    RDT_ASSERT_EQ_LL(0, rdt_lost_count(&lost));
 
     ok_lock = 0;
     for (i = 0; i < MANY; i++)
@@ -631,7 +562,7 @@ static void test_recursive_kept_alive(void)
     fresh();
     c = rdt_open_client(&srv, NULL);
     cb = rdt_open_client(&srv, NULL);
-    RDT_ASSERT_RC(0, init_lock(&m, "wd-rec", c, 300, -1, RDLOCK_RECURSIVE, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m, "wd-rec", c, 300, -1, RDLOCK_RECURSIVE, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-rec", cb, 300, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
@@ -649,7 +580,7 @@ static void test_recursive_kept_alive(void)
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_trylock(&mb));
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
-    RDT_ASSERT_EQ_LL(0, lost_count());
+    RDT_ASSERT_EQ_LL(0, rdt_lost_count(&lost));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mb));
     rdt_close_client(c);
@@ -666,13 +597,13 @@ static void test_restart_loses_hold(void)
 
     fresh();
     c = rdt_open_client(&srv, NULL);
-    RDT_ASSERT_RC(0, init_lock(&m, "wd-restart", c, 600, -1, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m, "wd-restart", c, 600, -1, 0, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, init_lock(&m2, "wd-restart-after", c, 600, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     rdt_server_kill(&srv);
     CU_ASSERT_FATAL(rdt_server_restart(&srv) == 0);
     t0 = rdt_now_ms();
-    CU_ASSERT_EQUAL(lost_wait(1, 4000), 1);
+    CU_ASSERT_EQUAL(rdt_lost_wait(&lost, 1, 4000), 1);
     printf("[lost callback %lld ms after the restart] ", lost.first_ms - t0);
     CU_ASSERT_STRING_EQUAL(lost.name, "wd-restart");
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-restart}"));
@@ -683,7 +614,7 @@ static void test_restart_loses_hold(void)
     RDT_ASSERT_RC(0, rdlock_lock(&m2));
     RDT_ASSERT_RC(0, rdlock_unlock(&m2));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
-    RDT_ASSERT_EQ_LL(1, lost_count());
+    RDT_ASSERT_EQ_LL(1, rdt_lost_count(&lost));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
     rdt_close_client(c);
@@ -718,7 +649,7 @@ static void test_dropped_connection(void)
     fresh();
     c = rdt_open_client(&srv, NULL);
     cb = rdt_open_client(&srv, NULL);
-    RDT_ASSERT_RC(0, init_lock(&m, "wd-drop", c, 400, -1, 0, on_lost, &lost));
+    RDT_ASSERT_RC(0, init_lock(&m, "wd-drop", c, 400, -1, 0, rdt_lost_cb, &lost));
     RDT_ASSERT_RC(0, init_lock(&mb, "wd-drop", cb, 400, -1, 0, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     t0 = rdt_now_ms();
@@ -740,7 +671,7 @@ static void test_dropped_connection(void)
     printf("[%lld connections killed in %d rounds over %lld ms] ", total, kills, rdt_now_ms() - t0);
     CU_ASSERT(rdt_now_ms() - t0 > 2 * 400);
     CU_ASSERT_EQUAL(busy_throughout(&mb, 300, &checks), 0);
-    RDT_ASSERT_EQ_LL(0, lost_count());
+    RDT_ASSERT_EQ_LL(0, rdt_lost_count(&lost));
     RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{wd-drop}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_trylock(&mb));

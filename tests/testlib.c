@@ -529,3 +529,71 @@ int rdt_expect_line(rdt_pipe_t *p, const char *want, int timeout_ms, const char 
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* 8. lost callbacks                                                   */
+/* ------------------------------------------------------------------ */
+
+void rdt_lost_init(rdt_lostrec_t *r)
+{
+    pthread_condattr_t ca;
+
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    r->main_thread = pthread_self();
+}
+
+void rdt_lost_reset(rdt_lostrec_t *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->count = 0;
+    r->name[0] = '\0';
+    r->arg = NULL;
+    r->first_ms = 0;
+    r->on_main = 0;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void rdt_lost_cb(const char *name, void *arg)
+{
+    rdt_lostrec_t *r = arg;
+
+    pthread_mutex_lock(&r->mu);
+    if (pthread_equal(pthread_self(), r->main_thread))
+        r->on_main = 1;
+    if (r->count++ == 0) {
+        snprintf(r->name, sizeof r->name, "%s", name ? name : "(null)");
+        r->arg = arg;
+        r->first_ms = rdt_now_ms();
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+int rdt_lost_wait(rdt_lostrec_t *r, int n, int timeout_ms)
+{
+    struct timespec ts = rdt_abstime(CLOCK_MONOTONIC, timeout_ms);
+    int count;
+
+    pthread_mutex_lock(&r->mu);
+    while (r->count < n)
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &ts) == ETIMEDOUT)
+            break;
+    count = r->count;
+    pthread_mutex_unlock(&r->mu);
+    return count;
+}
+
+int rdt_lost_count(rdt_lostrec_t *r)
+{
+    int n;
+
+    pthread_mutex_lock(&r->mu);
+    n = r->count;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}

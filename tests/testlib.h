@@ -26,6 +26,7 @@
 #ifndef RDT_TESTLIB_H
 #define RDT_TESTLIB_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -240,5 +241,33 @@ void rdt_child_begin(rdt_pipe_t *p);
  * check that it is want, e.g. the "ready" an actor sends once it is set up.
  * 0 if so; else -1, printing who, what came instead and want. */
 int rdt_expect_line(rdt_pipe_t *p, const char *want, int timeout_ms, const char *who);
+
+/* ------------------------------------------------------------------ */
+/* 8. lost callbacks                                                   */
+/* ------------------------------------------------------------------ */
+
+/* A recorder for the rdlock_lost_fn callback, which runs on a client's
+ * background thread: the tests wait for it with a deadline (a condition
+ * variable on CLOCK_MONOTONIC, no polling) and then look at what it saw.
+ * Pass rdt_lost_cb with the recorder as its arg; rdt_lost_init() once per
+ * recorder, from the test's main thread, before it is used. */
+typedef struct rdt_lostrec {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int count;              /* calls so far */
+    char name[600];         /* the lock name of the first call */
+    void *arg;              /* the arg of the first call (the recorder itself) */
+    long long first_ms;     /* rdt_now_ms() of the first call */
+    int on_main;            /* some call ran on the main thread (it must not) */
+    pthread_t main_thread;  /* the thread that called rdt_lost_init */
+} rdt_lostrec_t;
+
+void rdt_lost_init(rdt_lostrec_t *r);
+void rdt_lost_reset(rdt_lostrec_t *r); /* forget the calls, between tests */
+void rdt_lost_cb(const char *name, void *arg);
+
+/* Wait until r saw at least n calls or timeout_ms passed; the count seen. */
+int rdt_lost_wait(rdt_lostrec_t *r, int n, int timeout_ms);
+int rdt_lost_count(rdt_lostrec_t *r);
 
 #endif /* RDT_TESTLIB_H */
