@@ -379,14 +379,16 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                       const char *const *argv, const size_t *lens, long long deadline,
                       redisReply **reply, rdl_call_t *call)
 {
-    rdl_call_t local;
-    int attempt, rc;
+    rdl_call_t local = { 0 };
+    int attempt, rc, replicas;
     char why[128] = "no connection";
 
     if (call == NULL)
         call = &local;
     call->maybe_ran = call->ambiguous = false;
     call->sent_at = -1;
+    call->acked = -1;
+    replicas = call->confirm ? c->cfg.wait_replicas : 0;
 
     for (attempt = 0;; attempt++) {
         rdl_conn_t *conn = pool_get(c);
@@ -403,7 +405,8 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             long long sent = rdl_now_ms();
             if (!call->maybe_ran)
                 call->sent_at = sent; /* else an earlier attempt may have acted */
-            rc = rdl_conn_script(conn, script, nkeys, argc, argv, lens, reply);
+            rc = rdl_conn_script_wait(conn, script, nkeys, argc, argv, lens, replicas, c->cfg.wait_timeout_ms,
+                                      reply, &call->acked);
             if (rc == 0) {
                 pool_put(c, conn);
                 net_state(c, false, NULL);

@@ -75,12 +75,17 @@ typedef struct rdl_call {
                            may be gone with it: not ambiguous) */
     long long sent_at;  /* monotonic ms when the earliest attempt that may
                            have taken effect was sent */
+    bool confirm;       /* in: with [replication] wait_replicas > 0, WAIT
+                           for that many replicas after the script */
+    int acked;          /* out: replicas that confirmed it (-1: not asked,
+                           or WAIT refused) */
 } rdl_call_t;
 
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic
  * ms, < 0 for none).  Returns 0 with *reply, or EIO, EACCES, ENOMEM.
- * *call (may be NULL) tells about the retries. */
+ * *call (may be NULL) tells about the retries; its `confirm` is the only
+ * field read. */
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                       const char *const *argv, const size_t *lens, long long deadline,
                       redisReply **reply, rdl_call_t *call);

@@ -122,6 +122,8 @@ int rdl_config_defaults(rdl_config_t *cfg)
     cfg->watchdog_enabled = true;
     cfg->watchdog_interval_ms = 0;
     cfg->max_hold_ms = 0;
+    cfg->wait_replicas = 0;
+    cfg->wait_timeout_ms = 500;
     cfg->host = strdup("127.0.0.1");
     cfg->key_prefix = strdup("rdlock:");
     cfg->source = strdup(RDL_DEFAULTS_SOURCE);
@@ -715,7 +717,7 @@ enum rdl_key_id {
     K_HOST, K_SOCKET, K_PORT, K_USERNAME, K_PASSWORD, K_PASSWORD_FILE, K_DB,
     K_CONNECT_TIMEOUT, K_COMMAND_TIMEOUT, K_RETRIES,
     K_PREFIX, K_LEASE, K_RETRY_INTERVAL, K_JITTER, K_FAIL_FAST,
-    K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD
+    K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT
 };
 
 enum rdl_key_type { T_STR, T_SECRET, T_NUM, T_BOOL };
@@ -728,7 +730,7 @@ typedef struct rdl_keydef {
     unsigned long long min, max; /* T_NUM range; T_STR max length (0: none) */
 } rdl_keydef_t;
 
-static const char *const known_sections[] = { "redis", "lock", "watchdog" };
+static const char *const known_sections[] = { "redis", "lock", "watchdog", "replication" };
 
 static const rdl_keydef_t keydefs[] = {
     { "redis", "host", K_HOST, T_STR, 0, RDL_HOST_MAX },
@@ -751,6 +753,9 @@ static const rdl_keydef_t keydefs[] = {
     { "watchdog", "interval_ms", K_WD_INTERVAL, T_NUM, 0, 86400000 - 1 },
     /* 0 or >= lease_ms: the lower bound is checked against lease_ms. */
     { "watchdog", "max_hold_ms", K_MAX_HOLD, T_NUM, 0, UINT_MAX },
+    { "replication", "wait_replicas", K_WAIT_REPLICAS, T_NUM, 0, 1000 },
+    /* below [redis] command_timeout_ms: checked against it. */
+    { "replication", "wait_timeout_ms", K_WAIT_TIMEOUT, T_NUM, 1, 3600000 },
 };
 
 /* What one load collects beyond *cfg. */
@@ -840,6 +845,8 @@ static void apply_num(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     case K_JITTER: cfg->retry_jitter_ms = (unsigned)v; break;
     case K_WD_INTERVAL: cfg->watchdog_interval_ms = (unsigned)v; break;
     case K_MAX_HOLD: cfg->max_hold_ms = (unsigned)v; break;
+    case K_WAIT_REPLICAS: cfg->wait_replicas = (int)v; break;
+    case K_WAIT_TIMEOUT: cfg->wait_timeout_ms = (int)v; break;
     default: break;
     }
     return;
@@ -1104,6 +1111,14 @@ static int finish(rdl_load_t *ld)
                         cfg->max_hold_ms, cfg->lease_ms);
             ld->problems++;
         }
+    }
+
+    /* WAIT runs on the command connection, inside its read timeout. */
+    if (cfg->wait_replicas > 0 && cfg->wait_timeout_ms >= cfg->command_timeout_ms) {
+        key_problem(ld->file, "replication", "wait_timeout_ms",
+                    "%d must be below [redis] command_timeout_ms (%d)", cfg->wait_timeout_ms,
+                    cfg->command_timeout_ms);
+        ld->problems++;
     }
 
     if (cfg->socket != NULL) {

@@ -30,6 +30,9 @@ typedef struct rdl_config {
     bool watchdog_enabled;
     unsigned watchdog_interval_ms; /* 0 = lease_ms / 3 */
     unsigned max_hold_ms;          /* 0 = unlimited; else >= lease_ms */
+    /* [replication] */
+    int wait_replicas;             /* 0 = off; else confirm acquisitions (WAIT) */
+    int wait_timeout_ms;           /* < command_timeout_ms when wait_replicas > 0 */
     /* Where it came from, for log lines ("built-in defaults" if no file). */
     char *source;
 } rdl_config_t;

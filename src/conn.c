@@ -2,6 +2,7 @@
 #include "rdl_build.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -263,24 +264,67 @@ static int rdl_conn_read_io(rdl_conn_t *c, redisReply **reply)
     return 0;
 }
 
+/* Append "WAIT replicas timeout_ms" (replicas > 0). */
+static int append_wait(rdl_conn_t *c, int replicas, int timeout_ms)
+{
+    char n[24], t[24];
+    const char *argv[3] = { "WAIT", n, t };
+    if (replicas <= 0)
+        return 0;
+    n[rdl_fmt_u64(n, (unsigned long long)replicas)] = '\0';
+    t[rdl_fmt_u64(t, (unsigned long long)timeout_ms)] = '\0';
+    if (redisAppendCommandArgv(c->ctx, 3, argv, NULL) != REDIS_OK)
+        return c->ctx->err ? EIO : ENOMEM;
+    return 0;
+}
+
+/* Read WAIT's reply into *acked (-1: refused, logged). */
+static int read_wait(rdl_conn_t *c, int replicas, int *acked)
+{
+    redisReply *w;
+    int rc;
+    if (replicas <= 0)
+        return 0;
+    if ((rc = rdl_conn_read_io(c, &w)) != 0)
+        return rc;
+    if (w->type == REDIS_REPLY_INTEGER && w->integer >= 0)
+        *acked = w->integer > INT_MAX ? INT_MAX : (int)w->integer;
+    else
+        rdl_log(RDLOCK_LOG_ERROR, "WAIT refused: %s", w->type == REDIS_REPLY_ERROR ? w->str : "unexpected reply");
+    freeReplyObject(w);
+    return 0;
+}
+
 static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
-                    const char *const *argv, const size_t *lens, redisReply **reply)
+                    const char *const *argv, const size_t *lens, int replicas, int wait_ms,
+                    redisReply **reply, int *acked)
 {
     redisReply *r;
     int rc;
 
-    if ((rc = append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens)) != 0)
+    *acked = -1;
+    if ((rc = append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens)) != 0 ||
+        (rc = append_wait(c, replicas, wait_ms)) != 0)
         return rc;
     if ((rc = rdl_conn_read_io(c, &r)) != 0)
         return rc;
+    if ((rc = read_wait(c, replicas, acked)) != 0) {
+        freeReplyObject(r);
+        return rc;
+    }
     if (rdl_reply_noscript(r)) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): EVAL
          * sends the body once and caches it again. */
         freeReplyObject(r);
-        if ((rc = append_eval(c, "EVAL", script->body, nkeys, argc, argv, lens)) != 0)
+        if ((rc = append_eval(c, "EVAL", script->body, nkeys, argc, argv, lens)) != 0 ||
+            (rc = append_wait(c, replicas, wait_ms)) != 0)
             return rc;
         if ((rc = rdl_conn_read_io(c, &r)) != 0)
             return rc;
+        if ((rc = read_wait(c, replicas, acked)) != 0) {
+            freeReplyObject(r);
+            return rc;
+        }
     }
     if (r->type == REDIS_REPLY_ERROR) {
         rc = rdl_reply_error(r);
@@ -352,10 +396,18 @@ int rdl_conn_read(rdl_conn_t *c, redisReply **reply)
 int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply)
 {
+    int acked;
+    return rdl_conn_script_wait(c, script, nkeys, argc, argv, lens, 0, 0, reply, &acked);
+}
+
+int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+                         const char *const *argv, const size_t *lens, int replicas, int timeout_ms,
+                         redisReply **reply, int *acked)
+{
     nosigpipe_t st;
     int rc;
     nosigpipe_enter(&st);
-    rc = rdl_conn_script_io(c, script, nkeys, argc, argv, lens, reply);
+    rc = rdl_conn_script_io(c, script, nkeys, argc, argv, lens, replicas, timeout_ms, reply, acked);
     nosigpipe_leave(&st);
     return rc;
 }

@@ -44,6 +44,13 @@ int rdl_conn_ok(const rdl_conn_t *c);
  * (the server wants authentication) or ENOMEM. */
 int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply);
+/* The same, followed in the same round trip by WAIT replicas timeout_ms
+ * (replicas > 0): *acked is how many replicas confirmed every write of the
+ * connection so far, the script's included; -1 if WAIT was refused
+ * (logged). */
+int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
+                         const char *const *argv, const size_t *lens, int replicas, int timeout_ms,
+                         redisReply **reply, int *acked);
 
 /* Pipelining: append an EVALSHA without waiting, then read replies in
  * order with rdl_conn_read.  0, or EIO/ENOMEM. */

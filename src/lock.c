@@ -77,6 +77,7 @@ typedef struct attempt {
     char lease[16];
     char info[300];
     bool robust;
+    int acked; /* replicas that confirmed the last try (-1: not asked) */
 } attempt_t;
 
 /* One acquire script call.  0 = held (*token set), EOWNERDEAD = held, the
@@ -86,7 +87,7 @@ typedef struct attempt {
 static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
                     long long *hint, uint64_t *fence, bool *first, long long *sent_at)
 {
-    rdl_call_t call;
+    rdl_call_t call = { .confirm = true };
     rdl_acquired_t ar;
     const char *argv[RDL_NKEYS + 2];
     size_t lens[RDL_NKEYS + 2];
@@ -117,6 +118,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
                            &r, &call);
     if (call.sent_at >= 0)
         *sent_at = call.sent_at; /* else nothing went out: keep the last */
+    a->acked = call.acked;
     if (rc != 0)
         return rc;
     rc = rdl_reply_acquire(r, &ar);
@@ -144,7 +146,7 @@ typedef struct leave_reply {
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
                  const char *lease, long long deadline, leave_reply_t *out)
 {
-    rdl_call_t call;
+    rdl_call_t call = { 0 };
     const char *argv[RDL_NKEYS + 3];
     size_t lens[RDL_NKEYS + 3];
     redisReply *r;
@@ -190,6 +192,33 @@ static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, con
         rdl_waitq_wake(c, key, keylen);
 }
 
+/* try_once, and with [replication] wait_replicas, an acquisition that too
+ * few replicas confirmed in time is undone and reported as EIO, as if Redis
+ * had not answered: a failover now could lose it and let another client
+ * take the lock.  Blocking callers keep trying (SPEC section 2). */
+static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
+                         long long *hint, uint64_t *fence, bool *first, long long *sent_at)
+{
+    rdlock_client_t *c = a->c;
+    int want = c->cfg.wait_replicas;
+    int rc = try_once(a, waiting, queued, deadline, token, hint, fence, first, sent_at);
+    leave_reply_t lr;
+
+    if ((rc != 0 && rc != EOWNERDEAD) || want <= 0 || a->acked >= want)
+        return rc;
+    rdl_log(RDLOCK_LOG_WARN, "%.*s: acquisition confirmed by %d of %d replicas within %d ms: undone",
+            (int)a->keys.l[0], a->keys.v[0], a->acked < 0 ? 0 : a->acked, want, c->cfg.wait_timeout_ms);
+    if (leave(c, &a->keys, a->owner, a->mode[0] == 'x' ? "ax" : "rs", NULL, deadline, &lr) == 0) {
+        RDL_LOCK(c);
+        leave_notify(c, a->keys.v[0], a->keys.l[0], &lr);
+        RDL_UNLOCK(c);
+    } else {
+        rdl_log(RDLOCK_LOG_WARN, "%.*s: could not undo the unconfirmed acquisition: it ends with its lease",
+                (int)a->keys.l[0], a->keys.v[0]);
+    }
+    return EIO;
+}
+
 /* Holder info "1;<pid>;<thread>;<call>;<host>" (see acquire.lua), without
  * stdio: this runs on every acquisition.  buf holds 300 bytes. */
 static void info_make(char *buf, rdlock_client_t *c, unsigned thread)
@@ -217,9 +246,12 @@ static void info_make(char *buf, rdlock_client_t *c, unsigned thread)
  * than a third of the lease, the watchdog might not reach the server in
  * time: the caller looks once more instead (acquire.lua restarts the
  * lease of a hand-over it finds).  *start: the estimate when trusted. */
-static bool grant_fresh(const rdl_waitq_t *q, const rdl_waiter_t *w, unsigned lease, long long *start)
+static bool grant_fresh(const rdlock_client_t *c, const rdl_waitq_t *q, const rdl_waiter_t *w, unsigned lease,
+                        long long *start)
 {
     long long t = *start;
+    if (c->cfg.wait_replicas > 0)
+        return false; /* only our own look can WAIT for the replicas to have it */
     if (q->look_fence < w->token && q->look_sent > t)
         t = q->look_sent;
     if (t + lease - rdl_now_ms() < (long long)lease / 3)
@@ -323,7 +355,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
 
         if (q != NULL) {
             RDL_LOCK(c);
-            if (me.granted && grant_fresh(q, &me, lease, &sent_at)) {
+            if (me.granted && grant_fresh(c, q, &me, lease, &sent_at)) {
                 RDL_UNLOCK(c);
                 token = me.token;
                 rc = 0;
@@ -339,8 +371,8 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         /* When the attempt that took effect was sent: the local,
          * conservative start of the lease (also for a hand-over, which
          * comes after our last look). */
-        rc = try_once(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence,
-                      &first, &sent_at);
+        rc = try_confirmed(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence,
+                           &first, &sent_at);
         if (rc == 0 || rc == EOWNERDEAD)
             break;
         if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
@@ -433,14 +465,25 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         leave_reply_t lr;
         bool granted;
         RDL_LOCK(c);
-        granted = me.granted && grant_fresh(q, &me, lease, &sent_at);
+        granted = me.granted && grant_fresh(c, q, &me, lease, &sent_at);
         RDL_UNLOCK(c);
         if (granted) {
             token = me.token;
             rc = 0;
         } else if (leave(c, &a.keys, a.owner, "u", a.lease, rdl_now_ms() + c->cfg.command_timeout_ms, &lr) ==
                    0) {
-            if (lr.r.status == 2) {
+            if (lr.r.status == 2 && c->cfg.wait_replicas > 0) {
+                /* Ours after all, but not yet confirmed on the replicas:
+                 * one more look does that (or undoes it).  As a try, so
+                 * that a lock lost meanwhile does not queue us again. */
+                long long hint2;
+                uint64_t fence2;
+                bool first2;
+                int rc2 = try_confirmed(&a, false, false, rdl_now_ms() + c->cfg.command_timeout_ms, &token,
+                                        &hint2, &fence2, &first2, &sent_at);
+                if (rc2 == 0 || rc2 == EOWNERDEAD)
+                    rc = rc2;
+            } else if (lr.r.status == 2) {
                 token = lr.r.token;
                 sent_at = lr.sent_at; /* the script restarted the lease */
                 rc = 0;

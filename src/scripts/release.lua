@@ -4,8 +4,12 @@
 -- ARGV[1] owner
 -- ARGV[2] 'rs' release a shared hold, 'rx' an exclusive one, 'rn' an
 --         exclusive one handed over with EOWNERDEAD and not made
---         consistent (the lock becomes not recoverable); 'u' unwait: stop
---         waiting.
+--         consistent (the lock becomes not recoverable); 'ax' abandon an
+--         exclusive grant the caller could not confirm on enough replicas
+--         ([replication] wait_replicas): undone rather than ended, so a
+--         robust marker that the grant carried ('?...': EOWNERDEAD not yet
+--         told to anyone) stays for the next robust acquirer; 'u' unwait:
+--         stop waiting.
 -- ARGV[3] unwait only: the waiter's lease ms, which a hand-over found here
 --         starts again with.
 -- Returns {status, kind, who, token}:
@@ -31,7 +35,13 @@ end
 local owner, op, how = ARGV[1], string.sub(ARGV[2], 1, 1), string.sub(ARGV[2], 2, 2)
 local status = 0
 
-if op == 'r' then
+if op == 'a' then
+  if redis.call('HGET', KEYS[1], 'm') ~= 'x' or not redis.call('HGET', KEYS[1], owner) then return {0, 0} end
+  status = 1
+  redis.call('DEL', KEYS[1])
+  if redis.call('GET', KEYS[6]) == owner then redis.call('DEL', KEYS[6]) end
+  if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
+elseif op == 'r' then
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
   local v = hv[1]
   if not v then return {0, 0} end

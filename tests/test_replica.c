@@ -1,0 +1,420 @@
+/* test_replica.c - [replication] wait_replicas (SPEC section 9: confirm
+ * each acquisition on N replicas with WAIT before returning), against a
+ * private master and a private replica of it (both redis-server, loopback,
+ * no persistence).
+ *
+ *   confirmed_hold_is_on_the_replica  with one replica wanted and one
+ *       there, an acquisition returns 0 and the replica already has it.
+ *   unconfirmed_try_is_undone  wanting two replicas of one, trylock is EIO
+ *       after wait_timeout_ms, says so in the log, and leaves the lock free
+ *       on the master (a shared acquisition too).
+ *   stopped_replica_blocks_timed_and_blocking  while the replica is stopped
+ *       (SIGSTOP) a timed lock ends with EIO at its deadline and a blocking
+ *       one keeps waiting; when the replica continues, the blocking one
+ *       gets the lock.
+ *   robust_marker_survives_undo  undoing an EOWNERDEAD grant keeps the
+ *       robust state for the next robust acquirer.
+ *   handover_confirmed  a hand-over by message is confirmed by the
+ *       waiter's own look: with the replica stopped the waiter does not
+ *       return until it continues.
+ *   config_rules  wait_timeout_ms must be below command_timeout_ms;
+ *       wait_replicas is 0..1000.
+ *
+ * The only sleeps let wall time pass (leases, the replica's stop). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fixture.h"
+#include "testlib.h"
+#include "testutil.h"
+
+#define WAIT_MS 300 /* wait_timeout_ms of the confirming clients */
+
+static rdt_server_t g_master, g_replica;
+static redisContext *g_m, *g_r;    /* plain connections to master, replica */
+static rdlock_client_t *g_c0;      /* no confirmation */
+static rdlock_client_t *g_c1;      /* wait_replicas = 1 (there is one) */
+static rdlock_client_t *g_c2;      /* wait_replicas = 2 (never enough) */
+
+/* Log lines, to check what the library says. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log[8192];
+
+static void capture_log(int level, const char *msg, void *arg)
+{
+    size_t n;
+    (void)arg;
+    pthread_mutex_lock(&g_log_mu);
+    n = strlen(g_log);
+    snprintf(g_log + n, sizeof g_log - n, "%d %s\n", level, msg);
+    pthread_mutex_unlock(&g_log_mu);
+}
+
+static int log_has(const char *s)
+{
+    int found;
+    pthread_mutex_lock(&g_log_mu);
+    found = strstr(g_log, s) != NULL;
+    pthread_mutex_unlock(&g_log_mu);
+    return found;
+}
+
+static void log_clear(void)
+{
+    pthread_mutex_lock(&g_log_mu);
+    g_log[0] = '\0';
+    pthread_mutex_unlock(&g_log_mu);
+}
+
+/* Wait (bounded) until the master reports its replica online and caught
+ * up: 0, or -1 (printed). */
+static int wait_replica_online(int timeout_ms)
+{
+    long long end = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        redisReply *r = redisCommand(g_m, "INFO replication");
+        int ok = r != NULL && r->type == REDIS_REPLY_STRING && strstr(r->str, "state=online") != NULL;
+        if (r)
+            freeReplyObject(r);
+        if (ok && rdt_int_cmd(g_m, -1, "WAIT 1 1000") == 1)
+            return 0;
+        if (rdt_now_ms() >= end) {
+            fprintf(stderr, "replica not online after %d ms\n", timeout_ms);
+            return -1;
+        }
+        rdt__nap_ms(20);
+    }
+}
+
+static int open_client(rdlock_client_t **c, const char *extra)
+{
+    const char *ini = rdt_write_ini(&g_master, 0, extra);
+    int rc = ini ? rdlock_client_open(c, ini) : -1;
+    if (rc != 0)
+        fprintf(stderr, "open_client(%s): %d\n", extra ? extra : "", rc);
+    return rc;
+}
+
+static int suite_setup(void)
+{
+    char extra[128];
+    rdlock_set_logger(capture_log, NULL);
+    if (rdt_server_start(&g_master, NULL, NULL) != 0)
+        return -1;
+    snprintf(extra, sizeof extra, "--replicaof 127.0.0.1 %d", g_master.port);
+    if (rdt_server_start(&g_replica, NULL, extra) != 0)
+        return -1;
+    g_m = rdt_connect(&g_master);
+    g_r = rdt_connect(&g_replica);
+    if (!g_m || !g_r || wait_replica_online(20000) != 0)
+        return -1;
+    snprintf(extra, sizeof extra, "[replication]\nwait_replicas = 1\nwait_timeout_ms = %d\n", WAIT_MS);
+    if (open_client(&g_c0, NULL) != 0 || open_client(&g_c1, extra) != 0)
+        return -1;
+    snprintf(extra, sizeof extra, "[replication]\nwait_replicas = 2\nwait_timeout_ms = %d\n", WAIT_MS);
+    return open_client(&g_c2, extra);
+}
+
+static int suite_teardown(void)
+{
+    rdlock_client_t **cs[3] = { &g_c0, &g_c1, &g_c2 };
+    int i, rc = 0;
+    for (i = 0; i < 3; i++) {
+        if (*cs[i] && rdlock_client_close(*cs[i]) != 0)
+            rc = -1;
+        *cs[i] = NULL;
+    }
+    if (g_m)
+        redisFree(g_m);
+    if (g_r)
+        redisFree(g_r);
+    g_m = g_r = NULL;
+    rdt_server_stop(&g_replica);
+    rdt_server_stop(&g_master);
+    return rc;
+}
+
+static void fresh(void)
+{
+    CU_ASSERT_EQUAL_FATAL(rdt_flushall(&g_master), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_int_cmd(g_m, -1, "WAIT 1 2000"), 1);
+    log_clear();
+}
+
+/* Fields of hash key on the replica (0 if none or missing). */
+static long long replica_hlen(const char *key)
+{
+    return rdt_int_cmd(g_r, -1, "HLEN %s", key);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_confirmed_hold_is_on_the_replica(void)
+{
+    rdlock_t m;
+    rdrwlock_t rw;
+    const char *k = rdt_key("rep-ok", "");
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "rep-ok", g_c1, 0), 0);
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    /* WAIT returned only once the replica had it: 'm' and our field. */
+    RDT_ASSERT_EQ_LL(2, replica_hlen(k));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_EQ_LL(2, replica_hlen(k));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+
+    CU_ASSERT_EQUAL_FATAL(rdt_rwlock_on(&rw, "rep-ok", g_c1), 0);
+    RDT_ASSERT_RC(0, rdrwlock_rdlock(&rw));
+    RDT_ASSERT_EQ_LL(2, replica_hlen(k));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    CU_ASSERT(!log_has("undone"));
+}
+
+static void test_unconfirmed_try_is_undone(void)
+{
+    rdlock_t m, other;
+    rdrwlock_t rw;
+    long long t0, el;
+    const char *k = rdt_key("rep-two", "");
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "rep-two", g_c2, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&other, "rep-two", g_c0, 0), 0);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(EIO, rdlock_trylock(&m));
+    el = rdt_now_ms() - t0;
+    fprintf(stderr, "unconfirmed trylock: EIO after %lld ms (wait_timeout_ms %d)\n", el, WAIT_MS);
+    CU_ASSERT(el >= WAIT_MS - 20 && el < 5000);
+    CU_ASSERT(log_has("confirmed by 1 of 2 replicas"));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, k));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, rdt_key("rep-two", ":x")));
+    RDT_ASSERT_RC(EPERM, rdlock_unlock(&m)); /* nothing held */
+    RDT_ASSERT_RC(0, rdlock_trylock(&other)); /* free for everyone else */
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+
+    CU_ASSERT_EQUAL_FATAL(rdt_rwlock_on(&rw, "rep-two", g_c2), 0);
+    RDT_ASSERT_RC(EIO, rdrwlock_tryrdlock(&rw));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, k));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+/* A thread that takes a lock with rdlock_lock, then unlocks it when told
+ * (locker_finish), as only the holding thread may. */
+typedef struct locker {
+    rdlock_t *m;
+    int rc, unlock_rc;
+    long long done_at;
+    int done, go;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+} locker_t;
+
+static void *locker_main(void *arg)
+{
+    locker_t *l = arg;
+    int rc = rdlock_lock(l->m);
+    pthread_mutex_lock(&l->mu);
+    l->rc = rc;
+    l->done_at = rdt_now_ms();
+    l->done = 1;
+    while (!l->go)
+        pthread_cond_wait(&l->cv, &l->mu);
+    pthread_mutex_unlock(&l->mu);
+    l->unlock_rc = rc == 0 ? rdlock_unlock(l->m) : -1;
+    return NULL;
+}
+
+static int locker_start(locker_t *l, rdlock_t *m)
+{
+    memset(l, 0, sizeof *l);
+    l->m = m;
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    return pthread_create(&l->th, NULL, locker_main, l);
+}
+
+/* Let it unlock, join it: its unlock's code. */
+static int locker_finish(locker_t *l)
+{
+    pthread_mutex_lock(&l->mu);
+    l->go = 1;
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    pthread_join(l->th, NULL);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    return l->unlock_rc;
+}
+
+static int locker_done(locker_t *l)
+{
+    int d;
+    pthread_mutex_lock(&l->mu);
+    d = l->done;
+    pthread_mutex_unlock(&l->mu);
+    return d;
+}
+
+static int locker_wait(locker_t *l, int timeout_ms)
+{
+    long long end = rdt_now_ms() + timeout_ms;
+    while (!locker_done(l) && rdt_now_ms() < end)
+        rdt__nap_ms(5);
+    return locker_done(l);
+}
+
+static void test_stopped_replica_blocks_timed_and_blocking(void)
+{
+    rdlock_t m, b;
+    struct timespec ts;
+    locker_t l;
+    long long t0, el, resumed;
+    const char *k = rdt_key("rep-stop", "");
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "rep-stop", g_c1, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&b, "rep-stop", g_c1, 0), 0);
+    rdt_server_pause(&g_replica);
+    t0 = rdt_now_ms();
+    ts = rdt_abstime(CLOCK_REALTIME, 1200);
+    RDT_ASSERT_RC(EIO, rdlock_timedlock(&m, &ts));
+    el = rdt_now_ms() - t0;
+    fprintf(stderr, "timedlock with the replica stopped: EIO after %lld ms (deadline 1200)\n", el);
+    CU_ASSERT(el >= 1100 && el < 4000);
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, k));
+
+    CU_ASSERT_EQUAL_FATAL(locker_start(&l, &b), 0);
+    rdt__nap_ms(1000); /* the blocking caller keeps trying meanwhile */
+    CU_ASSERT(!locker_done(&l));
+    resumed = rdt_now_ms();
+    rdt_server_resume(&g_replica);
+    CU_ASSERT(locker_wait(&l, 10000));
+    fprintf(stderr, "blocking lock: %d, %lld ms after the replica continued\n", l.rc, l.done_at - resumed);
+    RDT_ASSERT_RC(0, l.rc);
+    CU_ASSERT(l.done_at >= resumed);
+    RDT_ASSERT_EQ_LL(2, replica_hlen(k));
+    RDT_ASSERT_RC(0, locker_finish(&l));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&b));
+}
+
+static void test_robust_marker_survives_undo(void)
+{
+    rdt_lockopts_t o0 = RDT_LOCKOPTS(g_c0), o1 = RDT_LOCKOPTS(g_c1), o2 = RDT_LOCKOPTS(g_c2);
+    rdlock_t dead, r2, r1;
+
+    fresh();
+    o0.robust = RDLOCK_ROBUST;
+    o0.lease = 200;
+    o0.watchdog = 0;
+    o1.robust = RDLOCK_ROBUST;
+    o2.robust = RDLOCK_ROBUST;
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&dead, "rep-robust", &o0), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&r2, "rep-robust", &o2), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&r1, "rep-robust", &o1), 0);
+    /* A hold that ends without unlock: its lease runs out. */
+    RDT_ASSERT_RC(0, rdlock_lock(&dead));
+    CU_ASSERT_EQUAL(rdt_wait_gone(g_m, rdt_key("rep-robust", ""), 3000), 1);
+    /* Granted with EOWNERDEAD, not confirmable, undone ... */
+    RDT_ASSERT_RC(EIO, rdlock_trylock(&r2));
+    /* ... and the next robust acquirer (confirmed) is still told. */
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&r1));
+    RDT_ASSERT_RC(0, rdlock_consistent(&r1));
+    RDT_ASSERT_RC(0, rdlock_unlock(&r1));
+    RDT_ASSERT_RC(0, rdlock_trylock(&r1)); /* clean again */
+    RDT_ASSERT_RC(0, rdlock_unlock(&r1));
+    RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&dead));
+    RDT_ASSERT_RC(0, rdlock_destroy(&dead));
+    RDT_ASSERT_RC(0, rdlock_destroy(&r2));
+    RDT_ASSERT_RC(0, rdlock_destroy(&r1));
+}
+
+static void test_handover_confirmed(void)
+{
+    rdlock_t holder, waiter;
+    locker_t l;
+    long long resumed;
+    const char *k = rdt_key("rep-hand", "");
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&holder, "rep-hand", g_c0, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&waiter, "rep-hand", g_c1, 0), 0);
+    RDT_ASSERT_RC(0, rdlock_lock(&holder));
+    CU_ASSERT_EQUAL_FATAL(locker_start(&l, &waiter), 0);
+    CU_ASSERT_EQUAL(rdt_wait_zcard(g_m, rdt_key("rep-hand", ":w"), 1, 5000), 1);
+    /* The hand-over happens on the master while the replica is stopped:
+     * the waiter must not return on the message alone. */
+    rdt_server_pause(&g_replica);
+    RDT_ASSERT_RC(0, rdlock_unlock(&holder));
+    rdt__nap_ms(800);
+    CU_ASSERT(!locker_done(&l));
+    resumed = rdt_now_ms();
+    rdt_server_resume(&g_replica);
+    CU_ASSERT(locker_wait(&l, 10000));
+    fprintf(stderr, "hand-over: %d, %lld ms after the replica continued\n", l.rc, l.done_at - resumed);
+    RDT_ASSERT_RC(0, l.rc);
+    CU_ASSERT(l.done_at >= resumed);
+    RDT_ASSERT_EQ_LL(2, replica_hlen(k));
+    RDT_ASSERT_RC(0, locker_finish(&l));
+    RDT_ASSERT_RC(0, rdlock_destroy(&holder));
+    RDT_ASSERT_RC(0, rdlock_destroy(&waiter));
+}
+
+static void test_config_rules(void)
+{
+    static const struct {
+        const char *extra;
+        const char *says;
+    } bad[] = {
+        { "command_timeout_ms = 500\n[replication]\nwait_replicas = 1\nwait_timeout_ms = 500\n",
+          "replication:wait_timeout_ms" },
+        { "[replication]\nwait_replicas = 1001\n", "replication:wait_replicas" },
+        { "[replication]\nwait_timeout_ms = 0\n", "replication:wait_timeout_ms" },
+    };
+    rdlock_client_t *c = NULL;
+    size_t i;
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *ini = rdt_write_ini(&g_master, 0, bad[i].extra);
+        log_clear();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+        RDT_ASSERT_RC(EINVAL, rdlock_client_open(&c, ini));
+        if (!log_has(bad[i].says))
+            fprintf(stderr, "config_rules %zu: no log line naming %s:\n%s", i, bad[i].says, g_log);
+        CU_ASSERT(log_has(bad[i].says));
+    }
+    /* Without wait_replicas the timeout is not checked against anything. */
+    {
+        const char *ini =
+            rdt_write_ini(&g_master, 0, "command_timeout_ms = 500\n[replication]\nwait_timeout_ms = 900\n");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+        RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    }
+}
+
+static const rdt_test_t tests[] = {
+    { "confirmed_hold_is_on_the_replica", test_confirmed_hold_is_on_the_replica },
+    { "unconfirmed_try_is_undone", test_unconfirmed_try_is_undone },
+    { "stopped_replica_blocks_timed_and_blocking", test_stopped_replica_blocks_timed_and_blocking },
+    { "robust_marker_survives_undo", test_robust_marker_survives_undo },
+    { "handover_confirmed", test_handover_confirmed },
+    { "config_rules", test_config_rules },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "replica", tests, suite_setup, suite_teardown, 60);
+}
