@@ -864,7 +864,7 @@ static void test_handover_found_by_look_restarts_lease(void)
         return;
     }
     {
-        char ks[5][700]; /* key_of's buffers rotate among 4 */
+        char ks[5][700]; /* rdt_key's buffers rotate among 4 */
         const char *sfx[5] = { ":w", ":wq", ":r", ":fence", ":x" };
         int i;
         for (i = 0; i < 5; i++)

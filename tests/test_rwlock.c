@@ -44,7 +44,7 @@ static redisContext *g_rc; /* parent's plain connection for inspecting state */
     do {                                                                 \
         long long wf_end_ = rdt_now_ms() + (timeout_ms);                 \
         while (!((ok) = (cond)) && rdt_now_ms() < wf_end_)               \
-            rdt__nap_ms(5);                                                      \
+            rdt__nap_ms(5);                                              \
     } while (0)
 
 /* Copy of an ini path (rdt_write_ini's result lives in a rotating slot). */

@@ -10,7 +10,7 @@
  * Kept apart from the neighbours on purpose:
  *   fixture.h   the private redis-server (also used by bench/ and torture/)
  *   testutil.h  CUnit runner glue, assertions, fork/wait, the pipe protocol
- *               (header only, its statics per program)
+ *               (header only, its statics per file)
  *   testlib.h   this: plain functions, linked into every test program that
  *               uses librdlock (not test_config, which links src/config.c
  *               instead of the library)
