@@ -412,7 +412,14 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 net_state(c, false, NULL);
                 return 0;
             }
-            if (rdl_conn_ok(conn)) {
+            if (rc == EROFS) {
+                /* A replica now: every pooled connection leads there.
+                 * The script did not write (a replica refuses), so a
+                 * retry on a new connection cannot double it. */
+                snprintf(why, sizeof why, "server is a read-only replica");
+                rdl_conn_close(conn);
+                pool_flush(c);
+            } else if (rdl_conn_ok(conn)) {
                 pool_put(c, conn); /* the server answered with an error */
                 if (rc != EAGAIN)
                     return rc;

@@ -328,7 +328,12 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
     }
     if (r->type == REDIS_REPLY_ERROR) {
         rc = rdl_reply_error(r);
-        if (rc == EIO && rdl_reply_transient(r)) {
+        if (rc == EIO && rdl_reply_readonly(r)) {
+            /* A replica: our master was demoted.  Connecting again (the
+             * name or address may lead to the new master) is the cure. */
+            rdl_log(RDLOCK_LOG_WARN, "script %s: %s; reconnecting", script->name, r->str);
+            rc = EROFS;
+        } else if (rc == EIO && rdl_reply_transient(r)) {
             /* The server is starting or busy: worth retrying. */
             rdl_log(RDLOCK_LOG_DEBUG, "script %s: %s; retrying", script->name, r->str);
             rc = EAGAIN;

@@ -40,7 +40,8 @@ int rdl_conn_ok(const rdl_conn_t *c);
 /* Run `script` with nkeys keys followed by the other arguments in argv
  * (argc in all).  Returns 0 with *reply (the caller frees it; never an
  * error reply), EIO (connection failed: close it; or the script failed:
- * logged), EAGAIN (the server is loading or busy: retry later), EACCES
+ * logged), EAGAIN (the server is loading or busy: retry later), EROFS (the
+ * server is a replica now: close the connection, connect again), EACCES
  * (the server wants authentication) or ENOMEM. */
 int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply);

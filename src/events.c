@@ -572,13 +572,18 @@ static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const c
 }
 
 /* Record one chunk's reply.  Returns 1 if the server lost its script cache
- * (NOSCRIPT): the chunk must be sent again. */
+ * (NOSCRIPT): the chunk must be sent again; 2 if it is a replica now
+ * (READONLY): the connection must be made again. */
 static int renew_result(renew_batch_t *b, size_t start, size_t n, const redisReply *r)
 {
     int res[RDL_RENEW_BATCH];
     size_t i;
     if (rdl_reply_noscript(r))
         return 1;
+    if (rdl_reply_readonly(r)) {
+        rdl_log(RDLOCK_LOG_WARN, "watchdog: %s; reconnecting", r->str);
+        return 2;
+    }
     if (rdl_reply_renew(r, n, res) == 0) /* else results stay unknown: retried soon */
         for (i = 0; i < n; i++)
             b->items[start + i].result = res[i];
@@ -596,7 +601,7 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
     size_t start, argc;
     const char **argv = NULL;
     size_t *lens = NULL;
-    bool reload = false, fresh = false;
+    bool reload = false, fresh = false, readonly = false;
     int rc = 0;
 
     if (c->wd == NULL) {
@@ -634,10 +639,14 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
         redisReply *r;
         if ((rc = rdl_conn_read(c->wd, &r)) != 0)
             break;
-        if (renew_result(b, start, CHUNK(b, start), r))
-            reload = true;
+        switch (renew_result(b, start, CHUNK(b, start), r)) {
+        case 1: reload = true; break;
+        case 2: readonly = true; break;
+        }
         freeReplyObject(r);
     }
+    if (rc == 0 && readonly)
+        rc = EIO; /* below: the connection is dropped; the caller retries on a new one */
     if (rc == 0 && reload) {
         rc = rdl_conn_load(c->wd, &rdl_script_renew);
         for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {

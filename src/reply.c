@@ -40,6 +40,11 @@ bool rdl_reply_noscript(const redisReply *r)
     return is_error(r) && starts(r, "NOSCRIPT");
 }
 
+bool rdl_reply_readonly(const redisReply *r)
+{
+    return is_error(r) && starts(r, "READONLY");
+}
+
 /* Element i of array r is an integer: its value in *v. */
 static bool int_at(const redisReply *r, size_t i, long long *v)
 {

@@ -25,6 +25,9 @@ int rdl_reply_error(const redisReply *r);
 bool rdl_reply_transient(const redisReply *r);
 /* NOSCRIPT: the server's script cache lost our script. */
 bool rdl_reply_noscript(const redisReply *r);
+/* READONLY: the server is a replica now (demoted by a failover): the
+ * master is elsewhere, reached by connecting again. */
+bool rdl_reply_readonly(const redisReply *r);
 
 /* acquire.lua: {1, token, dead} | {0, hint, fence, first} | {-1}. */
 typedef struct rdl_acquired {

@@ -19,6 +19,11 @@
  *       return until it continues.
  *   config_rules  wait_timeout_ms must be below command_timeout_ms;
  *       wait_replicas is 0..1000.
+ *   demoted_master_reconnects  a failover by hand (the replica promoted,
+ *       the master made its replica, the client's socket path pointed at
+ *       the new master, as a DNS name or a proxy would move): the client's
+ *       pooled connections answer READONLY; it connects again and carries
+ *       on, and the watchdog keeps a hold taken before the failover.
  *
  * The only sleeps let wall time pass (leases, the replica's stop). */
 #include <errno.h>
@@ -27,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "testlib.h"
@@ -404,6 +410,83 @@ static void test_config_rules(void)
     }
 }
 
+/* Point the symlink at path target (replacing it atomically). */
+static int point_link(const char *link, const char *target)
+{
+    char tmp[420];
+    snprintf(tmp, sizeof tmp, "%s.new", link);
+    unlink(tmp);
+    if (symlink(target, tmp) != 0 || rename(tmp, link) != 0) {
+        perror("point_link");
+        return -1;
+    }
+    return 0;
+}
+
+/* Make `to` the master and `from` its replica; wait until in sync. */
+static int switch_roles(const rdt_server_t *to, redisContext *to_c, redisContext *from_c)
+{
+    long long end = rdt_now_ms() + 20000;
+    redisReply *r = redisCommand(to_c, "REPLICAOF NO ONE");
+    if (r)
+        freeReplyObject(r);
+    r = redisCommand(from_c, "REPLICAOF 127.0.0.1 %d", to->port);
+    if (r)
+        freeReplyObject(r);
+    while (rdt_now_ms() < end) {
+        if (rdt_int_cmd(to_c, -1, "WAIT 1 500") == 1)
+            return 0;
+        rdt__nap_ms(20);
+    }
+    fprintf(stderr, "switch_roles: no replica in sync after 20 s\n");
+    return -1;
+}
+
+static void test_demoted_master_reconnects(void)
+{
+    rdt_lockopts_t o;
+    rdlock_client_t *cs = NULL;
+    rdlock_t held, fresh_m;
+    char link[400], body[700];
+    const char *ini;
+
+    fresh();
+    snprintf(link, sizeof link, "%s/redis-endpoint.sock", g_master.dir);
+    CU_ASSERT_EQUAL_FATAL(point_link(link, g_master.sock), 0);
+    /* The client knows the master only by the link's path. */
+    snprintf(body, sizeof body, "[redis]\nsocket = %s\n[lock]\nlease_ms = 1500\n", link);
+    ini = rdt_write_file(&g_master, "endpoint.ini", body);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&cs, ini), 0);
+    o = (rdt_lockopts_t)RDT_LOCKOPTS(cs);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&held, "rep-demote", &o), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&fresh_m, "rep-demote-2", &o), 0);
+    RDT_ASSERT_RC(0, rdlock_lock(&held));
+    CU_ASSERT_EQUAL_FATAL(rdt_int_cmd(g_m, -1, "WAIT 1 2000"), 1);
+
+    /* The failover. */
+    log_clear();
+    CU_ASSERT_EQUAL_FATAL(switch_roles(&g_replica, g_r, g_m), 0);
+    CU_ASSERT_EQUAL_FATAL(point_link(link, g_replica.sock), 0);
+
+    /* New acquisitions reach the new master ... */
+    RDT_ASSERT_RC(0, rdlock_trylock(&fresh_m));
+    RDT_ASSERT_EQ_LL(1, rdt_exists(g_r, rdt_key("rep-demote-2", "")));
+    RDT_ASSERT_RC(0, rdlock_unlock(&fresh_m));
+    CU_ASSERT(log_has("READONLY"));
+    /* ... and the hold from before lives on: three leases of renewals. */
+    rdt__nap_ms(4500);
+    RDT_ASSERT_EQ_LL(1, rdt_exists(g_r, rdt_key("rep-demote", "")));
+    RDT_ASSERT_RC(0, rdlock_unlock(&held));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_r, rdt_key("rep-demote", "")));
+    RDT_ASSERT_RC(0, rdlock_destroy(&held));
+    RDT_ASSERT_RC(0, rdlock_destroy(&fresh_m));
+    RDT_ASSERT_RC(0, rdlock_client_close(cs));
+
+    /* Back to the suite's topology. */
+    CU_ASSERT_EQUAL(switch_roles(&g_master, g_m, g_r), 0);
+}
+
 static const rdt_test_t tests[] = {
     { "confirmed_hold_is_on_the_replica", test_confirmed_hold_is_on_the_replica },
     { "unconfirmed_try_is_undone", test_unconfirmed_try_is_undone },
@@ -411,6 +494,7 @@ static const rdt_test_t tests[] = {
     { "robust_marker_survives_undo", test_robust_marker_survives_undo },
     { "handover_confirmed", test_handover_confirmed },
     { "config_rules", test_config_rules },
+    { "demoted_master_reconnects", test_demoted_master_reconnects },
     { NULL, NULL },
 };
 
