@@ -37,7 +37,7 @@ static char g_ini_slow[512];
 /* ------------------------------------------------------------------ */
 
 /* Does some holder entry of the lock hash record process pid?  Entries are
- * "<deadline>;<token>;<count>;<pid>;<tid>;<host>" (src/scripts/acquire.lua). */
+ * "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>" (acquire.lua). */
 static int hash_has_pid(const char *key, long pid)
 {
     redisReply *r = (redisReply *)redisCommand(g_rc, "HGETALL %s", key);

@@ -105,12 +105,12 @@ long long rdt_server_ms(redisContext *c);
 /* One look at lock hash key (HGETALL).  Returns the number of holders:
  * every field but the mode field 'm' and except (NULL: none); -1 on error
  * (printed).  A holder's field is its owner id, its value
- * "<deadline>;<token>;<count>;<pid>;<tid>;<host>" (src/scripts/acquire.lua).
+ * "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>" (acquire.lua).
  * Each output may be NULL:
  *   *mode      first character of 'm' ('x' exclusive, 's' shared), '\0' if none
  *   field, fn  the owner id of the first holder; with pid > 0, of the holder
- *              whose value records that pid (the last one if several); ""
- *              if none
+ *              whose <pid> field is pid (the last one if several); "" if
+ *              none
  *   *deadline  that holder's deadline in server ms, -1 if none
  * One function for what test_regress, test_rwlock, test_watchdog and
  * test_client each parsed on their own; it is the superset of the four. */
