@@ -10,7 +10,8 @@
 #                    memcheck, and a short fuzz run (what CI runs)
 #   ./run.sh check   build and make check only (the quick loop)
 #   ./run.sh bench   build and run the benchmark
-#   ./run.sh fuzz    build and fuzz the config loader (FUZZ_SECONDS, default 60)
+#   ./run.sh fuzz    build and run the fuzz targets (config loader, server
+#                    replies), FUZZ_SECONDS each (default 60)
 #   ./run.sh torture build and run the long fault-injection scenarios
 #                    (about 7 minutes; docs/RELIABILITY.md)
 #
@@ -119,11 +120,11 @@ test)
     # die_after_fork=0: the fork tests start threads in multi-threaded children on purpose.
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
     sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" \
-        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_watchdog tests/test_client"
+        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_watchdog tests/test_client tests/test_replica"
     # clang's TSan: gcc 12's loses track of threads in multi-threaded fork
     # children ("dup thread with used id"), and the fork tests do that.
     TSAN_CC=clang sanitizer_check tsan "-fsanitize=thread" \
-        "tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_watchdog tests/test_client"
+        "tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_watchdog tests/test_client tests/test_replica"
     # Every CUnit suite passes under valgrind, none is left out: each passed
     # every run (at least 6 in a row), the first nine also 5 of 5 with -j2,
     # 2 of them beside two busy loops on this 2-core machine.  About 90 s

@@ -261,6 +261,8 @@ static void expect_defaults(const rdl_config_t *c)
     EXPECT_INT(c->watchdog_enabled, true);
     EXPECT_INT(c->watchdog_interval_ms, 0);
     EXPECT_INT(c->max_hold_ms, 0);
+    EXPECT_INT(c->wait_replicas, 0);
+    EXPECT_INT(c->wait_timeout_ms, 500);
 }
 
 static void test_defaults(void)
@@ -441,6 +443,8 @@ static long long field(const rdl_config_t *c, const char *key)
     if (!strcmp(key, "retry_jitter_ms")) return c->retry_jitter_ms;
     if (!strcmp(key, "interval_ms")) return c->watchdog_interval_ms;
     if (!strcmp(key, "max_hold_ms")) return c->max_hold_ms;
+    if (!strcmp(key, "wait_replicas")) return c->wait_replicas;
+    if (!strcmp(key, "wait_timeout_ms")) return c->wait_timeout_ms;
     return -1;
 }
 
@@ -495,6 +499,18 @@ static void test_numeric_ranges(void)
         { "watchdog", "max_hold_ms", "10", "[lock]\nlease_ms = 10\n", 1 },
         { "watchdog", "max_hold_ms", "4294967295", NULL, 1 },
         { "watchdog", "max_hold_ms", "4294967296", NULL, 0 },
+        { "replication", "wait_replicas", "0", NULL, 1 },
+        { "replication", "wait_replicas", "1000", NULL, 1 },
+        { "replication", "wait_replicas", "1001", NULL, 0 },
+        { "replication", "wait_replicas", "-1", NULL, 0 },
+        /* wait_timeout_ms: 1..3600000, below command_timeout_ms (default
+         * 1000) when wait_replicas is set */
+        { "replication", "wait_timeout_ms", "0", NULL, 0 },
+        { "replication", "wait_timeout_ms", "1", NULL, 1 },
+        { "replication", "wait_timeout_ms", "3600000", NULL, 1 },
+        { "replication", "wait_timeout_ms", "3600001", NULL, 0 },
+        { "replication", "wait_timeout_ms", "999", "[replication]\nwait_replicas = 1\n", 1 },
+        { "replication", "wait_timeout_ms", "1000", "[replication]\nwait_replicas = 1\n", 0 },
     };
     size_t i;
 
