@@ -348,6 +348,11 @@ static void pool_put(rdlock_client_t *c, rdl_conn_t *conn)
  * restart): drop them all so retries are spent on fresh connections. */
 static void pool_flush(rdlock_client_t *c)
 {
+    rdl_client_pool_flush(c);
+}
+
+void rdl_client_pool_flush(rdlock_client_t *c)
+{
     rdl_conn_t *list, *conn;
     RDL_LOCK(c);
     list = c->idle;
@@ -408,7 +413,15 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             rc = rdl_conn_script_wait(conn, script, nkeys, argc, argv, lens, replicas, c->cfg.wait_timeout_ms,
                                       reply, &call->acked);
             if (rc == 0) {
-                pool_put(c, conn);
+                if (replicas > 0 && call->acked < replicas && c->cfg.nsentinels > 0) {
+                    /* Perhaps a master that a failover left behind (it
+                     * lost its replicas to the new one): new connections
+                     * ask the sentinels where the master is now. */
+                    rdl_conn_close(conn);
+                    pool_flush(c);
+                } else {
+                    pool_put(c, conn);
+                }
                 net_state(c, false, NULL);
                 return 0;
             }

@@ -66,6 +66,10 @@ unsigned rdl_thread_no(void);
 /* Owner id "<client id>:<thread number>" into buf (RDL_OWNER_MAX). */
 size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf);
 
+/* Close every idle pooled connection (mu not held): the next calls
+ * connect again. */
+void rdl_client_pool_flush(rdlock_client_t *c);
+
 /* What a script call's retries mean for its result. */
 typedef struct rdl_call {
     bool maybe_ran;     /* an attempt was sent but got no answer before the

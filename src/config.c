@@ -101,6 +101,9 @@ void rdl_config_free(rdl_config_t *cfg)
     wipe_free(cfg->password);
     free(cfg->key_prefix);
     free(cfg->source);
+    free(cfg->sentinel_master);
+    for (int i = 0; i < cfg->nsentinels; i++)
+        free(cfg->sentinel_host[i]);
     /* Zeroed, so freeing twice is harmless (config.h promises it). */
     memset(cfg, 0, sizeof *cfg);
 }
@@ -717,7 +720,8 @@ enum rdl_key_id {
     K_HOST, K_SOCKET, K_PORT, K_USERNAME, K_PASSWORD, K_PASSWORD_FILE, K_DB,
     K_CONNECT_TIMEOUT, K_COMMAND_TIMEOUT, K_RETRIES,
     K_PREFIX, K_LEASE, K_RETRY_INTERVAL, K_JITTER, K_FAIL_FAST,
-    K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT
+    K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT, K_SENTINEL_MASTER,
+    K_SENTINELS
 };
 
 enum rdl_key_type { T_STR, T_SECRET, T_NUM, T_BOOL };
@@ -730,7 +734,7 @@ typedef struct rdl_keydef {
     unsigned long long min, max; /* T_NUM range; T_STR max length (0: none) */
 } rdl_keydef_t;
 
-static const char *const known_sections[] = { "redis", "lock", "watchdog", "replication" };
+static const char *const known_sections[] = { "redis", "lock", "watchdog", "replication", "sentinel" };
 
 static const rdl_keydef_t keydefs[] = {
     { "redis", "host", K_HOST, T_STR, 0, RDL_HOST_MAX },
@@ -756,6 +760,9 @@ static const rdl_keydef_t keydefs[] = {
     { "replication", "wait_replicas", K_WAIT_REPLICAS, T_NUM, 0, 1000 },
     /* below [redis] command_timeout_ms: checked against it. */
     { "replication", "wait_timeout_ms", K_WAIT_TIMEOUT, T_NUM, 1, 3600000 },
+    { "sentinel", "master_name", K_SENTINEL_MASTER, T_STR, 0, 255 },
+    /* "host:port, host:port ...": parsed by set_sentinels(). */
+    { "sentinel", "sentinels", K_SENTINELS, T_STR, 0, 8192 },
 };
 
 /* What one load collects beyond *cfg. */
@@ -856,6 +863,63 @@ bad:
         ld->lease_bad = true;
 }
 
+/* "host:port" entries separated by commas and/or blanks ("[v6 addr]:port"
+ * for IPv6) into cfg's sentinel list, replacing it.  Problems logged. */
+static void set_sentinels(rdl_load_t *ld, const char *val)
+{
+    rdl_config_t *cfg = ld->cfg;
+    const char *p = val;
+    int i, n = 0;
+
+    for (i = 0; i < cfg->nsentinels; i++)
+        free(cfg->sentinel_host[i]);
+    cfg->nsentinels = 0;
+    for (;;) {
+        const char *start, *end, *colon, *h, *he;
+        unsigned long port = 0;
+        while (*p == ',' || *p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            break;
+        start = p;
+        while (*p != '\0' && *p != ',' && *p != ' ' && *p != '\t')
+            p++;
+        end = p;
+        colon = NULL;
+        for (const char *q = start; q < end; q++)
+            if (*q == ':')
+                colon = q;
+        h = start;
+        he = colon;
+        if (colon != NULL && h < he && *h == '[' && he[-1] == ']') {
+            h++;
+            he--;
+        }
+        if (colon != NULL)
+            for (const char *q = colon + 1; q < end && port <= 65535; q++)
+                port = *q >= '0' && *q <= '9' ? port * 10 + (unsigned long)(*q - '0') : 65536;
+        if (colon == NULL || he <= h || (size_t)(he - h) > RDL_HOST_MAX || colon + 1 == end || port < 1 ||
+            port > 65535) {
+            key_problem(ld->file, "sentinel", "sentinels", "entry %d is not host:port with a port 1..65535",
+                        n + 1);
+            ld->problems++;
+            return;
+        }
+        if (n == RDL_SENTINELS_MAX) {
+            key_problem(ld->file, "sentinel", "sentinels", "more than %d entries", RDL_SENTINELS_MAX);
+            ld->problems++;
+            return;
+        }
+        cfg->sentinel_host[n] = strndup(h, (size_t)(he - h));
+        if (cfg->sentinel_host[n] == NULL) {
+            ld->oom = 1;
+            return;
+        }
+        cfg->sentinel_port[n] = (int)port;
+        cfg->nsentinels = ++n;
+    }
+}
+
 static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
 {
     rdl_config_t *cfg = ld->cfg;
@@ -891,6 +955,12 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
             return;
         }
         set_str(ld, &cfg->key_prefix, val);
+        break;
+    case K_SENTINEL_MASTER:
+        set_str(ld, &cfg->sentinel_master, val);
+        break;
+    case K_SENTINELS:
+        set_sentinels(ld, val);
         break;
     default:
         break;
@@ -1111,6 +1181,16 @@ static int finish(rdl_load_t *ld)
                         cfg->max_hold_ms, cfg->lease_ms);
             ld->problems++;
         }
+    }
+
+    /* Sentinel needs both; it finds a TCP address, not a socket path. */
+    if ((cfg->sentinel_master != NULL) != (cfg->nsentinels > 0)) {
+        key_problem(ld->file, "sentinel", cfg->nsentinels > 0 ? "master_name" : "sentinels",
+                    "missing: give both master_name and sentinels, or neither");
+        ld->problems++;
+    } else if (cfg->nsentinels > 0 && cfg->socket != NULL) {
+        key_problem(ld->file, "redis", "socket", "cannot be used with [sentinel] (Sentinel gives a TCP address)");
+        ld->problems++;
     }
 
     /* WAIT runs on the command connection, inside its read timeout. */

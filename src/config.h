@@ -8,6 +8,7 @@
 
 #define RDL_NAME_MAX 512
 #define RDL_PREFIX_MAX 128
+#define RDL_SENTINELS_MAX 16
 
 typedef struct rdl_config {
     /* [redis] */
@@ -33,6 +34,16 @@ typedef struct rdl_config {
     /* [replication] */
     int wait_replicas;             /* 0 = off; else confirm acquisitions (WAIT) */
     int wait_timeout_ms;           /* < command_timeout_ms when wait_replicas > 0 */
+    /* [sentinel]: the master's address comes from these instead of host
+     * and port (both set, or neither). */
+    char *sentinel_master;         /* NULL = no Sentinel; else the master's name */
+    int nsentinels;
+    char *sentinel_host[RDL_SENTINELS_MAX];
+    int sentinel_port[RDL_SENTINELS_MAX];
+    /* Not configuration: the sentinel that answered last, asked first next
+     * time (a dead one costs a connect timeout).  The one field written
+     * after load, only with __atomic builtins (conn.c). */
+    int sentinel_hint;
     /* Where it came from, for log lines ("built-in defaults" if no file). */
     char *source;
 } rdl_config_t;

@@ -71,7 +71,9 @@ static struct timeval ms_to_tv(int ms)
 
 const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n)
 {
-    if (cfg->socket != NULL)
+    if (cfg->nsentinels > 0)
+        snprintf(buf, n, "master '%s' (via Sentinel)", cfg->sentinel_master);
+    else if (cfg->socket != NULL)
         snprintf(buf, n, "unix:%s", cfg->socket);
     else
         snprintf(buf, n, "%s:%d", cfg->host, cfg->port);
@@ -104,6 +106,69 @@ static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const
     return rc;
 }
 
+/* Ask the sentinels, in order, where the master is: the first that
+ * knows wins.  0 (host, *port set) or EIO (last_error says why).  A
+ * failover is followed because every new connection asks again, and a
+ * demoted master's READONLY drops the old ones (client.c, events.c). */
+static int sentinel_master(const rdl_config_t *cfg, char *host, size_t hostlen, int *port)
+{
+    int k, first = __atomic_load_n(&cfg->sentinel_hint, __ATOMIC_RELAXED);
+    snprintf(last_error, sizeof last_error, "no sentinel knows master '%s'", cfg->sentinel_master);
+    if (first < 0 || first >= cfg->nsentinels)
+        first = 0;
+    for (k = 0; k < cfg->nsentinels; k++) {
+        int i = (first + k) % cfg->nsentinels;
+        redisContext *sc = redisConnectWithTimeout(cfg->sentinel_host[i], cfg->sentinel_port[i],
+                                                   ms_to_tv(cfg->connect_timeout_ms));
+        redisReply *r = NULL;
+        bool ok = false;
+        if (sc != NULL && sc->err == 0 && redisSetTimeout(sc, ms_to_tv(cfg->command_timeout_ms)) == REDIS_OK)
+            r = redisCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master);
+        if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+            r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING &&
+            r->element[0]->len > 0 && r->element[0]->len < hostlen) {
+            char *end;
+            long p = strtol(r->element[1]->str, &end, 10);
+            if (*end == '\0' && p >= 1 && p <= 65535) {
+                memcpy(host, r->element[0]->str, r->element[0]->len + 1);
+                *port = (int)p;
+                ok = true;
+            }
+        }
+        if (!ok)
+            rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i],
+                    sc == NULL ? "out of memory"
+                    : sc->err  ? sc->errstr
+                    : r == NULL ? "no answer"
+                    : r->type == REDIS_REPLY_ERROR ? r->str
+                                                   : "does not know the master");
+        if (r != NULL)
+            freeReplyObject(r);
+        if (sc != NULL)
+            redisFree(sc);
+        if (ok) {
+            /* cfg is shared and const to everyone else: this hint is its
+             * only mutable part, an int written atomically. */
+            __atomic_store_n((int *)&cfg->sentinel_hint, i, __ATOMIC_RELAXED);
+            return 0;
+        }
+    }
+    return EIO;
+}
+
+int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n)
+{
+    char host[256];
+    int port, rc;
+    nosigpipe_t st;
+    nosigpipe_enter(&st);
+    rc = sentinel_master(cfg, host, sizeof host, &port);
+    nosigpipe_leave(&st);
+    if (rc == 0)
+        snprintf(buf, n, "%s:%d", host, port);
+    return rc;
+}
+
 static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out, bool probe)
 {
     rdl_conn_t *c;
@@ -113,7 +178,17 @@ static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out, bool prob
     c = calloc(1, sizeof *c);
     if (c == NULL)
         return ENOMEM;
-    if (cfg->socket != NULL)
+    if (cfg->nsentinels > 0) {
+        char host[256];
+        int port;
+        if (sentinel_master(cfg, host, sizeof host, &port) != 0) {
+            rdl_log(RDLOCK_LOG_DEBUG, "%s: %s", rdl_conn_where(cfg, where, sizeof where), last_error);
+            free(c);
+            return EIO;
+        }
+        c->ctx = redisConnectWithTimeout(host, port, ms_to_tv(cfg->connect_timeout_ms));
+        snprintf(c->master, sizeof c->master, "%s:%d", host, port);
+    } else if (cfg->socket != NULL)
         c->ctx = redisConnectUnixWithTimeout(cfg->socket, ms_to_tv(cfg->connect_timeout_ms));
     else
         c->ctx = redisConnectWithTimeout(cfg->host, cfg->port, ms_to_tv(cfg->connect_timeout_ms));

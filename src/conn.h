@@ -14,7 +14,13 @@
 typedef struct rdl_conn {
     redisContext *ctx;
     struct rdl_conn *next; /* pool link */
+    char master[272];      /* with [sentinel]: "host:port" it was told, else "" */
 } rdl_conn_t;
+
+/* With [sentinel]: where the sentinels say the master is now, as
+ * "host:port" in buf (at least 272 bytes).  0, or EIO (none knows, none
+ * answers). */
+int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
 
 /* Connect, authenticate and select the db.  Returns 0 and *out, or
  *   EIO     unreachable or no answer within the timeouts

@@ -708,6 +708,31 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
     c->wd_fails = failed ? c->wd_fails + 1 : 0;
 }
 
+/* With [sentinel], once per renewal round (mutex not held): has a
+ * failover moved the master away from the watchdog's connection?  A
+ * deposed master keeps serving its clients until Sentinel reconfigures
+ * it, which can take many seconds; renewals that went there meanwhile
+ * would be lost with it.  So the watchdog asks, and moves at once: its own
+ * connection, the pool (lock calls) and the subscriber (wake-ups). */
+static void master_check(rdlock_client_t *c)
+{
+    char now[272];
+    if (rdl_sentinel_master(&c->cfg, now, sizeof now) != 0 || strcmp(now, c->wd->master) == 0)
+        return; /* no answer: keep going where we are */
+    rdl_log(RDLOCK_LOG_WARN, "Sentinel: master '%s' moved from %s to %s; reconnecting", c->cfg.sentinel_master,
+            c->wd->master, now);
+    rdl_conn_close(c->wd);
+    c->wd = NULL;
+    rdl_client_pool_flush(c);
+    if (c->sub != NULL) {
+        rdl_conn_close(c->sub);
+        c->sub = NULL;
+        RDL_LOCK(c);
+        sub_reset(c);
+        RDL_UNLOCK(c);
+    }
+}
+
 /* ---------------------------------------------------------------- the loop */
 
 static void *bg_main(void *arg)
@@ -741,6 +766,8 @@ static void *bg_main(void *arg)
         chan_clear(&subs);
         chan_clear(&unsubs);
 
+        if (batch.n > 0 && c->cfg.nsentinels > 0 && c->wd != NULL)
+            master_check(c);
         if (batch.n > 0) {
             int rc = renew_send(c, &batch);
             if (rc == EIO)

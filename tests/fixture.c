@@ -364,6 +364,11 @@ static int spawn(rdt_server_t *s, const char *exe)
     memcpy(extra, s->extra, sizeof extra);
 
     argv[argc++] = (char *)exe;
+    if (s->conf[0]) {
+        /* A sentinel: its config file must come first. */
+        argv[argc++] = s->conf;
+        argv[argc++] = "--sentinel";
+    }
     argv[argc++] = "--port";
     argv[argc++] = portbuf;
     argv[argc++] = "--bind";
@@ -680,6 +685,49 @@ int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_ar
     s->dir[0] = '\0';
     s->sock[0] = '\0';
     s->port = 0;
+    return -1;
+}
+
+int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name)
+{
+    char exe[1024];
+    FILE *f;
+    int attempt, rc = -1;
+
+    if (!s || !master || !name)
+        return -1;
+    memset(s, 0, sizeof *s);
+    signal(SIGPIPE, SIG_IGN);
+    if (find_redis_server(exe, sizeof exe) != 0 || make_dir(s) != 0)
+        return -1;
+    snprintf(s->conf, sizeof s->conf, "%s/sentinel.conf", s->dir);
+    /* Sentinel rewrites its file as it learns: it lives in our dir. */
+    f = fopen(s->conf, "w");
+    if (!f || fprintf(f,
+                      "sentinel monitor %s 127.0.0.1 %d 1\n"
+                      "sentinel down-after-milliseconds %s 1000\n"
+                      "sentinel failover-timeout %s 3000\n",
+                      name, master->port, name, name) < 0) {
+        fprintf(stderr, "fixture: cannot write %s: %s\n", s->conf, strerror(errno));
+        if (f)
+            fclose(f);
+        rm_rf(s->dir);
+        return -1;
+    }
+    fclose(f);
+    for (attempt = 1; attempt <= RDT_START_ATTEMPTS; attempt++) {
+        s->port = free_port();
+        if (s->port < 0)
+            break;
+        rc = launch(s, exe);
+        if (rc <= 0)
+            break;
+    }
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "fixture: could not start a sentinel\n");
+    rm_rf(s->dir);
+    memset(s, 0, sizeof *s);
     return -1;
 }
 

@@ -18,6 +18,7 @@ typedef struct rdt_server {
     char sock[320];     /* unix socket path inside dir */
     char password[64];  /* requirepass, "" for none */
     char extra[512];    /* extra redis-server arguments given at start */
+    char conf[320];     /* a Redis Sentinel's config file (in dir), "" for a server */
 } rdt_server_t;
 
 /* Start a server.  password: NULL or "" for none, else --requirepass.
@@ -26,6 +27,11 @@ typedef struct rdt_server {
  * stderr (the caller fails the test). */
 int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_args);
 
+/* Start a Redis Sentinel (redis-server --sentinel, same binary) that
+ * monitors master under the name `name`, with a quorum of 1 and short
+ * timers (down after 1 s, failover timeout 3 s), at its own port, socket
+ * and temp dir.  Stopped with rdt_server_stop.  0, or -1 (printed). */
+int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name);
 /* SIGTERM, wait (SIGKILL after 5 s), remove the temp dir. */
 void rdt_server_stop(rdt_server_t *s);
 

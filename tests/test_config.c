@@ -698,8 +698,8 @@ static void test_unknown_section_and_key(void)
     CU_ASSERT(is_zeroed(&c));
 
     /* An empty unknown section is still unknown. */
-    EXPECT_INT(load_text(&c, "[sentinel]\n"), EINVAL);
-    EXPECT_LOG("[sentinel]", "unknown section");
+    EXPECT_INT(load_text(&c, "[cluster]\n"), EINVAL);
+    EXPECT_LOG("[cluster]", "unknown section");
 
     EXPECT_INT(load_text(&c, "[redis]\nprot = 6380\n"), EINVAL);
     EXPECT_LOG("redis:prot", "unknown key");

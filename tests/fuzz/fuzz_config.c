@@ -109,7 +109,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (cfg.watchdog_interval_ms != 0 && cfg.watchdog_interval_ms >= cfg.lease_ms) ||
             (cfg.max_hold_ms != 0 && cfg.max_hold_ms < cfg.lease_ms) || cfg.wait_replicas < 0 ||
             cfg.wait_replicas > 1000 || cfg.wait_timeout_ms < 1 ||
-            (cfg.wait_replicas > 0 && cfg.wait_timeout_ms >= cfg.command_timeout_ms)) {
+            (cfg.wait_replicas > 0 && cfg.wait_timeout_ms >= cfg.command_timeout_ms) ||
+            (cfg.sentinel_master != NULL) != (cfg.nsentinels > 0) || (cfg.nsentinels > 0 && cfg.socket != NULL) ||
+            cfg.nsentinels < 0 || cfg.nsentinels > RDL_SENTINELS_MAX) {
             fprintf(stderr, "fuzz_config: a loaded config breaks an invariant\n");
             abort();
         }

@@ -1,0 +1,462 @@
+/* test_sentinel.c - [sentinel] (SPEC section 9: master discovery and
+ * failover through Redis Sentinel), against a private master, a replica of
+ * it and a sentinel monitoring them (all redis-server, loopback, no
+ * persistence).
+ *
+ *   discovers_master  a client that knows only the sentinels (the first of
+ *       them down, and a [redis] port where nothing listens) finds the
+ *       master and locks there.
+ *   unknown_master_is_eio  a master name no sentinel knows: client_open
+ *       with fail_fast is EIO, a try on a patient client is EIO.
+ *   config_rules  both keys or neither, no socket with Sentinel, host:port
+ *       entries (IPv6 in brackets), at most 16.
+ *   deposed_master_left_at_next_round  a failover Sentinel cannot finish
+ *       on the old master (which keeps its clients): the watchdog asks the
+ *       sentinels each round and moves to the new master, with the pool.
+ *   failover_followed  SENTINEL FAILOVER: the watchdog notices the new
+ *       master at its next round (it asks the sentinels each round) and a
+ *       hold taken before the failover is renewed there and unlocks with
+ *       0; once the old master is a replica, new acquisitions land on the
+ *       new master.
+ *
+ * The only sleeps let wall time pass (leases, Sentinel's own timers). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "testlib.h"
+#include "testutil.h"
+
+#define MASTER_NAME "rdtmaster"
+
+static rdt_server_t g_master, g_replica, g_sentinel;
+static redisContext *g_m, *g_r, *g_s;
+static int g_dead_port; /* a port where nothing listens */
+static char g_sentinels[128];
+
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log[16384];
+
+static void capture_log(int level, const char *msg, void *arg)
+{
+    size_t n;
+    (void)arg;
+    pthread_mutex_lock(&g_log_mu);
+    n = strlen(g_log);
+    if (n < sizeof g_log - 1)
+        snprintf(g_log + n, sizeof g_log - n, "%d %s\n", level, msg);
+    pthread_mutex_unlock(&g_log_mu);
+}
+
+static int log_has(const char *s)
+{
+    int found;
+    pthread_mutex_lock(&g_log_mu);
+    found = strstr(g_log, s) != NULL;
+    pthread_mutex_unlock(&g_log_mu);
+    return found;
+}
+
+static void log_clear(void)
+{
+    pthread_mutex_lock(&g_log_mu);
+    g_log[0] = '\0';
+    pthread_mutex_unlock(&g_log_mu);
+}
+
+/* The master's port according to the sentinel, -1 if it has none. */
+static int sentinel_says(void)
+{
+    redisReply *r = redisCommand(g_s, "SENTINEL get-master-addr-by-name %s", MASTER_NAME);
+    int port = -1;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
+        port = atoi(r->element[1]->str);
+    if (r)
+        freeReplyObject(r);
+    return port;
+}
+
+/* "master" or "slave" from ROLE on s, into buf.  A fresh connection each
+ * time: Sentinel's reconfiguration kills the old master's clients. */
+static void role_of(const rdt_server_t *s, char *buf, size_t n)
+{
+    redisReply *r = rdt_cmd_on(s, "ROLE");
+    buf[0] = '\0';
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING)
+        snprintf(buf, n, "%s", r->element[0]->str);
+    if (r)
+        freeReplyObject(r);
+}
+
+/* Wait (bounded) until a replica of master has every write made so far
+ * (a write of our own, then WAIT on the same connection: replication is in
+ * order).  0, or -1 (printed). */
+static int sync_replica(const rdt_server_t *master)
+{
+    long long end = rdt_now_ms() + 20000;
+    redisContext *c = rdt_connect(master);
+    int ok = 0;
+    while (c && !ok && rdt_now_ms() < end) {
+        if (rdt_int_cmd(c, -1, "INCR rdt:sync-probe") < 0)
+            break;
+        ok = rdt_int_cmd(c, -1, "WAIT 1 1000") >= 1;
+    }
+    if (c)
+        redisFree(c);
+    if (!ok)
+        fprintf(stderr, "sync_replica: no replica of port %d caught up\n", master->port);
+    return ok ? 0 : -1;
+}
+
+/* Wait (bounded) until the sentinel lists a replica for the master. */
+static int wait_sentinel_sees_replica(int timeout_ms)
+{
+    long long end = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        redisReply *r = redisCommand(g_s, "SENTINEL replicas %s", MASTER_NAME);
+        int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
+        if (r)
+            freeReplyObject(r);
+        if (ok)
+            return 0;
+        if (rdt_now_ms() >= end) {
+            fprintf(stderr, "the sentinel found no replica in %d ms\n", timeout_ms);
+            return -1;
+        }
+        rdt__nap_ms(50);
+    }
+}
+
+static const char *write_ini(const char *extra)
+{
+    char body[1024];
+    snprintf(body, sizeof body,
+             "[redis]\nhost = 127.0.0.1\nport = %d\n[sentinel]\nmaster_name = %s\nsentinels = %s\n%s", g_dead_port,
+             MASTER_NAME, g_sentinels, extra ? extra : "");
+    return rdt_write_file(&g_master, "sentinel-client.ini", body);
+}
+
+static int suite_setup(void)
+{
+    char extra[128];
+    long long end;
+    rdt_server_t dead;
+
+    rdlock_set_logger(capture_log, NULL);
+    if (rdt_server_start(&g_master, NULL, NULL) != 0)
+        return -1;
+    snprintf(extra, sizeof extra, "--replicaof 127.0.0.1 %d", g_master.port);
+    if (rdt_server_start(&g_replica, NULL, extra) != 0)
+        return -1;
+    g_m = rdt_connect(&g_master);
+    g_r = rdt_connect(&g_replica);
+    if (!g_m || !g_r)
+        return -1;
+    end = rdt_now_ms() + 20000;
+    while (rdt_int_cmd(g_m, -1, "WAIT 1 200") != 1)
+        if (rdt_now_ms() >= end) {
+            fprintf(stderr, "replica not in sync\n");
+            return -1;
+        }
+    if (rdt_sentinel_start(&g_sentinel, &g_master, MASTER_NAME) != 0)
+        return -1;
+    g_s = rdt_connect(&g_sentinel);
+    if (!g_s || wait_sentinel_sees_replica(20000) != 0)
+        return -1;
+    /* A port where nothing listens: start a server and stop it. */
+    if (rdt_server_start(&dead, NULL, NULL) != 0)
+        return -1;
+    g_dead_port = dead.port;
+    rdt_server_stop(&dead);
+    snprintf(g_sentinels, sizeof g_sentinels, "127.0.0.1:%d, 127.0.0.1:%d", g_dead_port, g_sentinel.port);
+    return 0;
+}
+
+static int suite_teardown(void)
+{
+    if (g_m)
+        redisFree(g_m);
+    if (g_r)
+        redisFree(g_r);
+    if (g_s)
+        redisFree(g_s);
+    g_m = g_r = g_s = NULL;
+    rdt_server_stop(&g_sentinel);
+    rdt_server_stop(&g_replica);
+    rdt_server_stop(&g_master);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_discovers_master(void)
+{
+    rdlock_client_t *c = NULL;
+    rdlock_t m;
+    const char *ini = write_ini("[lock]\nfail_fast = yes\n");
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini)); /* fail_fast: the probe reached a server */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "sent-ok", c, 0), 0);
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_EQ_LL(1, rdt_exists(g_m, rdt_key("sent-ok", "")));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, rdt_key("sent-ok", "")));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+static void test_unknown_master_is_eio(void)
+{
+    char body[512];
+    const char *ini;
+    rdlock_client_t *c = NULL;
+    rdlock_t m;
+
+    snprintf(body, sizeof body,
+             "[redis]\ncommand_retries = 1\n[lock]\nfail_fast = yes\n[sentinel]\nmaster_name = nosuch\n"
+             "sentinels = 127.0.0.1:%d\n",
+             g_sentinel.port);
+    ini = rdt_write_file(&g_master, "unknown.ini", body);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    RDT_ASSERT_RC(EIO, rdlock_client_open(&c, ini));
+    CU_ASSERT_PTR_NULL(c);
+
+    snprintf(body, sizeof body,
+             "[redis]\ncommand_retries = 1\n[sentinel]\nmaster_name = nosuch\nsentinels = 127.0.0.1:%d\n",
+             g_sentinel.port);
+    ini = rdt_write_file(&g_master, "unknown2.ini", body);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini)); /* patient: unreachable is not an error */
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "sent-none", c, 0), 0);
+    RDT_ASSERT_RC(EIO, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+static void test_config_rules(void)
+{
+    static const struct {
+        const char *text;
+        int rc;
+        const char *says;
+    } cases[] = {
+        { "[sentinel]\nmaster_name = m\n", EINVAL, "sentinel:sentinels" },
+        { "[sentinel]\nsentinels = 127.0.0.1:26379\n", EINVAL, "sentinel:master_name" },
+        { "[redis]\nsocket = /tmp/x.sock\n[sentinel]\nmaster_name = m\nsentinels = 127.0.0.1:26379\n", EINVAL,
+          "redis:socket" },
+        { "[sentinel]\nmaster_name = m\nsentinels = 127.0.0.1\n", EINVAL, "sentinel:sentinels" },
+        { "[sentinel]\nmaster_name = m\nsentinels = 127.0.0.1:0\n", EINVAL, "sentinel:sentinels" },
+        { "[sentinel]\nmaster_name = m\nsentinels = 127.0.0.1:65536\n", EINVAL, "sentinel:sentinels" },
+        { "[sentinel]\nmaster_name = m\nsentinels = :26379\n", EINVAL, "sentinel:sentinels" },
+        { "[sentinel]\nmaster_name = m\nsentinels = a:1 b:2 c:3 d:4 e:5 f:6 g:7 h:8 i:9 j:10 k:11 l:12 m:13 "
+          "n:14 o:15 p:16 q:17\n",
+          EINVAL, "more than 16" },
+        { "[sentinel]\nmaster_name = m\nsentinels = [::1]:26379, 127.0.0.1:26380,h:1\n[lock]\nfail_fast = no\n", 0,
+          NULL },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rdlock_client_t *c = NULL;
+        const char *ini = rdt_write_file(&g_master, "rules.ini", cases[i].text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+        log_clear();
+        RDT_ASSERT_RC(cases[i].rc, rdlock_client_open(&c, ini));
+        if (cases[i].says && !log_has(cases[i].says)) {
+            fprintf(stderr, "config_rules %zu: no log line with '%s':\n%s", i, cases[i].says, g_log);
+            CU_FAIL("log line missing");
+        }
+        if (c != NULL)
+            RDT_ASSERT_RC(0, rdlock_client_close(c));
+    }
+}
+
+/* A holder thread: takes the lock, holds it until told, unlocks. */
+typedef struct holder {
+    rdlock_t *m;
+    int lock_rc, unlock_rc, go, held;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+} holder_t;
+
+static void *holder_main(void *arg)
+{
+    holder_t *h = arg;
+    int rc = rdlock_lock(h->m);
+    pthread_mutex_lock(&h->mu);
+    h->lock_rc = rc;
+    h->held = 1;
+    pthread_cond_broadcast(&h->cv);
+    while (!h->go)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    h->unlock_rc = rc == 0 ? rdlock_unlock(h->m) : -1;
+    return NULL;
+}
+
+static int holder_start(holder_t *h, rdlock_t *m)
+{
+    memset(h, 0, sizeof *h);
+    h->m = m;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    if (pthread_create(&h->th, NULL, holder_main, h) != 0)
+        return -1;
+    pthread_mutex_lock(&h->mu);
+    while (!h->held)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    return 0;
+}
+
+/* Let it unlock; its unlock's code. */
+static int holder_finish(holder_t *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->go = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->th, NULL);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    return h->unlock_rc;
+}
+
+static void test_failover_followed(void)
+{
+    rdlock_client_t *c = NULL;
+    rdt_lockopts_t o;
+    rdlock_t held, fresh_m;
+    holder_t h;
+    char role[32] = "";
+    long long end, t0;
+    /* Longer than the time between the replica's promotion (it stops
+     * replicating) and the sentinel naming it (about 1-2 s): renewals in
+     * between go to the old master and are lost with it. */
+    const char *ini = write_ini("[lock]\nlease_ms = 4000\n");
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    log_clear();
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&held, "sent-held", &o), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&fresh_m, "sent-new", &o), 0);
+    CU_ASSERT_EQUAL_FATAL(holder_start(&h, &held), 0);
+    RDT_ASSERT_RC(0, h.lock_rc);
+    CU_ASSERT_EQUAL_FATAL(sync_replica(&g_master), 0); /* the replica has the hold */
+
+    /* The failover, and Sentinel's reconfiguration of the old master. */
+    t0 = rdt_now_ms();
+    {
+        redisReply *r = redisCommand(g_s, "SENTINEL FAILOVER %s", MASTER_NAME);
+        CU_ASSERT(r && r->type == REDIS_REPLY_STATUS);
+        if (r)
+            freeReplyObject(r);
+    }
+    end = rdt_now_ms() + 40000;
+    while (rdt_now_ms() < end) {
+        role_of(&g_master, role, sizeof role);
+        if (sentinel_says() == g_replica.port && strcmp(role, "slave") == 0)
+            break;
+        rdt__nap_ms(100);
+    }
+    fprintf(stderr, "failover: sentinel names port %d (replica %d), old master is '%s' after %lld ms\n",
+            sentinel_says(), g_replica.port, role, rdt_now_ms() - t0);
+    CU_ASSERT_EQUAL_FATAL(sentinel_says(), g_replica.port);
+    CU_ASSERT_STRING_EQUAL_FATAL(role, "slave");
+
+    RDT_ASSERT_RC(0, rdlock_trylock(&fresh_m));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_replica, 0, "EXISTS %s", rdt_key("sent-new", "")));
+    RDT_ASSERT_RC(0, rdlock_unlock(&fresh_m));
+    /* Renewed on the new master: without that the hold's copy there
+     * would have expired long ago (the failover began 11 s or so before). */
+    rdt__nap_ms(1000);
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_replica, 0, "EXISTS %s", rdt_key("sent-held", "")));
+    RDT_ASSERT_RC(0, holder_finish(&h));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&g_replica, 0, "EXISTS %s", rdt_key("sent-held", "")));
+    RDT_ASSERT_RC(0, rdlock_destroy(&held));
+    RDT_ASSERT_RC(0, rdlock_destroy(&fresh_m));
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+/* A failover that Sentinel cannot finish on the old master (a partition
+ * keeps it out of Sentinel's reach, not out of ours): the old master stays
+ * a master and keeps its clients.  Made by hand here: the current replica
+ * promoted, the sentinel told to monitor it instead, the old master left
+ * alone.  The watchdog asks the sentinels every round and moves to the
+ * new master: a hold from before is renewed there, new acquisitions go
+ * there.  Without that check, renewals would keep going to the old master
+ * and the hold's copy on the new one would expire. */
+static void test_deposed_master_left_at_next_round(void)
+{
+    rdlock_client_t *c = NULL;
+    rdt_lockopts_t o;
+    rdlock_t held, fresh_m;
+    holder_t h;
+    rdt_server_t *oldm, *newm;
+    char role[32];
+    redisReply *r;
+    const char *ini = write_ini("[lock]\nlease_ms = 1500\n");
+
+    /* Who is who after failover_followed (or without it). */
+    role_of(&g_master, role, sizeof role);
+    oldm = strcmp(role, "master") == 0 ? &g_master : &g_replica;
+    newm = oldm == &g_master ? &g_replica : &g_master;
+    CU_ASSERT_EQUAL_FATAL(sentinel_says(), oldm->port);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
+    log_clear();
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&held, "dep-held", &o), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&fresh_m, "dep-new", &o), 0);
+    CU_ASSERT_EQUAL_FATAL(holder_start(&h, &held), 0);
+    RDT_ASSERT_RC(0, h.lock_rc);
+    CU_ASSERT_EQUAL_FATAL(sync_replica(oldm), 0); /* the new master will have the hold */
+
+    r = rdt_cmd_on(newm, "REPLICAOF NO ONE");
+    if (r)
+        freeReplyObject(r);
+    r = redisCommand(g_s, "SENTINEL REMOVE %s", MASTER_NAME);
+    if (r)
+        freeReplyObject(r);
+    r = redisCommand(g_s, "SENTINEL MONITOR %s 127.0.0.1 %d 1", MASTER_NAME, newm->port);
+    CU_ASSERT(r && r->type == REDIS_REPLY_STATUS);
+    if (r)
+        freeReplyObject(r);
+    CU_ASSERT_EQUAL_FATAL(sentinel_says(), newm->port);
+
+    /* Three leases: the hold lives only if renewed on the new master. */
+    rdt__nap_ms(4500);
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(newm, 0, "EXISTS %s", rdt_key("dep-held", "")));
+    CU_ASSERT(log_has("moved from"));
+    RDT_ASSERT_RC(0, rdlock_trylock(&fresh_m));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(newm, 0, "EXISTS %s", rdt_key("dep-new", "")));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(oldm, 0, "EXISTS %s", rdt_key("dep-new", "")));
+    RDT_ASSERT_RC(0, rdlock_unlock(&fresh_m));
+    RDT_ASSERT_RC(0, holder_finish(&h));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(newm, 0, "EXISTS %s", rdt_key("dep-held", "")));
+    RDT_ASSERT_RC(0, rdlock_destroy(&held));
+    RDT_ASSERT_RC(0, rdlock_destroy(&fresh_m));
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+static const rdt_test_t tests[] = {
+    { "discovers_master", test_discovers_master },
+    { "unknown_master_is_eio", test_unknown_master_is_eio },
+    { "config_rules", test_config_rules },
+    { "failover_followed", test_failover_followed }, /* swaps the roles */
+    { "deposed_master_left_at_next_round", test_deposed_master_left_at_next_round },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "sentinel", tests, suite_setup, suite_teardown, 90);
+}
