@@ -334,7 +334,9 @@ static rdl_conn_t *pool_get(rdlock_client_t *c)
 static void pool_put(rdlock_client_t *c, rdl_conn_t *conn)
 {
     RDL_LOCK(c);
-    if (c->nidle < RDL_POOL_MAX) {
+    /* One opened before a flush may lead where a flush was meant to take
+     * us away from (a deposed master): it is not reused. */
+    if (c->nidle < RDL_POOL_MAX && conn->gen == c->pool_gen) {
         conn->next = c->idle;
         c->idle = conn;
         c->nidle++;
@@ -346,11 +348,6 @@ static void pool_put(rdlock_client_t *c, rdl_conn_t *conn)
 
 /* A broken connection usually means every idle one is broken too (server
  * restart): drop them all so retries are spent on fresh connections. */
-static void pool_flush(rdlock_client_t *c)
-{
-    rdl_client_pool_flush(c);
-}
-
 void rdl_client_pool_flush(rdlock_client_t *c)
 {
     rdl_conn_t *list, *conn;
@@ -358,6 +355,7 @@ void rdl_client_pool_flush(rdlock_client_t *c)
     list = c->idle;
     c->idle = NULL;
     c->nidle = 0;
+    __atomic_add_fetch(&c->pool_gen, 1, __ATOMIC_RELAXED); /* also read without mu */
     RDL_UNLOCK(c);
     while ((conn = list) != NULL) {
         list = conn->next;
@@ -399,7 +397,10 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
         rdl_conn_t *conn = pool_get(c);
         if (conn == NULL) {
             /* The script's own reply reports NOAUTH: no probe needed. */
+            unsigned gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
             rc = rdl_conn_open_lazy(&c->cfg, &conn);
+            if (rc == 0)
+                conn->gen = gen; /* read before connecting: a flush meanwhile wins */
             if (rc != 0 && rc != EIO)
                 return rc; /* EACCES, EINVAL (db), ENOMEM: retrying won't help */
             if (rc == EIO)
@@ -413,15 +414,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             rc = rdl_conn_script_wait(conn, script, nkeys, argc, argv, lens, replicas, c->cfg.wait_timeout_ms,
                                       reply, &call->acked);
             if (rc == 0) {
-                if (replicas > 0 && call->acked < replicas && c->cfg.nsentinels > 0) {
-                    /* Perhaps a master that a failover left behind (it
-                     * lost its replicas to the new one): new connections
-                     * ask the sentinels where the master is now. */
-                    rdl_conn_close(conn);
-                    pool_flush(c);
-                } else {
-                    pool_put(c, conn);
-                }
+                pool_put(c, conn);
                 net_state(c, false, NULL);
                 return 0;
             }
@@ -431,7 +424,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                  * retry on a new connection cannot double it. */
                 snprintf(why, sizeof why, "server is a read-only replica");
                 rdl_conn_close(conn);
-                pool_flush(c);
+                rdl_client_pool_flush(c);
             } else if (rdl_conn_ok(conn)) {
                 pool_put(c, conn); /* the server answered with an error */
                 if (rc != EAGAIN)
@@ -447,7 +440,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                     call->ambiguous = true;
                 snprintf(why, sizeof why, "%s", conn->ctx->errstr);
                 rdl_conn_close(conn);
-                pool_flush(c);
+                rdl_client_pool_flush(c);
             }
         }
         if (attempt >= c->cfg.command_retries)

@@ -29,6 +29,10 @@ struct rdlock_client {
 
     rdl_conn_t *idle;         /* connection pool for user threads */
     int nidle;
+    unsigned pool_gen;        /* bumped by a flush: older connections in use
+                                 are closed when they come back */
+    long long sentinel_check_at; /* background thread only: next Sentinel
+                                    check not before (after a failed one) */
     bool net_down;            /* for one log line per outage, not per retry */
 
     rdl_table_t holds;        /* rdl_hold_t by (key, thread) */

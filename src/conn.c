@@ -250,7 +250,7 @@ void rdl_conn_close(rdl_conn_t *c)
 
 int rdl_conn_ok(const rdl_conn_t *c)
 {
-    return c->ctx != NULL && c->ctx->err == 0;
+    return c->ctx != NULL && c->ctx->err == 0 && !c->broken;
 }
 
 size_t rdl_fmt_u64(char *buf, unsigned long long v)
@@ -362,10 +362,15 @@ static int read_wait(rdl_conn_t *c, int replicas, int *acked)
         return 0;
     if ((rc = rdl_conn_read_io(c, &w)) != 0)
         return rc;
-    if (w->type == REDIS_REPLY_INTEGER && w->integer >= 0)
+    if (w->type == REDIS_REPLY_INTEGER && w->integer >= 0) {
         *acked = w->integer > INT_MAX ? INT_MAX : (int)w->integer;
-    else
+    } else if (w->type == REDIS_REPLY_ERROR && rdl_reply_error(w) == EACCES) {
+        *acked = -2; /* an ACL without WAIT: no acquisition can ever be confirmed */
+        rdl_log(RDLOCK_LOG_ERROR, "WAIT refused: %s", w->str);
+    } else if (!(w->type == REDIS_REPLY_ERROR && w->str != NULL && strstr(w->str, "replica") != NULL)) {
+        /* (On a replica, a demoted master, the script's READONLY says it.) */
         rdl_log(RDLOCK_LOG_ERROR, "WAIT refused: %s", w->type == REDIS_REPLY_ERROR ? w->str : "unexpected reply");
+    }
     freeReplyObject(w);
     return 0;
 }
@@ -379,8 +384,10 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
 
     *acked = -1;
     if ((rc = append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens)) != 0 ||
-        (rc = append_wait(c, replicas, wait_ms)) != 0)
+        (rc = append_wait(c, replicas, wait_ms)) != 0) {
+        c->broken = true; /* maybe half a pipeline buffered: never reuse */
         return rc;
+    }
     if ((rc = rdl_conn_read_io(c, &r)) != 0)
         return rc;
     if ((rc = read_wait(c, replicas, acked)) != 0) {
@@ -392,8 +399,10 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
          * sends the body once and caches it again. */
         freeReplyObject(r);
         if ((rc = append_eval(c, "EVAL", script->body, nkeys, argc, argv, lens)) != 0 ||
-            (rc = append_wait(c, replicas, wait_ms)) != 0)
+            (rc = append_wait(c, replicas, wait_ms)) != 0) {
+            c->broken = true;
             return rc;
+        }
         if ((rc = rdl_conn_read_io(c, &r)) != 0)
             return rc;
         if ((rc = read_wait(c, replicas, acked)) != 0) {

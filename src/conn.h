@@ -5,6 +5,7 @@
 #ifndef RDL_CONN_H
 #define RDL_CONN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
@@ -15,6 +16,8 @@ typedef struct rdl_conn {
     redisContext *ctx;
     struct rdl_conn *next; /* pool link */
     char master[272];      /* with [sentinel]: "host:port" it was told, else "" */
+    unsigned gen;          /* the client's pool generation when opened */
+    bool broken;           /* a half-written pipeline: never reuse */
 } rdl_conn_t;
 
 /* With [sentinel]: where the sentinels say the master is now, as
@@ -54,7 +57,7 @@ int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int ar
 /* The same, followed in the same round trip by WAIT replicas timeout_ms
  * (replicas > 0): *acked is how many replicas confirmed every write of the
  * connection so far, the script's included; -1 if WAIT was refused
- * (logged). */
+ * (logged), -2 if refused for want of permission (ACL). */
 int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                          const char *const *argv, const size_t *lens, int replicas, int timeout_ms,
                          redisReply **reply, int *acked);

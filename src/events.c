@@ -26,6 +26,7 @@
 #include "timeutil.h"
 
 #define RDL_RENEW_BATCH 500        /* holds per renew script call */
+#define RDL_SENTINEL_BACKOFF_MS 30000 /* after no sentinel answered */
 #define RDL_UNSUB_IDLE_MS 2000     /* keep a quiet subscription this long */
 #define RDL_BACKOFF_MAX_MS 1000
 #define RDL_CHAN_SUFFIX ":c"
@@ -708,17 +709,23 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
     c->wd_fails = failed ? c->wd_fails + 1 : 0;
 }
 
-/* With [sentinel], once per renewal round (mutex not held): has a
+/* With [sentinel], once per renewal round, after it (mutex not held): has a
  * failover moved the master away from the watchdog's connection?  A
  * deposed master keeps serving its clients until Sentinel reconfigures
  * it, which can take many seconds; renewals that went there meanwhile
  * would be lost with it.  So the watchdog asks, and moves at once: its own
  * connection, the pool (lock calls) and the subscriber (wake-ups). */
-static void master_check(rdlock_client_t *c)
+static bool master_check(rdlock_client_t *c)
 {
     char now[272];
-    if (rdl_sentinel_master(&c->cfg, now, sizeof now) != 0 || strcmp(now, c->wd->master) == 0)
-        return; /* no answer: keep going where we are */
+    if (rdl_sentinel_master(&c->cfg, now, sizeof now) != 0) {
+        /* No sentinel answers: keep going where we are, and do not pay
+         * their timeouts every round. */
+        c->sentinel_check_at = rdl_now_ms() + RDL_SENTINEL_BACKOFF_MS;
+        return false;
+    }
+    if (strcmp(now, c->wd->master) == 0)
+        return false;
     rdl_log(RDLOCK_LOG_WARN, "Sentinel: master '%s' moved from %s to %s; reconnecting", c->cfg.sentinel_master,
             c->wd->master, now);
     rdl_conn_close(c->wd);
@@ -731,6 +738,22 @@ static void master_check(rdlock_client_t *c)
         sub_reset(c);
         RDL_UNLOCK(c);
     }
+    return true;
+}
+
+/* Every watched hold is due now (mutex held): after a move to a new
+ * master, whose copies of our holds date from before the failover. */
+static void renew_all_now(rdlock_client_t *c, long long now)
+{
+    size_t i;
+    rdl_tnode_t *nd;
+    RDL_TABLE_FOREACH(&c->holds, i, nd)
+    {
+        rdl_hold_t *h = (rdl_hold_t *)nd;
+        if (h->watchdog && !h->lost && !h->releasing && !h->renew_stopped && h->renew_at > now)
+            h->renew_at = now;
+    }
+    c->wd_next = now;
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -748,6 +771,7 @@ static void *bg_main(void *arg)
         long long now = rdl_now_ms(), timeout;
         size_t i;
         int nfd;
+        bool moved;
 
         if (c->sub_fails > 0 && now >= c->sub_retry_at)
             c->sub_fails = 0; /* time to try the subscriber connection again */
@@ -766,8 +790,6 @@ static void *bg_main(void *arg)
         chan_clear(&subs);
         chan_clear(&unsubs);
 
-        if (batch.n > 0 && c->cfg.nsentinels > 0 && c->wd != NULL)
-            master_check(c);
         if (batch.n > 0) {
             int rc = renew_send(c, &batch);
             if (rc == EIO)
@@ -779,12 +801,18 @@ static void *bg_main(void *arg)
                 rdl_log(c->wd_fails == 0 ? RDLOCK_LOG_WARN : RDLOCK_LOG_DEBUG,
                         "watchdog: renewal round failed (%s); retrying", rdlock_strerror(rc));
         }
+        /* After the renewals, not before: asking the sentinels must never
+         * make them late (a dead sentinel costs a connect timeout). */
+        moved = batch.n > 0 && c->cfg.nsentinels > 0 && c->wd != NULL && rdl_now_ms() >= c->sentinel_check_at &&
+                master_check(c);
         RDL_LOCK(c);
         if (batch.n > 0) {
             renew_apply(c, &batch, rdl_now_ms());
             /* The per-hold retry times already respect the leases. */
             c->wd_retry_at = c->wd_fails > 0 ? c->wd_next : 0;
         }
+        if (moved)
+            renew_all_now(c, rdl_now_ms());
         RDL_UNLOCK(c);
         for (i = 0; i < batch.ncb; i++)
             batch.cbs[i].fn(batch.cbs[i].name, batch.cbs[i].arg); /* on this thread, unlocked */

@@ -76,8 +76,10 @@ typedef struct attempt {
     char mode[2];
     char lease[16];
     char info[300];
+    char call[21];   /* this call's number, as in info */
     bool robust;
-    int acked; /* replicas that confirmed the last try (-1: not asked) */
+    int acked;       /* replicas that confirmed the last try (-1: not asked) */
+    char prev[RDL_WHO_MAX + 2]; /* the robust marker the last grant replaced */
 } attempt_t;
 
 /* One acquire script call.  0 = held (*token set), EOWNERDEAD = held, the
@@ -124,6 +126,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
     rc = rdl_reply_acquire(r, &ar);
     freeReplyObject(r);
     *token = ar.token;
+    memcpy(a->prev, ar.prev, sizeof a->prev);
     if (rc == EBUSY) {
         *hint = ar.hint;
         *fence = ar.fence;
@@ -140,15 +143,16 @@ typedef struct leave_reply {
 } leave_reply_t;
 
 /* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
- * or inconsistent exclusive hold) or "u" (unwait; lease = the waiter's
- * lease, which a hand-over found then starts again with); see the script.
- * 0 and *out, or an error from the client. */
+ * or inconsistent exclusive hold), "ax" (undo an exclusive grant; arg3 =
+ * the robust marker it replaced) or "u" (unwait; arg3 = the waiter's lease,
+ * arg4 = its call number); see the script.  arg3, arg4 may be NULL.  0
+ * and *out, or an error from the client. */
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
-                 const char *lease, long long deadline, leave_reply_t *out)
+                 const char *arg3, const char *arg4, long long deadline, leave_reply_t *out)
 {
     rdl_call_t call = { 0 };
-    const char *argv[RDL_NKEYS + 3];
-    size_t lens[RDL_NKEYS + 3];
+    const char *argv[RDL_NKEYS + 4];
+    size_t lens[RDL_NKEYS + 4];
     redisReply *r;
     int i, rc, argc = RDL_NKEYS + 2;
 
@@ -160,9 +164,13 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     lens[RDL_NKEYS] = strlen(owner);
     argv[RDL_NKEYS + 1] = op;
     lens[RDL_NKEYS + 1] = strlen(op);
-    if (lease != NULL) {
-        argv[argc] = lease;
-        lens[argc++] = strlen(lease);
+    if (arg3 != NULL) {
+        argv[argc] = arg3;
+        lens[argc++] = strlen(arg3);
+        if (arg4 != NULL) {
+            argv[argc] = arg4;
+            lens[argc++] = strlen(arg4);
+        }
     }
     rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, argc, argv, lens, deadline, &r, &call);
     if (rc != 0)
@@ -208,7 +216,8 @@ static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long dead
         return rc;
     rdl_log(RDLOCK_LOG_WARN, "%.*s: acquisition confirmed by %d of %d replicas within %d ms: undone",
             (int)a->keys.l[0], a->keys.v[0], a->acked < 0 ? 0 : a->acked, want, c->cfg.wait_timeout_ms);
-    if (leave(c, &a->keys, a->owner, a->mode[0] == 'x' ? "ax" : "rs", NULL, deadline, &lr) == 0) {
+    if (leave(c, &a->keys, a->owner, a->mode[0] == 'x' ? "ax" : "rs", a->mode[0] == 'x' ? a->prev : NULL, NULL,
+              deadline, &lr) == 0) {
         RDL_LOCK(c);
         leave_notify(c, a->keys.v[0], a->keys.l[0], &lr);
         RDL_UNLOCK(c);
@@ -216,15 +225,19 @@ static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long dead
         rdl_log(RDLOCK_LOG_WARN, "%.*s: could not undo the unconfirmed acquisition: it ends with its lease",
                 (int)a->keys.l[0], a->keys.v[0]);
     }
-    return EIO;
+    if (c->cfg.nsentinels > 0)
+        rdl_client_pool_flush(c); /* maybe a deposed master, without replicas */
+    /* Refused for want of permission: waiting cannot heal that. */
+    return a->acked == -2 ? EACCES : EIO;
 }
 
 /* Holder info "1;<pid>;<thread>;<call>;<host>" (see acquire.lua), without
- * stdio: this runs on every acquisition.  buf holds 300 bytes. */
-static void info_make(char *buf, rdlock_client_t *c, unsigned thread)
+ * stdio: this runs on every acquisition.  buf holds 300 bytes; the call
+ * number also goes to call (21 bytes). */
+static void info_make(char *buf, char *call, rdlock_client_t *c, unsigned thread)
 {
     static unsigned long long calls;
-    size_t n = 0, hl = strnlen(c->host, 255);
+    size_t n = 0, hl = strnlen(c->host, 255), cl;
     buf[n++] = '1';
     buf[n++] = ';';
     n += rdl_fmt_u64(buf + n, (unsigned long long)c->pid);
@@ -232,7 +245,10 @@ static void info_make(char *buf, rdlock_client_t *c, unsigned thread)
     n += rdl_fmt_u64(buf + n, thread);
     buf[n++] = ';';
     /* Tells this call's own grant from a leftover of an earlier hold. */
-    n += rdl_fmt_u64(buf + n, __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED));
+    cl = rdl_fmt_u64(call, __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED));
+    call[cl] = '\0';
+    memcpy(buf + n, call, cl);
+    n += cl;
     buf[n++] = ';';
     memcpy(buf + n, c->host, hl);
     buf[n + hl] = '\0';
@@ -241,15 +257,16 @@ static void info_make(char *buf, rdlock_client_t *c, unsigned thread)
 /* A hand-over announced to waiter w (mu held): is its lease start known
  * closely enough to trust the message without another look?  The server
  * gave us the lock after every look whose answer showed a fencing counter
- * below the hand-over's token, so the latest such look's sending, ours or
- * another local waiter's, is a safe (early) start.  If that leaves less
- * than a third of the lease, the watchdog might not reach the server in
- * time: the caller looks once more instead (acquire.lua restarts the
- * lease of a hand-over it finds).  *start: the estimate when trusted. */
+ * below the hand-over's token, so the latest such look's sending, ours
+ * (own_busy: our last look answered busy) or another local waiter's, is a
+ * safe (early) start; a look that got no answer proves nothing.  If that
+ * leaves less than a third of the lease, the watchdog might not reach the
+ * server in time: the caller looks once more instead (acquire.lua restarts
+ * the lease of a hand-over it finds).  *start: the estimate when trusted. */
 static bool grant_fresh(const rdlock_client_t *c, const rdl_waitq_t *q, const rdl_waiter_t *w, unsigned lease,
-                        long long *start)
+                        long long own_busy, long long *start)
 {
-    long long t = *start;
+    long long t = own_busy;
     if (c->cfg.wait_replicas > 0)
         return false; /* only our own look can WAIT for the replicas to have it */
     if (q->look_fence < w->token && q->look_sent > t)
@@ -309,7 +326,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     attempt_t a;
     unsigned thread, lease;
     uint64_t token = 0;
-    long long sent_at = 0;
+    long long sent_at = 0, busy_sent = 0;
     bool queued = false;
     int rc;
 
@@ -344,7 +361,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     a.mode[0] = mode;
     a.robust = mode == 'x' && h->robust;
     a.lease[rdl_fmt_u64(a.lease, lease)] = '\0';
-    info_make(a.info, c, thread);
+    info_make(a.info, a.call, c, thread);
 
     for (;;) {
         long long now, until, mark_by, hint = 0;
@@ -355,7 +372,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
 
         if (q != NULL) {
             RDL_LOCK(c);
-            if (me.granted && grant_fresh(c, q, &me, lease, &sent_at)) {
+            if (me.granted && grant_fresh(c, q, &me, lease, busy_sent, &sent_at)) {
                 RDL_UNLOCK(c);
                 token = me.token;
                 rc = 0;
@@ -381,6 +398,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             /* Hand-overs after this look carry tokens above the counter we
              * just saw; older messages are stale.  Set, not raised: after a
              * restart without persistence the counter starts again low. */
+            busy_sent = sent_at; /* answered: the server saw it */
             RDL_LOCK(c);
             me.floor = fence;
             if (q != NULL) {
@@ -424,6 +442,9 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
          * queue mark refreshed every wait_ms, whatever the round trip
          * (acquire.lua skips a head silent for half its lease). */
         until = (rc == EBUSY ? sent_at : now) + wait_ms;
+        mark_by = mode == 'x' && rc == EBUSY ? sent_at + lease / 3 : LLONG_MAX;
+        if (until > mark_by)
+            until = mark_by; /* jitter must not silence our queue mark */
         if (until < now)
             until = now;
         if (how == RDL_TIMED && until > deadline)
@@ -435,7 +456,6 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         /* A queued writer's own look is also what keeps its place in
          * line (acquire.lua drops a mark silent for half its lease): it
          * never leaves that to others for more than a third of it. */
-        mark_by = mode == 'x' && rc == EBUSY ? sent_at + lease / 3 : LLONG_MAX;
         RDL_LOCK(c);
         while (q->gen == gen0 && !me.granted) {
             if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
@@ -465,13 +485,13 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         leave_reply_t lr;
         bool granted;
         RDL_LOCK(c);
-        granted = me.granted && grant_fresh(c, q, &me, lease, &sent_at);
+        granted = me.granted && grant_fresh(c, q, &me, lease, busy_sent, &sent_at);
         RDL_UNLOCK(c);
         if (granted) {
             token = me.token;
             rc = 0;
-        } else if (leave(c, &a.keys, a.owner, "u", a.lease, rdl_now_ms() + c->cfg.command_timeout_ms, &lr) ==
-                   0) {
+        } else if (leave(c, &a.keys, a.owner, "u", a.lease, a.call, rdl_now_ms() + c->cfg.command_timeout_ms,
+                         &lr) == 0) {
             if (lr.r.status == 2 && c->cfg.wait_replicas > 0) {
                 /* Ours after all, but not yet confirmed on the replicas:
                  * one more look does that (or undoes it).  As a try, so
@@ -566,7 +586,7 @@ int rdl_release(rdl_handle_t *h)
 
     rc = keys_make(&keys, h->key, h->keylen);
     if (rc == 0) {
-        rc = leave(c, &keys, owner, how, NULL, -1, &lr);
+        rc = leave(c, &keys, owner, how, NULL, NULL, -1, &lr);
         free(keys.buf);
         if (rc == 0 && lr.r.status != 1)
             rc = ENOLCK;

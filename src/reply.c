@@ -42,7 +42,10 @@ bool rdl_reply_noscript(const redisReply *r)
 
 bool rdl_reply_readonly(const redisReply *r)
 {
-    return is_error(r) && starts(r, "READONLY");
+    /* Redis 7 passes a script's error code through; 6 wraps it in "ERR
+     * Error running script ... -READONLY You can't write ...". */
+    return is_error(r) && (starts(r, "READONLY") ||
+                           (starts(r, "ERR") && strstr(r->str, "READONLY You can't write") != NULL));
 }
 
 /* Element i of array r is an integer: its value in *v. */
@@ -69,6 +72,10 @@ int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out)
         if (v <= 0)
             goto bad; /* tokens start at 1 */
         out->token = (uint64_t)v;
+        /* A marker too long to be an owner id is not ours to restore. */
+        if (r->elements > 3 && r->element[3]->type == REDIS_REPLY_STRING &&
+            r->element[3]->len < sizeof out->prev)
+            memcpy(out->prev, r->element[3]->str, r->element[3]->len + 1);
         return int_at(r, 2, &extra) && extra == 1 ? EOWNERDEAD : 0;
     }
     if (status != 0)

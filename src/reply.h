@@ -35,6 +35,7 @@ typedef struct rdl_acquired {
     long long hint;  /* busy: ms until the holders' leases end, 0 unknown */
     uint64_t fence;  /* busy: the fencing counter now */
     bool first;      /* busy: the caller heads the writers' queue */
+    char prev[66];   /* held: the robust marker the grant replaced, "" none */
 } rdl_acquired_t;
 /* 0 held, EOWNERDEAD held after an unclean end, EBUSY, ENOTRECOVERABLE,
  * or EIO (not a reply of acquire.lua). */

@@ -12,8 +12,9 @@
  *       (SIGSTOP) a timed lock ends with EIO at its deadline and a blocking
  *       one keeps waiting; when the replica continues, the blocking one
  *       gets the lock.
- *   robust_marker_survives_undo  undoing an EOWNERDEAD grant keeps the
- *       robust state for the next robust acquirer.
+ *   robust_marker_survives_undo  undoing a grant keeps the robust state
+ *       for the next robust acquirer: an EOWNERDEAD grant's, and a
+ *       non-robust grant's that had replaced the owner-dead marker.
  *   handover_confirmed  a hand-over by message is confirmed by the
  *       waiter's own look: with the replica stopped the waiter does not
  *       return until it continues.
@@ -317,8 +318,9 @@ static void test_stopped_replica_blocks_timed_and_blocking(void)
 
 static void test_robust_marker_survives_undo(void)
 {
-    rdt_lockopts_t o0 = RDT_LOCKOPTS(g_c0), o1 = RDT_LOCKOPTS(g_c1), o2 = RDT_LOCKOPTS(g_c2);
-    rdlock_t dead, r2, r1;
+    rdt_lockopts_t o0 = RDT_LOCKOPTS(g_c0), o1 = RDT_LOCKOPTS(g_c1), o2 = RDT_LOCKOPTS(g_c2),
+                   o2n = RDT_LOCKOPTS(g_c2);
+    rdlock_t dead, r2, r1, n2;
 
     fresh();
     o0.robust = RDLOCK_ROBUST;
@@ -329,9 +331,13 @@ static void test_robust_marker_survives_undo(void)
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&dead, "rep-robust", &o0), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&r2, "rep-robust", &o2), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&r1, "rep-robust", &o1), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&n2, "rep-robust", &o2n), 0); /* not robust */
     /* A hold that ends without unlock: its lease runs out. */
     RDT_ASSERT_RC(0, rdlock_lock(&dead));
     CU_ASSERT_EQUAL(rdt_wait_gone(g_m, rdt_key("rep-robust", ""), 3000), 1);
+    /* Granted to a non-robust caller (which replaces the owner-dead
+     * marker), not confirmable, undone: the marker comes back ... */
+    RDT_ASSERT_RC(EIO, rdlock_trylock(&n2));
     /* Granted with EOWNERDEAD, not confirmable, undone ... */
     RDT_ASSERT_RC(EIO, rdlock_trylock(&r2));
     /* ... and the next robust acquirer (confirmed) is still told. */
@@ -344,6 +350,7 @@ static void test_robust_marker_survives_undo(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&dead));
     RDT_ASSERT_RC(0, rdlock_destroy(&r2));
     RDT_ASSERT_RC(0, rdlock_destroy(&r1));
+    RDT_ASSERT_RC(0, rdlock_destroy(&n2));
 }
 
 static void test_handover_confirmed(void)

@@ -18,7 +18,7 @@
 --                              lock, and a release hands the lock straight to
 --                              the head.
 --   KEYS[3] <prefix>{N}:wq     hash: queued writer -> "<mark deadline>;<lease>;
---                              <count>;<pid>;<thread>;<host>": the mark's own
+--                              <count>;<pid>;<thread>;<call>;<host>": the mark's own
 --                              lease (refreshed by each try) and what a
 --                              hand-over needs.
 --   KEYS[4] <prefix>{N}:r      zset: waiting readers, score = mark deadline;
@@ -47,9 +47,11 @@
 --   queued  '1' if this caller may have queued before (its mark is removed)
 --   robust  '1' for a robust acquirer
 --   info    holder info "<count>;<pid>;<thread>;<call>;<host>"
--- Returns {1, token, dead} when held (also when this very call holds it
--- already: a hand-over, or a call retried after a lost reply); dead = 1:
--- EOWNERDEAD, the previous exclusive hold ended without unlock.  Or
+-- Returns {1, token, dead, prev} when held (also when this very call holds
+-- it already: a hand-over, or a call retried after a lost reply); dead = 1:
+-- EOWNERDEAD, the previous exclusive hold ended without unlock; prev: the
+-- robust marker (KEYS[6]) this exclusive grant replaced, '' if none or not
+-- known (release.lua 'ax' puts it back if the grant is undone).  Or
 -- {0, hint, fence, first}: busy, hint = ms until the holders' leases end
 -- (0 unknown), fence = the counter now (hand-overs announced with a token
 -- not above it are stale), first = 1 if the caller heads the writers'
@@ -65,8 +67,9 @@ lease = tonumber(lease)
 
 local function grant(fresh, xstate)
   local token = redis.call('INCR', KEYS[5])
-  local dead = 0
+  local dead, prev = 0, ''
   if mode == 'x' then
+    if xstate then prev = xstate end
     if xstate and robust then
       -- The last exclusive hold ended without unlock (its marker is
       -- still here, the lock is free): tell this robust acquirer.
@@ -89,7 +92,7 @@ local function grant(fresh, xstate)
       redis.call('ZREM', KEYS[4], owner)
     end
   end
-  return {1, token, dead}
+  return {1, token, dead, prev}
 end
 
 -- Fast path, the uncontended case: nobody holds it, no writer queues and

@@ -6,12 +6,16 @@
 --         exclusive one handed over with EOWNERDEAD and not made
 --         consistent (the lock becomes not recoverable); 'ax' abandon an
 --         exclusive grant the caller could not confirm on enough replicas
---         ([replication] wait_replicas): undone rather than ended, so a
---         robust marker that the grant carried ('?...': EOWNERDEAD not yet
---         told to anyone) stays for the next robust acquirer; 'u' unwait:
---         stop waiting.
--- ARGV[3] unwait only: the waiter's lease ms, which a hand-over found here
---         starts again with.
+--         ([replication] wait_replicas): undone rather than ended, so the
+--         robust state stays for the next robust acquirer: a marker the
+--         grant carried ('?...': EOWNERDEAD not yet told to anyone) stays,
+--         and one it replaced (ARGV[3], from acquire.lua) comes back;
+--         'u' unwait: stop waiting.
+-- ARGV[3] unwait: the waiter's lease ms, which a hand-over found here
+--         starts again with; 'ax': the marker the grant replaced ('' none).
+-- ARGV[4] unwait: the waiting call's number (see acquire.lua): only a
+--         hand-over to this very call is taken, never a leftover field of
+--         an earlier hold of the same owner.
 -- Returns {status, kind, who, token}:
 --   status, release: 1 released, 0 this owner held nothing live (lease
 --     expired, taken over or deleted: the caller reports ENOLCK).  A stale
@@ -39,7 +43,13 @@ if op == 'a' then
   if redis.call('HGET', KEYS[1], 'm') ~= 'x' or not redis.call('HGET', KEYS[1], owner) then return {0, 0} end
   status = 1
   redis.call('DEL', KEYS[1])
-  if redis.call('GET', KEYS[6]) == owner then redis.call('DEL', KEYS[6]) end
+  if redis.call('GET', KEYS[6]) == owner then
+    if ARGV[3] and ARGV[3] ~= '' then
+      redis.call('SET', KEYS[6], ARGV[3])
+    else
+      redis.call('DEL', KEYS[6])
+    end
+  end
   if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
 elseif op == 'r' then
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
@@ -87,6 +97,7 @@ else
   redis.call('HDEL', KEYS[3], owner)
   redis.call('ZREM', KEYS[4], owner)
   local v = redis.call('HGET', KEYS[1], owner)
+  if v and ARGV[4] and string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);') ~= ARGV[4] then v = nil end
   if v then
     local d, tok = string.match(v, '^(%d+);(%d+);')
     if tonumber(d) > clock() then

@@ -49,6 +49,8 @@ static void exercise(const redisReply *r, int depth)
     (void)rdl_reply_transient(r);
     (void)rdl_reply_noscript(r);
     (void)rdl_reply_acquire(r, &a);
+    if (memchr(a.prev, '\0', sizeof a.prev) == NULL)
+        __builtin_trap(); /* the marker to restore is a bounded string */
     if (rdl_reply_release(r, &rel) == 0 && rel.kind == 1 && (rel.wholen == 0 || rel.wholen >= RDL_WHO_MAX))
         __builtin_trap(); /* the decoder promised a bounded owner id */
     n = r->type == REDIS_REPLY_ARRAY ? r->elements % 65 : 1;
