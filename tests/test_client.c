@@ -198,6 +198,24 @@ static int count_threads(void)
     return n;
 }
 
+/* count_threads() once it has stopped changing (the same for 5 looks 20 ms
+ * apart, at most 3 s): threads of earlier tests that were told to stop,
+ * such as a background thread that ends after its lost callback returns,
+ * may still be on their way out, more slowly under TSan or valgrind. */
+static int settled_threads(void)
+{
+    long long end = rdt_now_ms() + 3000;
+    int n = count_threads(), same = 0;
+    while (same < 5 && rdt_now_ms() < end) {
+        int m;
+        rdt__nap_ms(20);
+        m = count_threads();
+        same = m == n ? same + 1 : 0;
+        n = m;
+    }
+    return n;
+}
+
 /* Log capture. */
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static char log_buf[16384];
@@ -983,7 +1001,7 @@ static void test_close_joins_thread(void)
     int n0, n1, n2;
 
     fresh();
-    n0 = count_threads();
+    n0 = settled_threads();
     CU_ASSERT_FATAL(n0 >= 1);
     c = open_on(&srv, 0, NULL);
     cb = open_on(&srv, 0, NULL);
