@@ -919,20 +919,23 @@ static void count_lost(const char *name, void *arg)
 }
 
 /* One client cw, two waiters on one name: A (lease 600 ms: looks every 200
- * ms) and B (lease 1500 ms: would look every 500 ms, but A looks more
+ * ms) and B (lease 3000 ms: would look every 1000 ms, but A looks more
  * often and B leaves the re-check to A); then C, of another client, queues
  * behind them.  Another client's holder keeps the lock 2.5 s, longer than
- * B's lease.  Then the queue must be served in order, A, B, C, each by
+ * half B's lease (the silence after which the server skips a queue head
+ * as crashed).  Then the queue must be served in order, A, B, C, each by
  * hand-over, and B must keep its hold.  Pre-fix, B's queue mark went
  * silent while A did the looking; the server dropped B as a crashed waiter
- * and handed the lock to C first. */
+ * and handed the lock to C first.  (B's lease was 1500 ms at first: its
+ * own looks every 500 ms left 250 ms of slack before the 750 ms silence,
+ * which a loaded CI machine once used up.) */
 static void test_queue_place_kept_while_another_looks(void)
 {
     const char *N = "ho-wait";
     rdlock_client_t *cw = NULL;
     rdlock_t hm, am, bm, cm;
     rdlock_attr_t attr;
-    rdt_lockopts_t bo = { .client = NULL, .lease = 1500, .watchdog = -1 };
+    rdt_lockopts_t bo = { .client = NULL, .lease = 3000, .watchdog = -1 };
     hthread_t h, a, b, cc;
     int n = 0, lost;
 
@@ -976,7 +979,7 @@ static void test_queue_place_kept_while_another_looks(void)
     CU_ASSERT_EQUAL(cc.lock_rc, 0);
     CU_ASSERT(a.locked_at < b.locked_at);
     CU_ASSERT(b.locked_at < cc.locked_at);
-    CU_ASSERT(b.locked_at - h.locked_at >= 2500); /* B waited longer than its lease */
+    CU_ASSERT(b.locked_at - h.locked_at >= 2500); /* B waited longer than half its lease */
     CU_ASSERT_EQUAL(b.unlock_rc, 0);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT_EQUAL(rdlock_destroy(&hm), 0);
