@@ -47,36 +47,6 @@ static rdlock_client_t *g_c0;      /* no confirmation */
 static rdlock_client_t *g_c1;      /* wait_replicas = 1 (there is one) */
 static rdlock_client_t *g_c2;      /* wait_replicas = 2 (never enough) */
 
-/* Log lines, to check what the library says. */
-static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
-static char g_log[8192];
-
-static void capture_log(int level, const char *msg, void *arg)
-{
-    size_t n;
-    (void)arg;
-    pthread_mutex_lock(&g_log_mu);
-    n = strlen(g_log);
-    snprintf(g_log + n, sizeof g_log - n, "%d %s\n", level, msg);
-    pthread_mutex_unlock(&g_log_mu);
-}
-
-static int log_has(const char *s)
-{
-    int found;
-    pthread_mutex_lock(&g_log_mu);
-    found = strstr(g_log, s) != NULL;
-    pthread_mutex_unlock(&g_log_mu);
-    return found;
-}
-
-static void log_clear(void)
-{
-    pthread_mutex_lock(&g_log_mu);
-    g_log[0] = '\0';
-    pthread_mutex_unlock(&g_log_mu);
-}
-
 /* Wait (bounded) until the master reports its replica online and caught
  * up: 0, or -1 (printed). */
 static int wait_replica_online(int timeout_ms)
@@ -109,7 +79,7 @@ static int open_client(rdlock_client_t **c, const char *extra)
 static int suite_setup(void)
 {
     char extra[128];
-    rdlock_set_logger(capture_log, NULL);
+    rdt_log_capture();
     if (rdt_server_start(&g_master, NULL, NULL) != 0)
         return -1;
     snprintf(extra, sizeof extra, "--replicaof 127.0.0.1 %d", g_master.port);
@@ -149,7 +119,7 @@ static void fresh(void)
 {
     CU_ASSERT_EQUAL_FATAL(rdt_flushall(&g_master), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_int_cmd(g_m, -1, "WAIT 1 2000"), 1);
-    log_clear();
+    rdt_log_clear();
 }
 
 /* Fields of hash key on the replica (0 if none or missing). */
@@ -182,7 +152,7 @@ static void test_confirmed_hold_is_on_the_replica(void)
     RDT_ASSERT_EQ_LL(2, replica_hlen(k));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
-    CU_ASSERT(!log_has("undone"));
+    CU_ASSERT(!rdt_log_has("undone"));
 }
 
 static void test_unconfirmed_try_is_undone(void)
@@ -200,7 +170,7 @@ static void test_unconfirmed_try_is_undone(void)
     el = rdt_now_ms() - t0;
     fprintf(stderr, "unconfirmed trylock: EIO after %lld ms (wait_timeout_ms %d)\n", el, WAIT_MS);
     CU_ASSERT(el >= WAIT_MS - 20 && el < 5000);
-    CU_ASSERT(log_has("confirmed by 1 of 2 replicas"));
+    CU_ASSERT(rdt_log_has("confirmed by 1 of 2 replicas"));
     RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, k));
     RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, rdt_key("rep-two", ":x")));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m)); /* nothing held */
@@ -215,77 +185,11 @@ static void test_unconfirmed_try_is_undone(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
 }
 
-/* A thread that takes a lock with rdlock_lock, then unlocks it when told
- * (locker_finish), as only the holding thread may. */
-typedef struct locker {
-    rdlock_t *m;
-    int rc, unlock_rc;
-    long long done_at;
-    int done, go;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t th;
-} locker_t;
-
-static void *locker_main(void *arg)
-{
-    locker_t *l = arg;
-    int rc = rdlock_lock(l->m);
-    pthread_mutex_lock(&l->mu);
-    l->rc = rc;
-    l->done_at = rdt_now_ms();
-    l->done = 1;
-    while (!l->go)
-        pthread_cond_wait(&l->cv, &l->mu);
-    pthread_mutex_unlock(&l->mu);
-    l->unlock_rc = rc == 0 ? rdlock_unlock(l->m) : -1;
-    return NULL;
-}
-
-static int locker_start(locker_t *l, rdlock_t *m)
-{
-    memset(l, 0, sizeof *l);
-    l->m = m;
-    pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
-    return pthread_create(&l->th, NULL, locker_main, l);
-}
-
-/* Let it unlock, join it: its unlock's code. */
-static int locker_finish(locker_t *l)
-{
-    pthread_mutex_lock(&l->mu);
-    l->go = 1;
-    pthread_cond_signal(&l->cv);
-    pthread_mutex_unlock(&l->mu);
-    pthread_join(l->th, NULL);
-    pthread_mutex_destroy(&l->mu);
-    pthread_cond_destroy(&l->cv);
-    return l->unlock_rc;
-}
-
-static int locker_done(locker_t *l)
-{
-    int d;
-    pthread_mutex_lock(&l->mu);
-    d = l->done;
-    pthread_mutex_unlock(&l->mu);
-    return d;
-}
-
-static int locker_wait(locker_t *l, int timeout_ms)
-{
-    long long end = rdt_now_ms() + timeout_ms;
-    while (!locker_done(l) && rdt_now_ms() < end)
-        rdt__nap_ms(5);
-    return locker_done(l);
-}
-
 static void test_stopped_replica_blocks_timed_and_blocking(void)
 {
     rdlock_t m, b;
     struct timespec ts;
-    locker_t l;
+    rdt_holder_t l;
     long long t0, el, resumed;
     const char *k = rdt_key("rep-stop", "");
 
@@ -301,17 +205,17 @@ static void test_stopped_replica_blocks_timed_and_blocking(void)
     CU_ASSERT(el >= 1100 && el < 4000);
     RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, k));
 
-    CU_ASSERT_EQUAL_FATAL(locker_start(&l, &b), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_holder_start(&l, &b), 0);
     rdt__nap_ms(1000); /* the blocking caller keeps trying meanwhile */
-    CU_ASSERT(!locker_done(&l));
+    CU_ASSERT(!rdt_holder_locked(&l));
     resumed = rdt_now_ms();
     rdt_server_resume(&g_replica);
-    CU_ASSERT(locker_wait(&l, 10000));
-    fprintf(stderr, "blocking lock: %d, %lld ms after the replica continued\n", l.rc, l.done_at - resumed);
-    RDT_ASSERT_RC(0, l.rc);
-    CU_ASSERT(l.done_at >= resumed);
+    CU_ASSERT(rdt_holder_wait(&l, 10000));
+    fprintf(stderr, "blocking lock: %d, %lld ms after the replica continued\n", l.lock_rc, l.locked_at - resumed);
+    RDT_ASSERT_RC(0, l.lock_rc);
+    CU_ASSERT(l.locked_at >= resumed);
     RDT_ASSERT_EQ_LL(2, replica_hlen(k));
-    RDT_ASSERT_RC(0, locker_finish(&l));
+    RDT_ASSERT_RC(0, rdt_holder_finish(&l));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&b));
 }
@@ -356,7 +260,7 @@ static void test_robust_marker_survives_undo(void)
 static void test_handover_confirmed(void)
 {
     rdlock_t holder, waiter;
-    locker_t l;
+    rdt_holder_t l;
     long long resumed;
     const char *k = rdt_key("rep-hand", "");
 
@@ -364,22 +268,22 @@ static void test_handover_confirmed(void)
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&holder, "rep-hand", g_c0, 0), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&waiter, "rep-hand", g_c1, 0), 0);
     RDT_ASSERT_RC(0, rdlock_lock(&holder));
-    CU_ASSERT_EQUAL_FATAL(locker_start(&l, &waiter), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_holder_start(&l, &waiter), 0);
     CU_ASSERT_EQUAL(rdt_wait_zcard(g_m, rdt_key("rep-hand", ":w"), 1, 5000), 1);
     /* The hand-over happens on the master while the replica is stopped:
      * the waiter must not return on the message alone. */
     rdt_server_pause(&g_replica);
     RDT_ASSERT_RC(0, rdlock_unlock(&holder));
     rdt__nap_ms(800);
-    CU_ASSERT(!locker_done(&l));
+    CU_ASSERT(!rdt_holder_locked(&l));
     resumed = rdt_now_ms();
     rdt_server_resume(&g_replica);
-    CU_ASSERT(locker_wait(&l, 10000));
-    fprintf(stderr, "hand-over: %d, %lld ms after the replica continued\n", l.rc, l.done_at - resumed);
-    RDT_ASSERT_RC(0, l.rc);
-    CU_ASSERT(l.done_at >= resumed);
+    CU_ASSERT(rdt_holder_wait(&l, 10000));
+    fprintf(stderr, "hand-over: %d, %lld ms after the replica continued\n", l.lock_rc, l.locked_at - resumed);
+    RDT_ASSERT_RC(0, l.lock_rc);
+    CU_ASSERT(l.locked_at >= resumed);
     RDT_ASSERT_EQ_LL(2, replica_hlen(k));
-    RDT_ASSERT_RC(0, locker_finish(&l));
+    RDT_ASSERT_RC(0, rdt_holder_finish(&l));
     RDT_ASSERT_RC(0, rdlock_destroy(&holder));
     RDT_ASSERT_RC(0, rdlock_destroy(&waiter));
 }
@@ -400,12 +304,12 @@ static void test_config_rules(void)
 
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *ini = rdt_write_ini(&g_master, 0, bad[i].extra);
-        log_clear();
+        rdt_log_clear();
         CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
         RDT_ASSERT_RC(EINVAL, rdlock_client_open(&c, ini));
-        if (!log_has(bad[i].says))
-            fprintf(stderr, "config_rules %zu: no log line naming %s:\n%s", i, bad[i].says, g_log);
-        CU_ASSERT(log_has(bad[i].says));
+        if (!rdt_log_has(bad[i].says))
+            fprintf(stderr, "config_rules %zu: no log line naming %s:\n%s", i, bad[i].says, rdt_log_text());
+        CU_ASSERT(rdt_log_has(bad[i].says));
     }
     /* Without wait_replicas the timeout is not checked against anything. */
     {
@@ -472,7 +376,7 @@ static void test_demoted_master_reconnects(void)
     CU_ASSERT_EQUAL_FATAL(rdt_int_cmd(g_m, -1, "WAIT 1 2000"), 1);
 
     /* The failover. */
-    log_clear();
+    rdt_log_clear();
     CU_ASSERT_EQUAL_FATAL(switch_roles(&g_replica, g_r, g_m), 0);
     CU_ASSERT_EQUAL_FATAL(point_link(link, g_replica.sock), 0);
 
@@ -480,7 +384,7 @@ static void test_demoted_master_reconnects(void)
     RDT_ASSERT_RC(0, rdlock_trylock(&fresh_m));
     RDT_ASSERT_EQ_LL(1, rdt_exists(g_r, rdt_key("rep-demote-2", "")));
     RDT_ASSERT_RC(0, rdlock_unlock(&fresh_m));
-    CU_ASSERT(log_has("READONLY"));
+    CU_ASSERT(rdt_log_has("READONLY"));
     /* ... and the hold from before lives on: three leases of renewals. */
     rdt__nap_ms(4500);
     RDT_ASSERT_EQ_LL(1, rdt_exists(g_r, rdt_key("rep-demote", "")));

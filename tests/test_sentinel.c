@@ -37,36 +37,6 @@ static redisContext *g_m, *g_r, *g_s;
 static int g_dead_port; /* a port where nothing listens */
 static char g_sentinels[128];
 
-static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
-static char g_log[16384];
-
-static void capture_log(int level, const char *msg, void *arg)
-{
-    size_t n;
-    (void)arg;
-    pthread_mutex_lock(&g_log_mu);
-    n = strlen(g_log);
-    if (n < sizeof g_log - 1)
-        snprintf(g_log + n, sizeof g_log - n, "%d %s\n", level, msg);
-    pthread_mutex_unlock(&g_log_mu);
-}
-
-static int log_has(const char *s)
-{
-    int found;
-    pthread_mutex_lock(&g_log_mu);
-    found = strstr(g_log, s) != NULL;
-    pthread_mutex_unlock(&g_log_mu);
-    return found;
-}
-
-static void log_clear(void)
-{
-    pthread_mutex_lock(&g_log_mu);
-    g_log[0] = '\0';
-    pthread_mutex_unlock(&g_log_mu);
-}
-
 /* The master's port according to the sentinel, -1 if it has none. */
 static int sentinel_says(void)
 {
@@ -145,7 +115,7 @@ static int suite_setup(void)
     long long end;
     rdt_server_t dead;
 
-    rdlock_set_logger(capture_log, NULL);
+    rdt_log_capture();
     if (rdt_server_start(&g_master, NULL, NULL) != 0)
         return -1;
     snprintf(extra, sizeof extra, "--replicaof 127.0.0.1 %d", g_master.port);
@@ -265,10 +235,10 @@ static void test_config_rules(void)
         rdlock_client_t *c = NULL;
         const char *ini = rdt_write_file(&g_master, "rules.ini", cases[i].text);
         CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
-        log_clear();
+        rdt_log_clear();
         RDT_ASSERT_RC(cases[i].rc, rdlock_client_open(&c, ini));
-        if (cases[i].says && !log_has(cases[i].says)) {
-            fprintf(stderr, "config_rules %zu: no log line with '%s':\n%s", i, cases[i].says, g_log);
+        if (cases[i].says && !rdt_log_has(cases[i].says)) {
+            fprintf(stderr, "config_rules %zu: no log line with '%s':\n%s", i, cases[i].says, rdt_log_text());
             CU_FAIL("log line missing");
         }
         if (c != NULL)
@@ -276,64 +246,12 @@ static void test_config_rules(void)
     }
 }
 
-/* A holder thread: takes the lock, holds it until told, unlocks. */
-typedef struct holder {
-    rdlock_t *m;
-    int lock_rc, unlock_rc, go, held;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t th;
-} holder_t;
-
-static void *holder_main(void *arg)
-{
-    holder_t *h = arg;
-    int rc = rdlock_lock(h->m);
-    pthread_mutex_lock(&h->mu);
-    h->lock_rc = rc;
-    h->held = 1;
-    pthread_cond_broadcast(&h->cv);
-    while (!h->go)
-        pthread_cond_wait(&h->cv, &h->mu);
-    pthread_mutex_unlock(&h->mu);
-    h->unlock_rc = rc == 0 ? rdlock_unlock(h->m) : -1;
-    return NULL;
-}
-
-static int holder_start(holder_t *h, rdlock_t *m)
-{
-    memset(h, 0, sizeof *h);
-    h->m = m;
-    pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->cv, NULL);
-    if (pthread_create(&h->th, NULL, holder_main, h) != 0)
-        return -1;
-    pthread_mutex_lock(&h->mu);
-    while (!h->held)
-        pthread_cond_wait(&h->cv, &h->mu);
-    pthread_mutex_unlock(&h->mu);
-    return 0;
-}
-
-/* Let it unlock; its unlock's code. */
-static int holder_finish(holder_t *h)
-{
-    pthread_mutex_lock(&h->mu);
-    h->go = 1;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
-    pthread_join(h->th, NULL);
-    pthread_mutex_destroy(&h->mu);
-    pthread_cond_destroy(&h->cv);
-    return h->unlock_rc;
-}
-
 static void test_failover_followed(void)
 {
     rdlock_client_t *c = NULL;
     rdt_lockopts_t o;
     rdlock_t held, fresh_m;
-    holder_t h;
+    rdt_holder_t h;
     char role[32] = "";
     long long end, t0;
     /* Longer than the time between the replica's promotion (it stops
@@ -342,12 +260,13 @@ static void test_failover_followed(void)
     const char *ini = write_ini("[lock]\nlease_ms = 4000\n");
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
-    log_clear();
+    rdt_log_clear();
     RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
     o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&held, "sent-held", &o), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&fresh_m, "sent-new", &o), 0);
-    CU_ASSERT_EQUAL_FATAL(holder_start(&h, &held), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_holder_start(&h, &held), 0);
+    CU_ASSERT_FATAL(rdt_holder_wait(&h, 10000));
     RDT_ASSERT_RC(0, h.lock_rc);
     CU_ASSERT_EQUAL_FATAL(sync_replica(&g_master), 0); /* the replica has the hold */
 
@@ -378,7 +297,7 @@ static void test_failover_followed(void)
      * would have expired long ago (the failover began 11 s or so before). */
     rdt__nap_ms(1000);
     RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_replica, 0, "EXISTS %s", rdt_key("sent-held", "")));
-    RDT_ASSERT_RC(0, holder_finish(&h));
+    RDT_ASSERT_RC(0, rdt_holder_finish(&h));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&g_replica, 0, "EXISTS %s", rdt_key("sent-held", "")));
     RDT_ASSERT_RC(0, rdlock_destroy(&held));
     RDT_ASSERT_RC(0, rdlock_destroy(&fresh_m));
@@ -398,7 +317,7 @@ static void test_deposed_master_left_at_next_round(void)
     rdlock_client_t *c = NULL;
     rdt_lockopts_t o;
     rdlock_t held, fresh_m;
-    holder_t h;
+    rdt_holder_t h;
     rdt_server_t *oldm, *newm;
     char role[32];
     redisReply *r;
@@ -411,12 +330,13 @@ static void test_deposed_master_left_at_next_round(void)
     CU_ASSERT_EQUAL_FATAL(sentinel_says(), oldm->port);
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
-    log_clear();
+    rdt_log_clear();
     RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
     o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&held, "dep-held", &o), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&fresh_m, "dep-new", &o), 0);
-    CU_ASSERT_EQUAL_FATAL(holder_start(&h, &held), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_holder_start(&h, &held), 0);
+    CU_ASSERT_FATAL(rdt_holder_wait(&h, 10000));
     RDT_ASSERT_RC(0, h.lock_rc);
     CU_ASSERT_EQUAL_FATAL(sync_replica(oldm), 0); /* the new master will have the hold */
 
@@ -435,12 +355,12 @@ static void test_deposed_master_left_at_next_round(void)
     /* Three leases: the hold lives only if renewed on the new master. */
     rdt__nap_ms(4500);
     RDT_ASSERT_EQ_LL(1, rdt_int_on(newm, 0, "EXISTS %s", rdt_key("dep-held", "")));
-    CU_ASSERT(log_has("moved from"));
+    CU_ASSERT(rdt_log_has("moved from"));
     RDT_ASSERT_RC(0, rdlock_trylock(&fresh_m));
     RDT_ASSERT_EQ_LL(1, rdt_int_on(newm, 0, "EXISTS %s", rdt_key("dep-new", "")));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(oldm, 0, "EXISTS %s", rdt_key("dep-new", "")));
     RDT_ASSERT_RC(0, rdlock_unlock(&fresh_m));
-    RDT_ASSERT_RC(0, holder_finish(&h));
+    RDT_ASSERT_RC(0, rdt_holder_finish(&h));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(newm, 0, "EXISTS %s", rdt_key("dep-held", "")));
     RDT_ASSERT_RC(0, rdlock_destroy(&held));
     RDT_ASSERT_RC(0, rdlock_destroy(&fresh_m));

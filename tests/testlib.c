@@ -597,3 +597,106 @@ int rdt_lost_count(rdt_lostrec_t *r)
     pthread_mutex_unlock(&r->mu);
     return n;
 }
+
+/* ------------------------------------------------------------------ */
+/* 9. library log capture                                              */
+/* ------------------------------------------------------------------ */
+
+static pthread_mutex_t g_logcap_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_logcap[16384];
+
+static void logcap_fn(int level, const char *msg, void *arg)
+{
+    size_t n;
+    (void)arg;
+    pthread_mutex_lock(&g_logcap_mu);
+    n = strlen(g_logcap);
+    if (n < sizeof g_logcap - 1)
+        snprintf(g_logcap + n, sizeof g_logcap - n, "%d %s\n", level, msg);
+    pthread_mutex_unlock(&g_logcap_mu);
+}
+
+void rdt_log_capture(void)
+{
+    rdlock_set_logger(logcap_fn, NULL);
+}
+
+int rdt_log_has(const char *s)
+{
+    int found;
+    pthread_mutex_lock(&g_logcap_mu);
+    found = strstr(g_logcap, s) != NULL;
+    pthread_mutex_unlock(&g_logcap_mu);
+    return found;
+}
+
+void rdt_log_clear(void)
+{
+    pthread_mutex_lock(&g_logcap_mu);
+    g_logcap[0] = '\0';
+    pthread_mutex_unlock(&g_logcap_mu);
+}
+
+const char *rdt_log_text(void)
+{
+    return g_logcap; /* for printing after the fact: no lock */
+}
+
+/* ------------------------------------------------------------------ */
+/* 10. a thread that holds a mutex                                     */
+/* ------------------------------------------------------------------ */
+
+static void *holder_main(void *arg)
+{
+    rdt_holder_t *h = arg;
+    int rc = rdlock_lock(h->m);
+    pthread_mutex_lock(&h->mu);
+    h->lock_rc = rc;
+    h->locked_at = rdt_now_ms();
+    h->locked = 1;
+    pthread_cond_broadcast(&h->cv);
+    while (!h->go)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    h->unlock_rc = rc == 0 ? rdlock_unlock(h->m) : -1;
+    return NULL;
+}
+
+int rdt_holder_start(rdt_holder_t *h, rdlock_t *m)
+{
+    memset(h, 0, sizeof *h);
+    h->m = m;
+    h->lock_rc = h->unlock_rc = -1;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    return pthread_create(&h->th, NULL, holder_main, h) == 0 ? 0 : -1;
+}
+
+int rdt_holder_locked(rdt_holder_t *h)
+{
+    int l;
+    pthread_mutex_lock(&h->mu);
+    l = h->locked;
+    pthread_mutex_unlock(&h->mu);
+    return l;
+}
+
+int rdt_holder_wait(rdt_holder_t *h, int timeout_ms)
+{
+    long long end = rdt_now_ms() + timeout_ms;
+    while (!rdt_holder_locked(h) && rdt_now_ms() < end)
+        rdt__nap_ms(5);
+    return rdt_holder_locked(h);
+}
+
+int rdt_holder_finish(rdt_holder_t *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->go = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->th, NULL);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    return h->unlock_rc;
+}

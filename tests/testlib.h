@@ -270,4 +270,42 @@ void rdt_lost_cb(const char *name, void *arg);
 int rdt_lost_wait(rdt_lostrec_t *r, int n, int timeout_ms);
 int rdt_lost_count(rdt_lostrec_t *r);
 
+/* ------------------------------------------------------------------ */
+/* 9. library log capture                                              */
+/* ------------------------------------------------------------------ */
+
+/* rdt_log_capture() makes the library's log lines ("<level> <msg>\n")
+ * collect in one process-wide buffer (16 KiB, later lines dropped when
+ * full) instead of going to stderr; rdt_log_has() looks for a substring,
+ * rdt_log_clear() empties it, rdt_log_text() is for printing on failure.
+ * For suites whose checks are about what the library says; test_client
+ * keeps its own, which counts lines and levels. */
+void rdt_log_capture(void);
+int rdt_log_has(const char *s);
+void rdt_log_clear(void);
+const char *rdt_log_text(void);
+
+/* ------------------------------------------------------------------ */
+/* 10. a thread that holds a mutex                                     */
+/* ------------------------------------------------------------------ */
+
+/* A thread that calls rdlock_lock(m), records the outcome, keeps the lock
+ * until rdt_holder_finish() (only the holding thread may unlock), then
+ * unlocks.  For tests that need a blocked or holding thread while the
+ * main thread acts on the servers. */
+typedef struct rdt_holder {
+    rdlock_t *m;
+    int lock_rc, unlock_rc;
+    long long locked_at; /* rdt_now_ms() when rdlock_lock returned */
+    int locked, go;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+} rdt_holder_t;
+
+int rdt_holder_start(rdt_holder_t *h, rdlock_t *m);          /* 0 or -1 */
+int rdt_holder_locked(rdt_holder_t *h);                      /* has rdlock_lock returned? */
+int rdt_holder_wait(rdt_holder_t *h, int timeout_ms);        /* 1 returned, 0 not yet */
+int rdt_holder_finish(rdt_holder_t *h);                      /* unlock, join: unlock's code */
+
 #endif /* RDT_TESTLIB_H */
