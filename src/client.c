@@ -203,8 +203,30 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
      * now; an unreachable server only with fail_fast (SPEC section 3). */
     rc = rdl_conn_open(&c->cfg, &conn);
     if (rc == 0) {
-        c->idle = conn;
-        c->nidle = 1;
+        /* Wake-ups need PUBLISH and SUBSCRIBE on the lock channels: a Redis
+         * 7 user without channel permissions (ACL resetchannels, the
+         * default for new users) is refused now, rather than left with
+         * waiters that sleep through every release. */
+        size_t pl = strlen(c->cfg.key_prefix);
+        char *chan = malloc(pl + 16);
+        rc = chan == NULL ? ENOMEM : 0;
+        if (rc == 0) {
+            memcpy(chan, c->cfg.key_prefix, pl);
+            memcpy(chan + pl, "acl-probe", 10);
+            rc = rdl_conn_check_channel(conn, chan, pl + 9);
+            free(chan);
+        }
+        if (rc == EIO) {
+            rdl_conn_close(conn); /* half-read: start afresh on first use */
+            rc = 0;
+        } else if (rc != 0) {
+            rdl_conn_close(conn);
+            client_free(c);
+            return rc;
+        } else {
+            c->idle = conn;
+            c->nidle = 1;
+        }
     } else if (rc == EIO && !c->cfg.fail_fast) {
         rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); lock calls will wait for it",
                 rdl_conn_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
@@ -378,6 +400,52 @@ static void net_state(rdlock_client_t *c, bool down, const char *why)
         rdl_log(RDLOCK_LOG_INFO, "%s: connected", rdl_conn_where(&c->cfg, where, sizeof where));
 }
 
+void rdl_client_clock(rdlock_client_t *c, long long server_ms, long long recv_at)
+{
+    if (server_ms <= 0)
+        return;
+    RDL_LOCK(c);
+    /* The server read its clock before we received the answer, so this is
+     * a lower bound of the offset; the newest sample, so that drift
+     * between the two clocks stays small. */
+    c->clock_off = server_ms - recv_at;
+    c->clock_at = recv_at;
+    c->clock_ok = true;
+    RDL_UNLOCK(c);
+}
+
+/* Write into call->stamp the server time after which an attempt sent now
+ * is void: its sending + command_timeout_ms in the server's clock, taken
+ * low (the offset is a lower bound, less 1000 ppm of drift since the
+ * sample), so that when the client gives up on the attempt, command_timeout_ms
+ * after sending it, the server's clock is past the stamp.  0 if the clock is
+ * not known yet. */
+static void stamp_write(rdlock_client_t *c, char *stamp, long long sent)
+{
+    long long s = 0;
+    char digits[24];
+    size_t n, i;
+    RDL_LOCK(c);
+    if (c->clock_ok)
+        s = sent + c->clock_off - (sent - c->clock_at) / 1000 - 1 + c->cfg.command_timeout_ms;
+    RDL_UNLOCK(c);
+    if (s < 0)
+        s = 0;
+    n = rdl_fmt_u64(digits, (unsigned long long)s);
+    for (i = 0; i < RDL_STAMP_LEN; i++)
+        stamp[i] = i < RDL_STAMP_LEN - n ? '0' : digits[i - (RDL_STAMP_LEN - n)];
+}
+
+/* Sample the server's clock on conn (TIME): 0, or EIO. */
+static int clock_sample(rdlock_client_t *c, rdl_conn_t *conn)
+{
+    long long ms;
+    int rc = rdl_conn_time(conn, &ms);
+    if (rc == 0)
+        rdl_client_clock(c, ms, rdl_now_ms());
+    return rc;
+}
+
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                       const char *const *argv, const size_t *lens, long long deadline,
                       redisReply **reply, rdl_call_t *call)
@@ -385,12 +453,14 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
     rdl_call_t local = { 0 };
     int attempt, rc, replicas;
     char why[128] = "no connection";
+    bool clock_ok;
 
     if (call == NULL)
         call = &local;
     call->maybe_ran = call->ambiguous = false;
     call->sent_at = -1;
     call->acked = -1;
+    call->unsure_until = 0;
     replicas = call->confirm ? c->cfg.wait_replicas : 0;
 
     for (attempt = 0;; attempt++) {
@@ -407,13 +477,30 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 snprintf(why, sizeof why, "%s", rdl_conn_last_error());
         } else
             rc = 0;
+        if (rc == 0 && call->stamp != NULL) {
+            /* A stamped call needs the server's clock: once per client. */
+            RDL_LOCK(c);
+            clock_ok = c->clock_ok;
+            RDL_UNLOCK(c);
+            if (!clock_ok && clock_sample(c, conn) != 0) {
+                snprintf(why, sizeof why, "%s", conn->ctx->errstr[0] ? conn->ctx->errstr : "TIME failed");
+                rdl_conn_close(conn);
+                rdl_client_pool_flush(c);
+                rc = EIO;
+                conn = NULL;
+            }
+        }
         if (rc == 0) {
             long long sent = rdl_now_ms();
             if (!call->maybe_ran)
                 call->sent_at = sent; /* else an earlier attempt may have acted */
+            if (call->stamp != NULL)
+                stamp_write(c, call->stamp, sent);
             rc = rdl_conn_script_wait(conn, script, nkeys, argc, argv, lens, replicas, c->cfg.wait_timeout_ms,
                                       reply, &call->acked);
             if (rc == 0) {
+                call->answer_sent = sent;
+                call->answer_at = rdl_now_ms();
                 pool_put(c, conn);
                 net_state(c, false, NULL);
                 return 0;
@@ -432,10 +519,13 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 snprintf(why, sizeof why, "server loading or busy");
             } else {
                 /* Sent, maybe run, but no answer: a retry may find the
-                 * effect of this attempt.  A timeout (the server is alive
-                 * but slow) most likely ran it; a closed connection may
-                 * mean a restart that lost everything. */
+                 * effect of this attempt, and the attempt itself may yet
+                 * arrive (until its stamp).  A timeout (the server is
+                 * alive but slow) most likely ran it; a closed connection
+                 * may mean a restart that lost everything. */
                 call->maybe_ran = true;
+                if (call->stamp != NULL && sent + c->cfg.command_timeout_ms > call->unsure_until)
+                    call->unsure_until = sent + c->cfg.command_timeout_ms;
                 if (conn->ctx->err == REDIS_ERR_IO && strcmp(conn->ctx->errstr, strerror(EAGAIN)) == 0)
                     call->ambiguous = true;
                 snprintf(why, sizeof why, "%s", conn->ctx->errstr);

@@ -18,6 +18,14 @@
 #include "timeutil.h"
 
 #define RDL_ID_HEX 32
+
+/* A lost callback to run on the background thread. */
+typedef struct rdl_lostcb {
+    struct rdl_lostcb *next;
+    rdlock_lost_fn fn;
+    void *arg;
+    char *name;
+} rdl_lostcb_t;
 #define RDL_OWNER_MAX (RDL_ID_HEX + 12)
 
 struct rdlock_client {
@@ -34,6 +42,17 @@ struct rdlock_client {
     long long sentinel_check_at; /* background thread only: next Sentinel
                                     check not before (after a failed one) */
     bool net_down;            /* for one log line per outage, not per retry */
+
+    /* The server's clock, for the deadlines that make late acquire
+     * attempts void (see rdl_call_t.stamp): server ms >= local monotonic
+     * ms + clock_off, as sampled at local time clock_at. */
+    bool clock_ok;
+    long long clock_off, clock_at;
+
+    /* Lost callbacks owed by unlocks that returned ENOLCK without the
+     * watchdog having reported the loss: run by the background thread
+     * (the callback's documented thread), then freed. */
+    rdl_lostcb_t *lost_later;
 
     rdl_table_t holds;        /* rdl_hold_t by (key, thread) */
     uint64_t next_serial;
@@ -74,6 +93,9 @@ size_t rdl_owner(const rdlock_client_t *c, unsigned thread, char *buf);
  * connect again. */
 void rdl_client_pool_flush(rdlock_client_t *c);
 
+/* Width of a call's stamp: a server time in ms, zero-padded. */
+#define RDL_STAMP_LEN 15
+
 /* What a script call's retries mean for its result. */
 typedef struct rdl_call {
     bool maybe_ran;     /* an attempt was sent but got no answer before the
@@ -87,7 +109,22 @@ typedef struct rdl_call {
                            for that many replicas after the script */
     int acked;          /* out: replicas that confirmed it (-1: not asked,
                            or WAIT refused) */
+    char *stamp;        /* in, or NULL: RDL_STAMP_LEN bytes inside one of the
+                           arguments, rewritten before every attempt with the
+                           server time after which that attempt is void
+                           (acquire.lua): its sending + command_timeout_ms,
+                           in the server's clock, never later than the server
+                           time when the client gives up on it */
+    long long answer_sent; /* out: when the attempt that answered was sent */
+    long long answer_at;   /* out: when its answer came (monotonic ms) */
+    long long unsure_until; /* out: monotonic ms until which an attempt that
+                           got no answer may still act on the server (its
+                           stamp); 0 if none (stamp calls only) */
 } rdl_call_t;
+
+/* A sample of the server's clock: server_ms read by the server between
+ * our sending and local monotonic time recv_at (mu not held). */
+void rdl_client_clock(rdlock_client_t *c, long long server_ms, long long recv_at);
 
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic

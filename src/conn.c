@@ -443,7 +443,82 @@ static int rdl_conn_load_io(rdl_conn_t *c, const rdl_script_t *script)
     return rc;
 }
 
+static int rdl_conn_time_io(rdl_conn_t *c, long long *ms)
+{
+    redisReply *r = redisCommand(c->ctx, "TIME");
+    int rc = EIO;
+    if (r == NULL)
+        return EIO;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING &&
+        r->element[1]->type == REDIS_REPLY_STRING) {
+        long long sec = strtoll(r->element[0]->str, NULL, 10), usec = strtoll(r->element[1]->str, NULL, 10);
+        if (sec > 0 && usec >= 0 && sec < 100000000000LL) {
+            *ms = sec * 1000 + usec / 1000;
+            rc = 0;
+        }
+    }
+    if (rc != 0)
+        rdl_log(RDLOCK_LOG_ERROR, "TIME failed: %s", r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    freeReplyObject(r);
+    return rc;
+}
+
+static int rdl_conn_check_channel_io(rdl_conn_t *c, const char *channel, size_t len)
+{
+    const char *pub[3] = { "PUBLISH", channel, "" };
+    const char *sub[2] = { "SUBSCRIBE", channel };
+    const char *unsub[2] = { "UNSUBSCRIBE", channel };
+    size_t publ[3] = { 7, len, 0 }, subl[2] = { 9, len }, unsubl[2] = { 11, len };
+    const char *what[3] = { "publish", "subscribe", NULL };
+    int i, rc = 0;
+
+    /* One round trip; an empty message is ignored by every subscriber
+     * (src/reply.c), and UNSUBSCRIBE leaves subscribe mode again. */
+    if (redisAppendCommandArgv(c->ctx, 3, pub, publ) != REDIS_OK ||
+        redisAppendCommandArgv(c->ctx, 2, sub, subl) != REDIS_OK ||
+        redisAppendCommandArgv(c->ctx, 2, unsub, unsubl) != REDIS_OK) {
+        c->broken = true;
+        return EIO;
+    }
+    for (i = 0; i < 3; i++) {
+        redisReply *r;
+        if (rdl_conn_read_io(c, &r) != 0)
+            return EIO;
+        if (r->type == REDIS_REPLY_ERROR && rc == 0 && what[i] != NULL) {
+            rc = rdl_reply_error(r) == EACCES ? EACCES : EIO;
+            if (rc == EACCES)
+                rdl_log(RDLOCK_LOG_ERROR,
+                        "the Redis user may not %s to channel %.*s (%s): lock wake-ups need channel "
+                        "permission, e.g. ACL SETUSER <user> &<key_prefix>*",
+                        what[i], (int)len, channel, r->str);
+            else
+                rdl_log(RDLOCK_LOG_ERROR, "%s %.*s failed: %s", what[i], (int)len, channel, r->str);
+        }
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
 /* The public entry points: each I/O section runs with SIGPIPE blocked. */
+int rdl_conn_time(rdl_conn_t *c, long long *ms)
+{
+    nosigpipe_t st;
+    int rc;
+    nosigpipe_enter(&st);
+    rc = rdl_conn_time_io(c, ms);
+    nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_conn_check_channel(rdl_conn_t *c, const char *channel, size_t len)
+{
+    nosigpipe_t st;
+    int rc;
+    nosigpipe_enter(&st);
+    rc = rdl_conn_check_channel_io(c, channel, len);
+    nosigpipe_leave(&st);
+    return rc;
+}
 int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out)
 {
     nosigpipe_t st;

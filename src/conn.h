@@ -69,6 +69,15 @@ int rdl_conn_append_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys,
 /* Read one reply (an error reply is returned as is).  0 or EIO. */
 int rdl_conn_read(rdl_conn_t *c, redisReply **reply);
 
+/* The server's clock (TIME) in ms: 0 and *ms, or EIO (also an error
+ * reply: logged). */
+int rdl_conn_time(rdl_conn_t *c, long long *ms);
+
+/* May this connection's user publish and subscribe to channel (Redis 7
+ * ACL channel permissions)?  0 yes, EACCES no (logged, naming what is
+ * missing), EIO no answer.  Leaves the connection in its normal mode. */
+int rdl_conn_check_channel(rdl_conn_t *c, const char *channel, size_t len);
+
 /* Load a script into the server's cache (after NOSCRIPT in a pipeline). */
 int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
 /* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read). */

@@ -178,6 +178,7 @@ void rdl_waitq_free_all(rdlock_client_t *c, bool after_fork)
 /* ---------------------------------------------------------------- thread control */
 
 static void *bg_main(void *arg);
+static void lost_later_free(rdlock_client_t *c);
 
 int rdl_events_start(rdlock_client_t *c)
 {
@@ -211,6 +212,7 @@ void rdl_events_poke(rdlock_client_t *c)
 void rdl_events_stop(rdlock_client_t *c)
 {
     bool running;
+    rdl_lostcb_t *owed;
     RDL_LOCK(c);
     running = c->bg_running;
     c->bg_stop = true;
@@ -233,6 +235,18 @@ void rdl_events_stop(rdlock_client_t *c)
     rdl_conn_close(c->sub);
     rdl_conn_close(c->wd);
     c->sub = c->wd = NULL;
+    /* Callbacks owed but not yet run by the thread: run here, not lost. */
+    RDL_LOCK(c);
+    owed = c->lost_later;
+    c->lost_later = NULL;
+    RDL_UNLOCK(c);
+    while (owed != NULL) {
+        rdl_lostcb_t *next = owed->next;
+        owed->fn(owed->name, owed->arg);
+        free(owed->name);
+        free(owed);
+        owed = next;
+    }
 }
 
 void rdl_events_after_fork(rdlock_client_t *c)
@@ -240,6 +254,7 @@ void rdl_events_after_fork(rdlock_client_t *c)
     rdl_conn_close(c->sub);
     rdl_conn_close(c->wd);
     c->sub = c->wd = NULL;
+    lost_later_free(c);
     c->bg_running = false;
     c->bg_stop = false;
     c->wd_next = 0;
@@ -256,6 +271,37 @@ static long long backoff_ms(int fails)
 {
     long long ms = 50LL << (fails < 5 ? fails : 5);
     return ms > RDL_BACKOFF_MAX_MS ? RDL_BACKOFF_MAX_MS : ms;
+}
+
+void rdl_events_lost_later(rdlock_client_t *c, rdlock_lost_fn fn, void *arg, const char *name, size_t namelen)
+{
+    rdl_lostcb_t *cb, **pp;
+    if (fn == NULL)
+        return;
+    cb = calloc(1, sizeof *cb);
+    if (cb == NULL || (cb->name = strndup(name, namelen)) == NULL) {
+        free(cb);
+        rdl_log(RDLOCK_LOG_ERROR, "lock %.*s: out of memory: its lost callback does not run", (int)namelen, name);
+        return;
+    }
+    cb->fn = fn;
+    cb->arg = arg;
+    for (pp = &c->lost_later; *pp != NULL; pp = &(*pp)->next)
+        ; /* in order */
+    *pp = cb;
+    if (rdl_events_start(c) == 0)
+        rdl_events_poke(c);
+}
+
+/* Free callbacks still owed (close; fork child: the parent runs its own). */
+static void lost_later_free(rdlock_client_t *c)
+{
+    while (c->lost_later != NULL) {
+        rdl_lostcb_t *next = c->lost_later->next;
+        free(c->lost_later->name);
+        free(c->lost_later);
+        c->lost_later = next;
+    }
 }
 
 /* ---------------------------------------------------------------- subscriptions */
@@ -354,15 +400,24 @@ static void sub_reset(rdlock_client_t *c)
     c->sub_retry_at = rdl_now_ms() + backoff_ms(c->sub_fails);
 }
 
-/* Handle one pub/sub reply (mutex held). */
-static void sub_reply(rdlock_client_t *c, redisReply *r)
+/* Handle one pub/sub reply (mutex held).  An error reply (a SUBSCRIBE the
+ * server refused: ACL channel permissions) returns EACCES: the caller
+ * drops the connection, so every waiter looks again and, while the
+ * subscriber backs off, falls back to timed re-checks. */
+static int sub_reply(rdlock_client_t *c, redisReply *r)
 {
     rdl_event_t ev;
     int kind = rdl_reply_event(r, RDL_CHAN_SUFFIX, &ev);
     rdl_waitq_t *q = kind == RDL_EV_NONE ? NULL : wq_find(c, ev.key, ev.keylen);
 
+    if (r->type == REDIS_REPLY_ERROR) {
+        rdl_log(c->sub_fails == 0 ? RDLOCK_LOG_ERROR : RDLOCK_LOG_DEBUG,
+                "subscriber: %s; waiters re-check every retry_interval_ms instead",
+                r->str != NULL ? r->str : "error");
+        return EACCES;
+    }
     if (q == NULL)
-        return;
+        return 0;
     switch (kind) {
     case RDL_EV_GRANT:
         /* Handed to a queued writer: only that waiter (if it is ours)
@@ -384,6 +439,7 @@ static void sub_reply(rdlock_client_t *c, redisReply *r)
             q->sub = RDL_SUB_NONE; /* re-subscribed next round if waited on again */
         break;
     }
+    return 0;
 }
 
 /* Send pending (un)subscriptions, connecting if needed (mutex not held).
@@ -412,6 +468,7 @@ static int sub_flush(rdlock_client_t *c, chan_list_t *subs, chan_list_t *unsubs)
 static int sub_read(rdlock_client_t *c)
 {
     void *r;
+    int rc;
     if (redisBufferRead(c->sub->ctx) != REDIS_OK)
         return EIO;
     RDL_LOCK(c);
@@ -423,8 +480,12 @@ static int sub_read(rdlock_client_t *c)
         }
         if (r == NULL)
             break;
-        sub_reply(c, r);
+        rc = sub_reply(c, r);
         freeReplyObject(r);
+        if (rc != 0) {
+            RDL_UNLOCK(c);
+            return rc;
+        }
     }
     RDL_UNLOCK(c);
     return 0;
@@ -440,6 +501,7 @@ typedef struct renew_item {
     char owner[RDL_OWNER_MAX];
     char lease[16];
     char count[16];
+    char call[21];
     int result; /* 0 renewed, 1 lost, -1 unknown (I/O failed) */
 } renew_item_t;
 
@@ -513,6 +575,7 @@ static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
     rdl_owner(c, h->thread, it->owner);
     it->lease[rdl_fmt_u64(it->lease, h->lease_ms)] = '\0';
     it->count[rdl_fmt_u64(it->count, h->count)] = '\0';
+    memcpy(it->call, h->call, sizeof it->call);
     it->result = -1;
     b->n++;
     return 0;
@@ -568,6 +631,8 @@ static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const c
         lens[argc++] = strlen(b->items[start + i].lease);
         argv[argc] = b->items[start + i].count;
         lens[argc++] = strlen(b->items[start + i].count);
+        argv[argc] = b->items[start + i].call;
+        lens[argc++] = strlen(b->items[start + i].call);
     }
     return argc;
 }
@@ -614,8 +679,8 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
         if ((rc = rdl_conn_append_load(c->wd, &rdl_script_renew)) != 0)
             goto out;
     }
-    argv = malloc(4 * RDL_RENEW_BATCH * sizeof *argv);
-    lens = malloc(4 * RDL_RENEW_BATCH * sizeof *lens);
+    argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
+    lens = malloc(5 * RDL_RENEW_BATCH * sizeof *lens);
     if (argv == NULL || lens == NULL) {
         rc = ENOMEM;
         goto out;
@@ -770,8 +835,9 @@ static void *bg_main(void *arg)
         renew_batch_t batch = { 0 };
         long long now = rdl_now_ms(), timeout;
         size_t i;
-        int nfd;
+        int nfd, src;
         bool moved;
+        rdl_lostcb_t *owed;
 
         if (c->sub_fails > 0 && now >= c->sub_retry_at)
             c->sub_fails = 0; /* time to try the subscriber connection again */
@@ -813,10 +879,19 @@ static void *bg_main(void *arg)
         }
         if (moved)
             renew_all_now(c, rdl_now_ms());
+        owed = c->lost_later;
+        c->lost_later = NULL;
         RDL_UNLOCK(c);
         for (i = 0; i < batch.ncb; i++)
             batch.cbs[i].fn(batch.cbs[i].name, batch.cbs[i].arg); /* on this thread, unlocked */
         batch_clear(&batch);
+        while (owed != NULL) {
+            rdl_lostcb_t *next = owed->next;
+            owed->fn(owed->name, owed->arg);
+            free(owed->name);
+            free(owed);
+            owed = next;
+        }
 
         RDL_LOCK(c);
         if (c->bg_stop)
@@ -847,8 +922,9 @@ static void *bg_main(void *arg)
             if (pfd[0].revents & POLLIN)
                 while (read(c->wake[0], drain, sizeof drain) > 0)
                     ;
-            if (nfd == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && sub_read(c) != 0) {
-                rdl_log(RDLOCK_LOG_WARN, "subscriber connection lost: %s", c->sub->ctx->errstr);
+            if (nfd == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && (src = sub_read(c)) != 0) {
+                if (src == EIO)
+                    rdl_log(RDLOCK_LOG_WARN, "subscriber connection lost: %s", c->sub->ctx->errstr);
                 rdl_conn_close(c->sub);
                 c->sub = NULL;
                 RDL_LOCK(c);

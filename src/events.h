@@ -19,7 +19,7 @@ typedef struct rdl_waiter {
     struct rdl_waiter *next;
     unsigned thread;
     uint64_t floor;         /* hand-overs with a token <= this are stale */
-    bool granted;           /* the lock was handed to this thread */
+    bool granted;           /* the lock was handed to this thread: claim it */
     uint64_t token;         /* ... with this fencing token */
 } rdl_waiter_t;
 
@@ -35,8 +35,6 @@ typedef struct rdl_waitq {
     long long last_poll;    /* last timed re-check by any local waiter */
     rdl_waiter_t *waiters;  /* the local threads waiting */
     uint64_t last_grant;    /* newest hand-over token seen for this key */
-    long long look_sent;    /* the newest busy look by a local waiter: sent */
-    uint64_t look_fence;    /* ... and the fencing counter it saw */
 } rdl_waitq_t;
 
 /* Start the thread if it is not running (mu held).  0 or an errno. */
@@ -45,6 +43,9 @@ int rdl_events_start(rdlock_client_t *c);
 void rdl_events_stop(rdlock_client_t *c);
 /* Wake its poll() to look at the tables again (any lock state). */
 void rdl_events_poke(rdlock_client_t *c);
+/* Run fn(name, arg) on the background thread, soon (mu held): a lost
+ * callback owed by an unlock that found its hold gone. */
+void rdl_events_lost_later(rdlock_client_t *c, rdlock_lost_fn fn, void *arg, const char *name, size_t namelen);
 /* After fork(), in the child (mu held by the fork handler): forget the
  * thread and close (not shut down) its connections. */
 void rdl_events_after_fork(rdlock_client_t *c);

@@ -27,12 +27,18 @@ typedef struct rdl_hold {
     int api;                /* RDL_API_*: released through the API that took it */
     unsigned count;         /* recursion / read re-entry depth, >= 1 */
     uint64_t token;         /* fencing token of the first acquisition */
+    char call[21];          /* the acquire call that took it (decimal): its
+                               identity on the server, with the owner */
     uint64_t serial;        /* unique per client: the watchdog's handle on it */
     unsigned lease_ms;
     unsigned interval_ms;   /* renewal period */
     unsigned max_hold_ms;   /* 0 = unlimited */
     bool watchdog;
     long long acquired_at;  /* monotonic ms when the acquire was sent */
+    long long unsure_until; /* an attempt of the acquire call that got no
+                               answer may act on the server until then: the
+                               release waits for it (else that late attempt
+                               could find the lock free and take it again) */
     long long renew_at;     /* next renewal due */
     long long expires_at;   /* local, conservative end of the lease */
     bool lost;              /* found gone by the watchdog, or lease ran out */

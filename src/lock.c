@@ -26,22 +26,24 @@
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
-/* The six keys of a lock (see src/scripts/acquire.lua). */
+/* The six keys of a lock (see src/scripts/acquire.lua), and a seventh that
+ * only release.lua uses (the proof of the last release). */
 #define RDL_NKEYS 6
+#define RDL_NKEYS_RELEASE 7
 typedef struct lock_keys {
     char *buf;
-    const char *v[RDL_NKEYS];
-    size_t l[RDL_NKEYS];
+    const char *v[RDL_NKEYS_RELEASE];
+    size_t l[RDL_NKEYS_RELEASE];
 } lock_keys_t;
 
 static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
 {
-    static const char *const sfx[RDL_NKEYS] = { "", ":w", ":wq", ":r", ":fence", ":x" };
+    static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":rel" };
     size_t i, off = 0;
-    k->buf = malloc(RDL_NKEYS * keylen + 20);
+    k->buf = malloc(RDL_NKEYS_RELEASE * keylen + 24);
     if (k->buf == NULL)
         return ENOMEM;
-    for (i = 0; i < RDL_NKEYS; i++) {
+    for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
         size_t sl = strlen(sfx[i]);
         memcpy(k->buf + off, key, keylen);
         memcpy(k->buf + off + keylen, sfx[i], sl);
@@ -69,34 +71,47 @@ static int relock(const rdl_handle_t *h, rdl_hold_t *hold, char mode, int how)
     return 0;
 }
 
+/* One acquire call of one thread: its identity on the server (owner and
+ * call number, see acquire.lua), its arguments, and what its attempts so
+ * far left behind. */
 typedef struct attempt {
     rdlock_client_t *c;
     lock_keys_t keys;
     char owner[RDL_OWNER_MAX];
-    char mode[2];
+    char mode;
     char lease[16];
+    char claim[16];  /* how long a hand-over to us waits for our claim */
     char info[300];
     char call[21];   /* this call's number, as in info */
     bool robust;
     int acked;       /* replicas that confirmed the last try (-1: not asked) */
     char prev[RDL_WHO_MAX + 2]; /* the robust marker the last grant replaced */
+    long long unsure_until; /* until when an attempt that got no answer may
+                               still act on the server (monotonic ms, 0 none) */
+    /* What the last answered try said. */
+    uint64_t token;  /* held */
+    long long hint;  /* busy: ms until the holders' leases end, 0 unknown */
+    uint64_t fence;  /* busy: the fencing counter now */
+    bool first;      /* busy: we head the writers' queue */
+    long long sent_at; /* when the attempt that took effect was sent */
 } attempt_t;
 
-/* One acquire script call.  0 = held (*token set), EOWNERDEAD = held, the
+#define RDL_VOID_MAX 3 /* void attempts in a row (clock trouble) before EIO */
+
+/* One acquire script call.  0 = held (a->token), EOWNERDEAD = held, the
  * previous exclusive hold ended without unlock (robust callers only),
- * ENOTRECOVERABLE, EBUSY (*hint = ms until the holders' leases end, 0
- * unknown; *fence = the counter now), or an error from the client. */
-static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
-                    long long *hint, uint64_t *fence, bool *first, long long *sent_at)
+ * ENOTRECOVERABLE, EBUSY (a->hint, a->fence, a->first), or an error from
+ * the client. */
+static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
 {
     rdl_call_t call = { .confirm = true };
     rdl_acquired_t ar;
     const char *argv[RDL_NKEYS + 2];
     size_t lens[RDL_NKEYS + 2];
-    char packed[340];
+    char packed[360];
     redisReply *r;
-    size_t n;
-    int i, rc;
+    size_t n, l;
+    int i, rc, voids = 0;
 
     for (i = 0; i < RDL_NKEYS; i++) {
         argv[i] = a->keys.v[i];
@@ -104,33 +119,59 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
     }
     argv[RDL_NKEYS] = a->owner;
     lens[RDL_NKEYS] = strlen(a->owner);
-    /* "<mode><waiting><queued><robust><lease>;<info>": see acquire.lua. */
-    packed[0] = a->mode[0];
+    /* "<mode><waiting><queued><robust><lease>;<claim>;<valid until>;<info>":
+     * see acquire.lua; the client stamps <valid until> per attempt. */
+    packed[0] = a->mode;
     packed[1] = waiting ? '1' : '0';
     packed[2] = queued ? '1' : '0';
     packed[3] = a->robust ? '1' : '0';
-    n = 4 + strlen(a->lease);
-    memcpy(packed + 4, a->lease, n - 4);
+    n = 4;
+    l = strlen(a->lease);
+    memcpy(packed + n, a->lease, l);
+    n += l;
     packed[n++] = ';';
-    memcpy(packed + n, a->info, strlen(a->info));
-    n += strlen(a->info);
+    l = strlen(a->claim);
+    memcpy(packed + n, a->claim, l);
+    n += l;
+    packed[n++] = ';';
+    call.stamp = packed + n;
+    n += RDL_STAMP_LEN;
+    packed[n++] = ';';
+    l = strlen(a->info);
+    memcpy(packed + n, a->info, l);
+    n += l;
     argv[RDL_NKEYS + 1] = packed;
     lens[RDL_NKEYS + 1] = n;
-    rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline,
-                           &r, &call);
-    if (call.sent_at >= 0)
-        *sent_at = call.sent_at; /* else nothing went out: keep the last */
-    a->acked = call.acked;
-    if (rc != 0)
-        return rc;
-    rc = rdl_reply_acquire(r, &ar);
-    freeReplyObject(r);
-    *token = ar.token;
+    for (;;) {
+        rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r,
+                               &call);
+        if (call.unsure_until > a->unsure_until)
+            a->unsure_until = call.unsure_until;
+        if (call.sent_at >= 0)
+            a->sent_at = call.sent_at; /* else nothing went out: keep the last */
+        a->acked = call.acked;
+        if (rc != 0)
+            return rc;
+        rc = rdl_reply_acquire(r, &ar);
+        freeReplyObject(r);
+        rdl_client_clock(a->c, ar.now, call.answer_at);
+        if (rc != ESTALE)
+            break;
+        /* Void on arrival: our idea of the server's clock was off (a
+         * clock step, a failover to a server whose clock differs).  The
+         * reply brought a fresh sample: once more, at once. */
+        if (++voids >= RDL_VOID_MAX) {
+            rdl_log(RDLOCK_LOG_ERROR, "%.*s: the server's clock keeps moving under the request deadlines",
+                    (int)a->keys.l[0], a->keys.v[0]);
+            return EIO;
+        }
+    }
+    a->token = ar.token;
     memcpy(a->prev, ar.prev, sizeof a->prev);
     if (rc == EBUSY) {
-        *hint = ar.hint;
-        *fence = ar.fence;
-        *first = ar.first;
+        a->hint = ar.hint;
+        a->fence = ar.fence;
+        a->first = ar.first;
     }
     return rc;
 }
@@ -140,52 +181,52 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline,
 typedef struct leave_reply {
     rdl_released_t r;
     long long sent_at;
+    bool ambiguous; /* an earlier attempt got no answer and may have acted */
 } leave_reply_t;
 
 /* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
- * or inconsistent exclusive hold), "ax" (undo an exclusive grant; arg3 =
- * the robust marker it replaced) or "u" (unwait; arg3 = the waiter's lease,
- * arg4 = its call number); see the script.  arg3, arg4 may be NULL.  0
- * and *out, or an error from the client. */
+ * or inconsistent exclusive hold), "ax" (undo an exclusive grant; arg4 =
+ * the robust marker it replaced) or "u" (unwait; arg4 = the waiter's
+ * lease), about the hold or call number `call`; see the script.  arg4 may
+ * be NULL.  0 and *out, or an error from the client. */
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
-                 const char *arg3, const char *arg4, long long deadline, leave_reply_t *out)
+                 const char *call, const char *arg4, long long deadline, leave_reply_t *out)
 {
-    rdl_call_t call = { 0 };
-    const char *argv[RDL_NKEYS + 4];
-    size_t lens[RDL_NKEYS + 4];
+    rdl_call_t rc_call = { 0 };
+    const char *argv[RDL_NKEYS_RELEASE + 4];
+    size_t lens[RDL_NKEYS_RELEASE + 4];
+    char keep[24];
     redisReply *r;
-    int i, rc, argc = RDL_NKEYS + 2;
+    int i, rc, argc = RDL_NKEYS_RELEASE + 3;
 
-    for (i = 0; i < RDL_NKEYS; i++) {
+    for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
         argv[i] = keys->v[i];
         lens[i] = keys->l[i];
     }
-    argv[RDL_NKEYS] = owner;
-    lens[RDL_NKEYS] = strlen(owner);
-    argv[RDL_NKEYS + 1] = op;
-    lens[RDL_NKEYS + 1] = strlen(op);
-    if (arg3 != NULL) {
-        argv[argc] = arg3;
-        lens[argc++] = strlen(arg3);
-        if (arg4 != NULL) {
-            argv[argc] = arg4;
-            lens[argc++] = strlen(arg4);
-        }
+    argv[RDL_NKEYS_RELEASE] = owner;
+    lens[RDL_NKEYS_RELEASE] = strlen(owner);
+    argv[RDL_NKEYS_RELEASE + 1] = op;
+    lens[RDL_NKEYS_RELEASE + 1] = strlen(op);
+    argv[RDL_NKEYS_RELEASE + 2] = call;
+    lens[RDL_NKEYS_RELEASE + 2] = strlen(call);
+    if (op[0] == 'r') {
+        /* Keep the proof of the release for as long as our retries of it
+         * can take (each: a command timeout and a backoff of <= 640 ms). */
+        long long ms = (long long)(c->cfg.command_retries + 1) * (c->cfg.command_timeout_ms + 640) + 1000;
+        keep[rdl_fmt_u64(keep, (unsigned long long)ms)] = '\0';
+        arg4 = keep;
     }
-    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS, argc, argv, lens, deadline, &r, &call);
+    if (arg4 != NULL) {
+        argv[argc] = arg4;
+        lens[argc++] = strlen(arg4);
+    }
+    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS_RELEASE, argc, argv, lens, deadline, &r, &rc_call);
     if (rc != 0)
         return rc;
     rc = rdl_reply_release(r, &out->r);
     freeReplyObject(r);
-    out->sent_at = call.sent_at;
-    if (rc == 0 && out->r.status == 0 && call.ambiguous && op[0] == 'r') {
-        /* An earlier attempt went out and its answer was lost; finding
-         * nothing now most likely means that attempt released the hold
-         * (a hold lost on its own is reported by the watchdog first). */
-        rdl_log(RDLOCK_LOG_WARN, "release: reply lost and the retry found the hold gone; "
-                                 "taking it as released by the first attempt");
-        out->r.status = 1;
-    }
+    out->sent_at = rc_call.sent_at;
+    out->ambiguous = rc_call.maybe_ran;
     return rc;
 }
 
@@ -204,19 +245,18 @@ static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, con
  * few replicas confirmed in time is undone and reported as EIO, as if Redis
  * had not answered: a failover now could lose it and let another client
  * take the lock.  Blocking callers keep trying (SPEC section 2). */
-static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long deadline, uint64_t *token,
-                         long long *hint, uint64_t *fence, bool *first, long long *sent_at)
+static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long deadline)
 {
     rdlock_client_t *c = a->c;
     int want = c->cfg.wait_replicas;
-    int rc = try_once(a, waiting, queued, deadline, token, hint, fence, first, sent_at);
+    int rc = try_once(a, waiting, queued, deadline);
     leave_reply_t lr;
 
     if ((rc != 0 && rc != EOWNERDEAD) || want <= 0 || a->acked >= want)
         return rc;
     rdl_log(RDLOCK_LOG_WARN, "%.*s: acquisition confirmed by %d of %d replicas within %d ms: undone",
             (int)a->keys.l[0], a->keys.v[0], a->acked < 0 ? 0 : a->acked, want, c->cfg.wait_timeout_ms);
-    if (leave(c, &a->keys, a->owner, a->mode[0] == 'x' ? "ax" : "rs", a->mode[0] == 'x' ? a->prev : NULL, NULL,
+    if (leave(c, &a->keys, a->owner, a->mode == 'x' ? "ax" : "rs", a->call, a->mode == 'x' ? a->prev : NULL,
               deadline, &lr) == 0) {
         RDL_LOCK(c);
         leave_notify(c, a->keys.v[0], a->keys.l[0], &lr);
@@ -233,7 +273,9 @@ static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long dead
 
 /* Holder info "1;<pid>;<thread>;<call>;<host>" (see acquire.lua), without
  * stdio: this runs on every acquisition.  buf holds 300 bytes; the call
- * number also goes to call (21 bytes). */
+ * number also goes to call (21 bytes).  Call numbers increase for each
+ * thread (one call at a time), which is what lets the server tell a late
+ * request of an older call from a newer one. */
 static void info_make(char *buf, char *call, rdlock_client_t *c, unsigned thread)
 {
     static unsigned long long calls;
@@ -244,7 +286,6 @@ static void info_make(char *buf, char *call, rdlock_client_t *c, unsigned thread
     buf[n++] = ';';
     n += rdl_fmt_u64(buf + n, thread);
     buf[n++] = ';';
-    /* Tells this call's own grant from a leftover of an earlier hold. */
     cl = rdl_fmt_u64(call, __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED));
     call[cl] = '\0';
     memcpy(buf + n, call, cl);
@@ -254,39 +295,18 @@ static void info_make(char *buf, char *call, rdlock_client_t *c, unsigned thread
     buf[n + hl] = '\0';
 }
 
-/* A hand-over announced to waiter w (mu held): is its lease start known
- * closely enough to trust the message without another look?  The server
- * gave us the lock after every look whose answer showed a fencing counter
- * below the hand-over's token, so the latest such look's sending, ours
- * (own_busy: our last look answered busy) or another local waiter's, is a
- * safe (early) start; a look that got no answer proves nothing.  If that
- * leaves less than a third of the lease, the watchdog might not reach the
- * server in time: the caller looks once more instead (acquire.lua restarts
- * the lease of a hand-over it finds).  *start: the estimate when trusted. */
-static bool grant_fresh(const rdlock_client_t *c, const rdl_waitq_t *q, const rdl_waiter_t *w, unsigned lease,
-                        long long own_busy, long long *start)
-{
-    long long t = own_busy;
-    if (c->cfg.wait_replicas > 0)
-        return false; /* only our own look can WAIT for the replicas to have it */
-    if (q->look_fence < w->token && q->look_sent > t)
-        t = q->look_sent;
-    if (t + lease - rdl_now_ms() < (long long)lease / 3)
-        return false;
-    *start = t;
-    return true;
-}
-
 /* Record a fresh hold (mutex held) and make sure the watchdog knows. */
 static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, unsigned thread,
-                        char mode, uint64_t token, unsigned lease, long long sent_at)
+                        const attempt_t *a, unsigned lease)
 {
     const rdl_config_t *cfg = &c->cfg;
     hold->thread = thread;
-    hold->mode = mode;
+    hold->mode = a->mode;
     hold->api = h->api;
     hold->count = 1;
-    hold->token = token;
+    hold->token = a->token;
+    memcpy(hold->call, a->call, sizeof hold->call);
+    hold->unsure_until = a->unsure_until;
     hold->serial = ++c->next_serial;
     hold->lease_ms = lease;
     /* A configured interval that does not fit this lock's own lease falls
@@ -296,9 +316,9 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
                             : (lease / 3 ? lease / 3 : 1);
     hold->max_hold_ms = cfg->max_hold_ms;
     hold->watchdog = h->watchdog >= 0 ? h->watchdog != 0 : cfg->watchdog_enabled;
-    hold->acquired_at = sent_at;
-    hold->renew_at = sent_at + hold->interval_ms;
-    hold->expires_at = sent_at + lease;
+    hold->acquired_at = a->sent_at;
+    hold->renew_at = a->sent_at + hold->interval_ms;
+    hold->expires_at = a->sent_at + lease;
     hold->lostcb = h->lostcb;
     hold->lostarg = h->lostarg;
     hold->handle = h;
@@ -317,6 +337,136 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
     }
 }
 
+/* Wait until no attempt that got no answer can act on the server any more
+ * (its deadline, acquire.lua, has passed there). */
+static void wait_unsure(long long until)
+{
+    long long now = rdl_now_ms();
+    if (until > now)
+        rdl_sleep_ms(until - now);
+}
+
+/* Set up the attempt of h's name in mode for the calling thread. */
+static int attempt_init(attempt_t *a, rdlock_client_t *c, const rdl_handle_t *h, unsigned thread, char mode,
+                        unsigned lease)
+{
+    unsigned claim;
+    memset(a, 0, sizeof *a);
+    a->c = c;
+    if (keys_make(&a->keys, h->key, h->keylen) != 0)
+        return ENOMEM;
+    rdl_owner(c, thread, a->owner);
+    a->mode = mode;
+    a->robust = mode == 'x' && h->robust;
+    a->lease[rdl_fmt_u64(a->lease, lease)] = '\0';
+    /* A hand-over waits this long for our claim: twice the longest round
+     * trip we tolerate, and never more than half a lease (a live waiter
+     * looks every third of its lease even without a wake-up). */
+    claim = 2 * (unsigned)c->cfg.command_timeout_ms;
+    if (claim > lease / 2)
+        claim = lease / 2 ? lease / 2 : 1;
+    a->claim[rdl_fmt_u64(a->claim, claim)] = '\0';
+    info_make(a->info, a->call, c, thread);
+    return 0;
+}
+
+/* Wait for a wake-up of q, a hand-over to me, or `until` (mu not held):
+ * the re-check schedule of a waiter that was told busy (rc EBUSY) or could
+ * not reach Redis (EIO). */
+static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsigned long gen0, const attempt_t *a,
+                      int rc, int how, long long deadline, unsigned lease)
+{
+    long long now = rdl_now_ms(), until, mark_by;
+    unsigned wait_ms;
+
+    /* Re-check when the holders' leases would end, but at least every
+     * retry interval (and every third of our lease, which keeps our queue
+     * mark alive); while Redis is away, every retry interval. */
+    wait_ms = c->cfg.retry_interval_ms;
+    if (wait_ms > lease / 3 && lease >= 3)
+        wait_ms = lease / 3;
+    if (rc == EBUSY && a->hint > 0 && a->hint < wait_ms)
+        wait_ms = (unsigned)a->hint;
+    wait_ms += rdl_jitter(c->cfg.retry_jitter_ms);
+    /* From this look's sending, not its answer: so the server sees our
+     * queue mark refreshed every wait_ms, whatever the round trip
+     * (acquire.lua skips a head silent for half its lease). */
+    until = (rc == EBUSY ? a->sent_at : now) + wait_ms;
+    mark_by = a->mode == 'x' && rc == EBUSY ? a->sent_at + lease / 3 : LLONG_MAX;
+    if (until > mark_by)
+        until = mark_by; /* jitter must not silence our queue mark */
+    if (until < now)
+        until = now;
+    if (how == RDL_TIMED && until > deadline)
+        until = deadline;
+    if (q == NULL) {
+        rdl_sleep_ms(until - now);
+        return;
+    }
+    /* A queued writer's own look is also what keeps its place in line
+     * (acquire.lua drops a mark silent for half its lease): it never
+     * leaves that to others for more than a third of it. */
+    RDL_LOCK(c);
+    while (q->gen == gen0 && !me->granted) {
+        if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
+            continue;
+        /* Threads of one process share the re-check: if another one looked
+         * in the meantime, wait a further period.  Not the head of the
+         * writers' queue: only it may take a lock whose lease ran out
+         * unreleased, so it always looks itself. */
+        now = rdl_now_ms();
+        if (rc == EBUSY && !a->first && q->last_poll > a->sent_at && (how != RDL_TIMED || now < deadline) &&
+            now - q->last_poll < (long long)wait_ms && now < mark_by) {
+            until = q->last_poll + wait_ms;
+            if (until > mark_by)
+                until = mark_by;
+            if (how == RDL_TIMED && until > deadline)
+                until = deadline;
+            continue;
+        }
+        break;
+    }
+    RDL_UNLOCK(c);
+}
+
+/* Giving up (rc an error): nothing of this call may stay behind on the
+ * server.  First every attempt without an answer must be void there; then
+ * one unwait removes our queue mark, or finds that the lock was given to
+ * this call after all (a hand-over, or an attempt whose answer got lost):
+ * then we have it, and return 0 (or EOWNERDEAD).  Else rc. */
+static int give_up(attempt_t *a, const rdl_handle_t *h, bool queued, int rc)
+{
+    rdlock_client_t *c = a->c;
+    leave_reply_t lr;
+
+    if (!queued && a->unsure_until == 0)
+        return rc; /* every attempt was answered, none took or queued */
+    wait_unsure(a->unsure_until);
+    if (leave(c, &a->keys, a->owner, "u", a->call, a->lease, rdl_now_ms() + c->cfg.command_timeout_ms, &lr) !=
+        0) {
+        if (a->unsure_until != 0)
+            rdl_log(RDLOCK_LOG_WARN, "%s: an attempt without answer may have taken the lock, and Redis "
+                                     "cannot be told to undo it: it ends with its lease", h->name);
+        return rc;
+    }
+    if (lr.r.status == 2 && c->cfg.wait_replicas > 0) {
+        /* Ours after all, but not yet confirmed on the replicas: one more
+         * look does that (or undoes it).  As a try, so that a lock lost
+         * meanwhile does not queue us again. */
+        int rc2 = try_confirmed(a, false, false, rdl_now_ms() + c->cfg.command_timeout_ms);
+        return rc2 == 0 || rc2 == EOWNERDEAD ? rc2 : rc;
+    }
+    if (lr.r.status == 2) {
+        a->token = lr.r.token;
+        a->sent_at = lr.sent_at; /* the script restarted the lease */
+        return 0;
+    }
+    RDL_LOCK(c);
+    leave_notify(c, h->key, h->keylen, &lr);
+    RDL_UNLOCK(c);
+    return rc;
+}
+
 int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
 {
     rdlock_client_t *c;
@@ -325,8 +475,6 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     rdl_waiter_t me;
     attempt_t a;
     unsigned thread, lease;
-    uint64_t token = 0;
-    long long sent_at = 0, busy_sent = 0;
     bool queued = false;
     int rc;
 
@@ -348,48 +496,28 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     hold = rdl_hold_new(h);
     if (hold == NULL)
         return ENOMEM;
-    memset(&a, 0, sizeof a);
-    memset(&me, 0, sizeof me);
-    me.thread = thread;
-    a.c = c;
-    if (keys_make(&a.keys, h->key, h->keylen) != 0) {
+    lease = rdl_handle_lease(h);
+    if (attempt_init(&a, c, h, thread, mode, lease) != 0) {
         rdl_hold_free(hold);
         return ENOMEM;
     }
-    lease = rdl_handle_lease(h);
-    rdl_owner(c, thread, a.owner);
-    a.mode[0] = mode;
-    a.robust = mode == 'x' && h->robust;
-    a.lease[rdl_fmt_u64(a.lease, lease)] = '\0';
-    info_make(a.info, a.call, c, thread);
+    memset(&me, 0, sizeof me);
+    me.thread = thread;
 
     for (;;) {
-        long long now, until, mark_by, hint = 0;
         unsigned long gen0 = 0;
-        unsigned wait_ms;
-        uint64_t fence = 0;
-        bool first = false;
+        long long now;
 
         if (q != NULL) {
+            /* A hand-over to us (message, or a local release) is claimed
+             * by this look, like any other. */
             RDL_LOCK(c);
-            if (me.granted && grant_fresh(c, q, &me, lease, busy_sent, &sent_at)) {
-                RDL_UNLOCK(c);
-                token = me.token;
-                rc = 0;
-                break;
-            }
-            /* A hand-over whose lease we cannot date closely enough is
-             * confirmed by the look below, which also restarts its lease. */
             me.granted = false;
             gen0 = q->gen;
             q->last_poll = rdl_now_ms();
             RDL_UNLOCK(c);
         }
-        /* When the attempt that took effect was sent: the local,
-         * conservative start of the lease (also for a hand-over, which
-         * comes after our last look). */
-        rc = try_confirmed(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1, &token, &hint, &fence,
-                           &first, &sent_at);
+        rc = try_confirmed(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1);
         if (rc == 0 || rc == EOWNERDEAD)
             break;
         if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
@@ -398,17 +526,10 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             /* Hand-overs after this look carry tokens above the counter we
              * just saw; older messages are stale.  Set, not raised: after a
              * restart without persistence the counter starts again low. */
-            busy_sent = sent_at; /* answered: the server saw it */
             RDL_LOCK(c);
-            me.floor = fence;
-            if (q != NULL) {
-                if (q->last_grant > fence)
-                    q->last_grant = fence;
-                if (sent_at >= q->look_sent) {
-                    q->look_sent = sent_at;
-                    q->look_fence = fence;
-                }
-            }
+            me.floor = a.fence;
+            if (q != NULL && q->last_grant > a.fence)
+                q->last_grant = a.fence;
             RDL_UNLOCK(c);
         }
         if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
@@ -422,103 +543,22 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             /* Subscribe, then look again at once: a release between our
              * attempt and the subscription would otherwise go unheard. */
             RDL_LOCK(c);
-            q = rdl_waitq_join(c, h->key, h->keylen,
-                               how == RDL_TIMED ? deadline : now + c->cfg.command_timeout_ms, &me);
+            q = rdl_waitq_join(c, h->key, h->keylen, how == RDL_TIMED ? deadline : now + c->cfg.command_timeout_ms,
+                               &me);
             RDL_UNLOCK(c);
             if (q != NULL && rc == EBUSY)
                 continue;
         }
-        /* Re-check when the holders' leases would end, but at least every
-         * retry interval (and every third of our lease, which keeps our
-         * queue mark alive and a hand-over's lease estimate fresh); while
-         * Redis is away, every retry interval. */
-        wait_ms = c->cfg.retry_interval_ms;
-        if (wait_ms > lease / 3 && lease >= 3)
-            wait_ms = lease / 3;
-        if (rc == EBUSY && hint > 0 && hint < wait_ms)
-            wait_ms = (unsigned)hint;
-        wait_ms += rdl_jitter(c->cfg.retry_jitter_ms);
-        /* From this look's sending, not its answer: so the server sees our
-         * queue mark refreshed every wait_ms, whatever the round trip
-         * (acquire.lua skips a head silent for half its lease). */
-        until = (rc == EBUSY ? sent_at : now) + wait_ms;
-        mark_by = mode == 'x' && rc == EBUSY ? sent_at + lease / 3 : LLONG_MAX;
-        if (until > mark_by)
-            until = mark_by; /* jitter must not silence our queue mark */
-        if (until < now)
-            until = now;
-        if (how == RDL_TIMED && until > deadline)
-            until = deadline;
-        if (q == NULL) {
-            rdl_sleep_ms(until - now);
-            continue;
-        }
-        /* A queued writer's own look is also what keeps its place in
-         * line (acquire.lua drops a mark silent for half its lease): it
-         * never leaves that to others for more than a third of it. */
-        RDL_LOCK(c);
-        while (q->gen == gen0 && !me.granted) {
-            if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
-                continue;
-            /* Threads of one process share the re-check: if another one
-             * looked in the meantime, wait a further period.  Not the head
-             * of the writers' queue: only it may take a lock whose lease
-             * ran out unreleased, so it always looks itself. */
-            now = rdl_now_ms();
-            if (rc == EBUSY && !first && q->last_poll > sent_at && (how != RDL_TIMED || now < deadline) &&
-                now - q->last_poll < (long long)wait_ms && now < mark_by) {
-                until = q->last_poll + wait_ms;
-                if (until > mark_by)
-                    until = mark_by;
-                if (how == RDL_TIMED && until > deadline)
-                    until = deadline;
-                continue;
-            }
-            break;
-        }
-        RDL_UNLOCK(c);
+        wait_turn(c, q, &me, gen0, &a, rc, how, deadline, lease);
     }
 
-    if (rc != 0 && rc != EOWNERDEAD && queued) {
-        /* Giving up: leave the queue so we hold nobody back.  The lock may
-         * have been handed to us meanwhile: then we have it after all. */
-        leave_reply_t lr;
-        bool granted;
-        RDL_LOCK(c);
-        granted = me.granted && grant_fresh(c, q, &me, lease, busy_sent, &sent_at);
-        RDL_UNLOCK(c);
-        if (granted) {
-            token = me.token;
-            rc = 0;
-        } else if (leave(c, &a.keys, a.owner, "u", a.lease, a.call, rdl_now_ms() + c->cfg.command_timeout_ms,
-                         &lr) == 0) {
-            if (lr.r.status == 2 && c->cfg.wait_replicas > 0) {
-                /* Ours after all, but not yet confirmed on the replicas:
-                 * one more look does that (or undoes it).  As a try, so
-                 * that a lock lost meanwhile does not queue us again. */
-                long long hint2;
-                uint64_t fence2;
-                bool first2;
-                int rc2 = try_confirmed(&a, false, false, rdl_now_ms() + c->cfg.command_timeout_ms, &token,
-                                        &hint2, &fence2, &first2, &sent_at);
-                if (rc2 == 0 || rc2 == EOWNERDEAD)
-                    rc = rc2;
-            } else if (lr.r.status == 2) {
-                token = lr.r.token;
-                sent_at = lr.sent_at; /* the script restarted the lease */
-                rc = 0;
-            } else {
-                RDL_LOCK(c);
-                leave_notify(c, h->key, h->keylen, &lr);
-                RDL_UNLOCK(c);
-            }
-        }
-    }
+    if (rc != 0 && rc != EOWNERDEAD)
+        rc = give_up(&a, h, queued, rc);
     RDL_LOCK(c);
     if (q != NULL)
         rdl_waitq_leave(c, q, &me);
     if (rc == 0 || rc == EOWNERDEAD) {
-        record_hold(c, h, hold, thread, mode, token, lease, sent_at);
+        record_hold(c, h, hold, thread, &a, lease);
         hold->inconsistent = rc == EOWNERDEAD;
         hold = NULL;
     }
@@ -554,8 +594,9 @@ int rdl_release(rdl_handle_t *h)
     rdl_hold_t *hold;
     lock_keys_t keys;
     leave_reply_t lr;
-    char owner[RDL_OWNER_MAX];
+    char owner[RDL_OWNER_MAX], call[21];
     const char *how;
+    long long unsure_until;
     bool was_lost;
     int rc;
 
@@ -582,14 +623,30 @@ int rdl_release(rdl_handle_t *h)
      * lock not recoverable (POSIX robust mutexes). */
     how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
     rdl_owner(c, hold->thread, owner);
+    memcpy(call, hold->call, sizeof call);
+    unsure_until = hold->unsure_until;
     RDL_UNLOCK(c);
 
+    /* An acquire attempt of this hold that got no answer may still arrive:
+     * released first, it would find the lock free and take it again. */
+    wait_unsure(unsure_until);
     rc = keys_make(&keys, h->key, h->keylen);
     if (rc == 0) {
-        rc = leave(c, &keys, owner, how, NULL, NULL, -1, &lr);
+        rc = leave(c, &keys, owner, how, call, NULL, -1, &lr);
         free(keys.buf);
-        if (rc == 0 && lr.r.status != 1)
+        if (rc == 0 && lr.r.status == 3) {
+            lr.r.status = 1; /* our first attempt released it: proved */
+        } else if (rc == 0 && lr.r.status != 1) {
+            /* Not released by this request, nor provably by an earlier
+             * attempt of it (whose proof may have run out, or been
+             * overwritten by another reader's release): the hold may have
+             * run out before, so the critical section is not known to have
+             * been protected to its end: ENOLCK, never 0. */
+            if (lr.ambiguous)
+                rdl_log(RDLOCK_LOG_WARN, "unlock of %s: an attempt got no answer and the retry found the "
+                                         "hold gone: released by it, or lost before; reported lost", h->name);
             rc = ENOLCK;
+        }
     }
 
     RDL_LOCK(c);
@@ -604,6 +661,14 @@ int rdl_release(rdl_handle_t *h)
     if (rc == 0 || rc == ENOLCK) {
         rdl_hold_remove(c, hold);
         leave_notify(c, h->key, h->keylen, &lr);
+        if (rc == ENOLCK && !hold->notified && hold->watchdog) {
+            /* The watchdog had not noticed (the unlock was under way, or
+             * its renewals had not failed yet): its lost callback is owed.
+             * A hold without a watchdog has no callback: its unlock is
+             * the only report, as before. */
+            hold->notified = true;
+            rdl_events_lost_later(c, hold->lostcb, hold->lostarg, hold->name, hold->namelen);
+        }
     } else {
         hold->releasing = false; /* still held and renewed: unlock may be retried */
         hold = NULL;

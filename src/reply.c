@@ -68,6 +68,14 @@ int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out)
         return ENOTRECOVERABLE;
     if (!int_at(r, 1, &v))
         goto bad;
+    if (status == -2) {
+        /* Void: the attempt came after its deadline (or a newer call of
+         * ours is there); v is the server's clock. */
+        out->now = v > 0 ? v : 0;
+        return ESTALE;
+    }
+    if (int_at(r, 4, &extra) && extra > 0)
+        out->now = extra;
     if (status == 1) {
         if (v <= 0)
             goto bad; /* tokens start at 1 */
@@ -86,6 +94,7 @@ int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out)
     out->first = int_at(r, 3, &extra) && extra == 1;
     return EBUSY;
 bad:
+    memset(out, 0, sizeof *out);
     rdl_log(RDLOCK_LOG_ERROR, "acquire: unexpected reply from Redis");
     return EIO;
 }
@@ -196,8 +205,9 @@ int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev)
     return RDL_EV_NONE;
 }
 
-/* "<deadline>;<token or lease>;<count>;<pid>;<thread>;<call>;<host>" (see
- * acquire.lua) into p; fields that do not parse stay 0 / empty. */
+/* A holder's "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>" or a
+ * queued writer's "<deadline>;<lease>;<claim>;<count>;<pid>;<thread>;<call>;<host>"
+ * (see acquire.lua) into p; fields that do not parse stay 0 / empty. */
 static void party_parse(rdl_party_t *p, const redisReply *owner, const redisReply *val, long long now,
                         bool holder)
 {
@@ -207,9 +217,11 @@ static void party_parse(rdl_party_t *p, const redisReply *owner, const redisRepl
 
     memset(p, 0, sizeof *p);
     snprintf(p->owner, sizeof p->owner, "%.*s", (int)owner->len, owner->str);
-    if (sscanf(val->str, "%lld;%llu;%u;%ld;%u;%*u;%n", &deadline, &second, &p->count, &p->pid, &p->thread,
-               &off) >= 5 &&
-        off > 0)
+    int got = holder ? sscanf(val->str, "%lld;%llu;%u;%ld;%u;%*u;%n", &deadline, &second, &p->count, &p->pid,
+                              &p->thread, &off)
+                     : sscanf(val->str, "%lld;%llu;%*u;%u;%ld;%u;%*u;%n", &deadline, &second, &p->count,
+                              &p->pid, &p->thread, &off);
+    if (got >= 5 && off > 0)
         snprintf(p->host, sizeof p->host, "%s", val->str + off);
     if (__builtin_sub_overflow(deadline, now, &p->remaining_ms))
         p->remaining_ms = 0;

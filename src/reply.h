@@ -29,16 +29,20 @@ bool rdl_reply_noscript(const redisReply *r);
  * master is elsewhere, reached by connecting again. */
 bool rdl_reply_readonly(const redisReply *r);
 
-/* acquire.lua: {1, token, dead} | {0, hint, fence, first} | {-1}. */
+/* acquire.lua: {1, token, dead, prev, now} | {0, hint, fence, first, now} |
+ * {-1} | {-2, now}. */
 typedef struct rdl_acquired {
     uint64_t token;  /* held */
     long long hint;  /* busy: ms until the holders' leases end, 0 unknown */
     uint64_t fence;  /* busy: the fencing counter now */
     bool first;      /* busy: the caller heads the writers' queue */
     char prev[66];   /* held: the robust marker the grant replaced, "" none */
+    long long now;   /* the server's clock (ms), 0 unknown */
 } rdl_acquired_t;
 /* 0 held, EOWNERDEAD held after an unclean end, EBUSY, ENOTRECOVERABLE,
- * or EIO (not a reply of acquire.lua). */
+ * ESTALE (void: the attempt arrived after its deadline, or a newer call of
+ * the owner is there; nothing was done), or EIO (not a reply of
+ * acquire.lua). */
 int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out);
 
 /* release.lua: {status, kind, who, token}. */

@@ -18,9 +18,11 @@
 --                              lock, and a release hands the lock straight to
 --                              the head.
 --   KEYS[3] <prefix>{N}:wq     hash: queued writer -> "<mark deadline>;<lease>;
---                              <count>;<pid>;<thread>;<call>;<host>": the mark's own
---                              lease (refreshed by each try) and what a
---                              hand-over needs.
+--                              <claim>;<count>;<pid>;<thread>;<call>;<host>":
+--                              the mark's own lease (refreshed by each try),
+--                              and what a hand-over needs: the lease, and the
+--                              claim window within which the writer must
+--                              claim a lock handed to it (see release.lua).
 --   KEYS[4] <prefix>{N}:r      zset: waiting readers, score = mark deadline;
 --                              for wake-ups only.
 --   KEYS[5] <prefix>{N}:fence  the fencing counter; never expired or deleted.
@@ -38,32 +40,54 @@
 --                              Published only when someone waits.
 -- Owner ids are "<128-bit client id hex>:<thread number>".
 --
+-- Hold identity (every request names the exact hold or attempt it is
+-- about, because the network may deliver any request late, twice, or after
+-- its sender gave up on it): an acquire call has a number <call>, unique
+-- and increasing per owner (a thread runs one call at a time), carried in
+-- its holder info and in its queue mark.  Every attempt of the call also
+-- carries a server-time deadline: an attempt arriving after it grants
+-- nothing and queues nothing, so once the caller has waited out its own
+-- command timeout, the attempt can no longer act (src/lock.c waits for
+-- that before it returns).  A field of this owner with a newer call means
+-- this request is stale; one with an older call is a leftover of a hold
+-- the owner no longer has.  Releases and renewals name the call too
+-- (release.lua, renew.lua), so a late one never touches a newer hold.
+--
 -- ARGV[1] owner
--- ARGV[2] "<mode><waiting><queued><robust><lease ms>;<info>", packed into
---         one argument because each argument costs Lua setup time:
+-- ARGV[2] "<mode><waiting><queued><robust><lease ms>;<claim ms>;<valid until>;<info>",
+--         packed into one argument because each argument costs Lua setup
+--         time:
 --   mode    'x' | 's'
 --   waiting '1' = a waiting caller: queue on failure and respect the
 --           queue; '0' = try: never queue
 --   queued  '1' if this caller may have queued before (its mark is removed)
 --   robust  '1' for a robust acquirer
+--   claim   how long a lock handed to this caller waits for its claim
+--   valid until  server time (ms) after which this attempt is void; 0: none
 --   info    holder info "<count>;<pid>;<thread>;<call>;<host>"
--- Returns {1, token, dead, prev} when held (also when this very call holds
--- it already: a hand-over, or a call retried after a lost reply); dead = 1:
--- EOWNERDEAD, the previous exclusive hold ended without unlock; prev: the
--- robust marker (KEYS[6]) this exclusive grant replaced, '' if none or not
--- known (release.lua 'ax' puts it back if the grant is undone).  Or
--- {0, hint, fence, first}: busy, hint = ms until the holders' leases end
--- (0 unknown), fence = the counter now (hand-overs announced with a token
--- not above it are stale), first = 1 if the caller heads the writers'
--- queue (it alone may take the lock when a lease runs out unreleased, so
--- it must look again itself).  Or {-1}: not recoverable (ENOTRECOVERABLE).
+-- Returns {1, token, dead, prev, now} when held (also when this very call
+-- holds it already: a hand-over it claims now, or a grant whose reply got
+-- lost); dead = 1: EOWNERDEAD, the previous exclusive hold ended without
+-- unlock; prev: the robust marker (KEYS[6]) this exclusive grant replaced,
+-- '' if none or not known (release.lua 'ax' puts it back if the grant is
+-- undone).  Or {0, hint, fence, first, now}: busy, hint = ms until the
+-- holders' leases end (0 unknown), fence = the counter now (hand-overs
+-- announced with a token not above it are stale), first = 1 if the caller
+-- heads the writers' queue (it alone may take the lock when a lease runs
+-- out unreleased, so it must look again itself).  Or {-1}: not
+-- recoverable (ENOTRECOVERABLE).  Or {-2, now}: void, nothing done (the
+-- attempt came after its deadline, or a newer call of this owner is here).
+-- now: the server's clock (ms), from which the client dates its deadlines.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local owner, mode = ARGV[1], string.sub(ARGV[2], 1, 1)
 local waiting, queued, robust = string.sub(ARGV[2], 2, 2) == '1', string.sub(ARGV[2], 3, 3) == '1',
   string.sub(ARGV[2], 4, 4) == '1'
-local lease, info = string.match(ARGV[2], '^....(%d+);(.*)$')
+local lease, claim, valid, info = string.match(ARGV[2], '^....(%d+);(%d+);(%d+);(.*)$')
 lease = tonumber(lease)
+valid = tonumber(valid)
+if valid > 0 and now > valid then return {-2, now} end
+local call = tonumber(string.match(info, '^%d+;%d+;%d+;(%d+);'))
 
 local function grant(fresh, xstate)
   local token = redis.call('INCR', KEYS[5])
@@ -92,7 +116,7 @@ local function grant(fresh, xstate)
       redis.call('ZREM', KEYS[4], owner)
     end
   end
-  return {1, token, dead, prev}
+  return {1, token, dead, prev, now}
 end
 
 -- Fast path, the uncontended case: nobody holds it, no writer queues and
@@ -114,24 +138,34 @@ for i = 1, #h, 2 do
   if f ~= 'm' then
     local d, tok = string.match(v, '^(%d+);(%d+);')
     d = tonumber(d)
-    if d == nil or d <= now then
+    local vcall = f == owner and tonumber(string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);'))
+    if f == owner and vcall and vcall > call then
+      -- A newer call of this owner holds it (or was handed it): this
+      -- request is a late copy of an older one.  Never touch that hold.
+      return {-2, now}
+    elseif d == nil or d <= now then
       redis.call('HDEL', KEYS[1], f)
     elseif f == owner then
-      if held == mode and string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);') == string.match(info, '^%d+;%d+;%d+;(%d+);') then
-        -- This very call holds it: handed over to it, or granted before a
-        -- reply that got lost.  A robust exclusive hand-over after an
-        -- unclean end left the marker '?...' (see grant).  The lease
-        -- started at that grant, which the caller cannot date: it starts
-        -- again now, so that the caller's estimate (from this call's
-        -- sending) is never later than the server's deadline.
+      if vcall == call and held == mode then
+        -- This very call holds it: a hand-over it claims now, or a grant
+        -- whose reply got lost.  Its lease starts again now, so that the
+        -- caller's estimate (from this attempt's sending) is never later
+        -- than the server's deadline.  A hand-over is claimed here: it
+        -- becomes a real exclusive hold, robust marker included (until
+        -- then it was no hold whose owner could die inside).
         local dead = 0
-        if mode == 'x' and robust and xstate and string.sub(xstate, 1, 1) == '?' then dead = 1 end
+        if mode == 'x' and not xstate then
+          redis.call('SET', KEYS[6], owner)
+        elseif mode == 'x' and robust and string.sub(xstate, 1, 1) == '?' then
+          dead = 1
+        end
         redis.call('HSET', KEYS[1], owner, (now + lease) .. string.match(v, '^%d+(;.*)$'))
         if mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
-        return {1, tonumber(tok), dead}
+        return {1, tonumber(tok), dead, '', now}
       end
-      -- A leftover of an earlier hold of this owner, which it was told it
-      -- lost: never hand it back (other mode, old token); start afresh.
+      -- A leftover of an earlier hold of this owner, which it no longer
+      -- has (lost, or its release failed): never hand it back (other mode,
+      -- old token); start afresh.
       redis.call('HDEL', KEYS[1], f)
     else
       live = live + 1
@@ -151,6 +185,8 @@ for i = 1, #wq, 2 do
   if d == nil or d <= now then
     redis.call('HDEL', KEYS[3], wq[i])
     redis.call('ZREM', KEYS[2], wq[i])
+  elseif wq[i] == owner and tonumber(string.match(wq[i + 1], '^%d+;%d+;%d+;%d+;%d+;%d+;(%d+);')) > call then
+    return {-2, now} -- a newer call of this owner queues: this one is stale
   end
 end
 if mode == 's' then
@@ -162,13 +198,13 @@ local function busy(hint)
   if waiting then
     if mode == 'x' then
       redis.call('ZADD', KEYS[2], 'NX', now, owner) -- keeps its place in line
-      redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. info)
+      redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. claim .. ';' .. info)
       if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == owner then first = 1 end
     else
       redis.call('ZADD', KEYS[4], now + lease, owner)
     end
   end
-  return {0, hint, tonumber(redis.call('GET', KEYS[5]) or '0'), first}
+  return {0, hint, tonumber(redis.call('GET', KEYS[5]) or '0'), first, now}
 end
 
 if live > 0 and (mode == 'x' or held == 'x') then
@@ -183,7 +219,7 @@ elseif waiting then
   -- A head that stopped re-marking itself is gone: a live waiter looks
   -- again at least every third of its lease (src/lock.c), so one silent
   -- for half of it crashed, and must not hold the queue for its whole
-  -- mark lease.  An entry without its mark is dropped too.
+  -- mark lease.
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   while head and head ~= owner do
     local hv = redis.call('HGET', KEYS[3], head)

@@ -1,6 +1,9 @@
 -- release.lua: end this owner's hold, or its wait (layout: see acquire.lua),
 -- and hand a lock that became free to the head of the writers' queue.
--- KEYS[1..6] as acquire.lua.
+-- KEYS[1..6] as acquire.lua; KEYS[7] <prefix>{N}:rel, string
+-- "<owner>;<call>": the last hold released here, kept a short while
+-- (ARGV[4]) so that a retried release can prove that its first attempt,
+-- whose answer got lost, is what removed the hold.
 -- ARGV[1] owner
 -- ARGV[2] 'rs' release a shared hold, 'rx' an exclusive one, 'rn' an
 --         exclusive one handed over with EOWNERDEAD and not made
@@ -9,23 +12,30 @@
 --         ([replication] wait_replicas): undone rather than ended, so the
 --         robust state stays for the next robust acquirer: a marker the
 --         grant carried ('?...': EOWNERDEAD not yet told to anyone) stays,
---         and one it replaced (ARGV[3], from acquire.lua) comes back;
---         'u' unwait: stop waiting.
--- ARGV[3] unwait: the waiter's lease ms, which a hand-over found here
---         starts again with; 'ax': the marker the grant replaced ('' none).
--- ARGV[4] unwait: the waiting call's number (see acquire.lua): only a
---         hand-over to this very call is taken, never a leftover field of
---         an earlier hold of the same owner.
+--         and one it replaced (ARGV[4], from acquire.lua) comes back;
+--         'u' unwait: stop waiting (also: give up a call whose attempts'
+--         outcome is unknown).
+-- ARGV[3] the call number of the hold or the waiting call (see
+--         acquire.lua): only that very hold or mark is touched, never a
+--         newer one of the same owner (a late or duplicated release).
+-- ARGV[4] unwait: the waiter's lease ms, which a hand-over found here
+--         starts again with; 'ax': the marker the grant replaced ('' none);
+--         'r*': how long (ms) to keep the proof of this release.
 -- Returns {status, kind, who, token}:
---   status, release: 1 released, 0 this owner held nothing live (lease
---     expired, taken over or deleted: the caller reports ENOLCK).  A stale
---     owner can never delete someone else's hold: only its own field.
---   status, unwait: 2 the lock had already been handed to this owner (who,
+--   status, release: 1 released, 3 released already (by an earlier
+--     attempt of this very release: KEYS[7] says so), 0 this owner held
+--     nothing live with this call (lease expired, taken over or deleted:
+--     the caller reports ENOLCK).  A stale owner can never delete someone
+--     else's hold: only its own field.
+--   status, unwait: 2 the lock had already been given to this call (who,
 --     token say so: the caller holds it now), else 0.
 --   kind: 0 nothing more; 1 the lock was handed to `who` with `token`;
 --     2 waiting readers were told to enter.
 -- Which API may release which mode is checked by the client.
--- Holder values: see acquire.lua.
+-- Holder values: see acquire.lua.  PUBLISH goes through pcall: a server
+-- user that may not publish (Redis 7 ACL) must not leave a release half
+-- done (a script error does not undo the writes before it); waiters then
+-- find out by their own looks.
 -- The server clock, read only when needed: TIME costs as much as the
 -- rest of an uncontended release.
 local now
@@ -37,15 +47,24 @@ local function clock()
   return now
 end
 local owner, op, how = ARGV[1], string.sub(ARGV[2], 1, 1), string.sub(ARGV[2], 2, 2)
+local call = ARGV[3]
 local status = 0
+-- The call number in a holder value (field 6) or a queue mark (field 7).
+local function call_of(v, mark)
+  if not v then return nil end
+  if mark then return string.match(v, '^%d+;%d+;%d+;%d+;%d+;%d+;(%d+);') end
+  return string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);')
+end
 
 if op == 'a' then
-  if redis.call('HGET', KEYS[1], 'm') ~= 'x' or not redis.call('HGET', KEYS[1], owner) then return {0, 0} end
+  if redis.call('HGET', KEYS[1], 'm') ~= 'x' or call_of(redis.call('HGET', KEYS[1], owner)) ~= call then
+    return {0, 0}
+  end
   status = 1
   redis.call('DEL', KEYS[1])
   if redis.call('GET', KEYS[6]) == owner then
-    if ARGV[3] and ARGV[3] ~= '' then
-      redis.call('SET', KEYS[6], ARGV[3])
+    if ARGV[4] and ARGV[4] ~= '' then
+      redis.call('SET', KEYS[6], ARGV[4])
     else
       redis.call('DEL', KEYS[6])
     end
@@ -54,7 +73,10 @@ if op == 'a' then
 elseif op == 'r' then
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
   local v = hv[1]
-  if not v then return {0, 0} end
+  if not v or call_of(v) ~= call then
+    if redis.call('GET', KEYS[7]) == owner .. ';' .. call then return {3, 0} end
+    return {0, 0}
+  end
   -- The server's mode decides how to leave; the client's only says whether
   -- the hold is inconsistent ('n').
   if hv[2] ~= 'x' then how = 's' end
@@ -66,6 +88,7 @@ elseif op == 'r' then
     -- set together), so a field still here is a live hold.
     status = 1
   end
+  if status == 1 then redis.call('SET', KEYS[7], owner .. ';' .. call, 'PX', ARGV[4]) end
   -- An exclusive holder is alone; only a shared one may have company.
   if how == 's' and redis.call('HLEN', KEYS[1]) > 2 then
     -- Other holders (shared mode): drop our field and any expired ones.
@@ -93,20 +116,25 @@ elseif op == 'r' then
   -- An uncontended release ends here, without a PUBLISH.
   if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
 else
-  local was = redis.call('ZREM', KEYS[2], owner)
-  redis.call('HDEL', KEYS[3], owner)
+  local was = 0
+  if call_of(redis.call('HGET', KEYS[3], owner), true) == call then
+    was = redis.call('ZREM', KEYS[2], owner)
+    redis.call('HDEL', KEYS[3], owner)
+  end
   redis.call('ZREM', KEYS[4], owner)
   local v = redis.call('HGET', KEYS[1], owner)
-  if v and ARGV[4] and string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);') ~= ARGV[4] then v = nil end
-  if v then
+  if v and call_of(v) == call then
     local d, tok = string.match(v, '^(%d+);(%d+);')
     if tonumber(d) > clock() then
-      -- Handed over to this owner, who now takes it after all: its lease
-      -- starts again now, as for a hand-over found by acquire.lua.
-      local lease = tonumber(ARGV[3])
+      -- Given to this call, which takes it after all: its lease starts
+      -- again now, and a hand-over is claimed, as in acquire.lua.
+      local lease = tonumber(ARGV[4])
       if lease then
         redis.call('HSET', KEYS[1], owner, (clock() + lease) .. string.match(v, '^%d+(;.*)$'))
         if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
+      end
+      if redis.call('HGET', KEYS[1], 'm') == 'x' and redis.call('EXISTS', KEYS[6]) == 0 then
+        redis.call('SET', KEYS[6], owner)
       end
       return {2, 1, owner, tonumber(tok)}
     end
@@ -118,7 +146,7 @@ else
     if redis.call('HGET', KEYS[1], 'm') ~= 'x' and redis.call('ZCARD', KEYS[2]) == 0 then
       redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock())
       if redis.call('ZCARD', KEYS[4]) > 0 then
-        redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+        redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
         return {0, 2}
       end
     end
@@ -132,7 +160,7 @@ end
 -- unclean end, or not recoverable), everyone looks again instead, so that
 -- acquire.lua gives out EOWNERDEAD / ENOTRECOVERABLE.
 if redis.call('EXISTS', KEYS[6]) == 1 then
-  redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+  redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
   return {status, 2}
 end
 local wq = redis.call('HGETALL', KEYS[3])
@@ -156,20 +184,27 @@ while head do
   head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 end
 if head then
-  local wlease, info = string.match(v, '^%d+;(%d+);(.*)$')
-  wlease = tonumber(wlease)
+  -- Handed over, but only for the head's claim window: the head claims
+  -- it with its next look (acquire.lua: "this very call"), which starts
+  -- its lease and sets the robust marker.  A head that died after its
+  -- last look never claims: the grant lapses within the window, without
+  -- a robust marker (nobody died inside), and the next waiter's look
+  -- takes the lock.  So a dead waiter costs the others one claim window,
+  -- not a lease, and never an EOWNERDEAD.
+  local claim, info = string.match(v, '^%d+;%d+;(%d+);(.*)$')
+  claim = tonumber(claim)
+  if claim < 1 then claim = 1 end
   local token = redis.call('INCR', KEYS[5])
-  redis.call('HSET', KEYS[1], 'm', 'x', head, (clock() + wlease) .. ';' .. token .. ';' .. info)
-  redis.call('PEXPIRE', KEYS[1], wlease)
-  redis.call('SET', KEYS[6], head)
+  redis.call('HSET', KEYS[1], 'm', 'x', head, (clock() + claim) .. ';' .. token .. ';' .. info)
+  redis.call('PEXPIRE', KEYS[1], claim)
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
-  redis.call('PUBLISH', KEYS[1] .. ':c', 'g ' .. head .. ' ' .. token)
+  redis.pcall('PUBLISH', KEYS[1] .. ':c', 'g ' .. head .. ' ' .. token)
   return {status, 1, head, token}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock())
 if redis.call('ZCARD', KEYS[4]) > 0 then
-  redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+  redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
   return {status, 2}
 end
 return {status, 0}

@@ -3,5 +3,5 @@
 -- strictly increasing (layout: see acquire.lua).  Waiters are told to look
 -- again.  KEYS[1..6] as acquire.lua.  Returns the number of keys deleted.
 local n = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6])
-redis.call('PUBLISH', KEYS[1] .. ':c', 'u')
+redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
 return n

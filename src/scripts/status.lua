@@ -3,7 +3,8 @@
 -- Returns {now_ms, mode or '', holders, writers, readers_waiting, fence,
 -- xstate or ''}: holders = flat {owner, value, ...} of live holders (value
 -- as stored: "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>"); writers =
--- flat {owner, value} of live queued writers in queue order.
+-- flat {owner, value} of live queued writers in queue order (value as
+-- stored: "<mark deadline>;<lease>;<claim>;<count>;<pid>;<thread>;<call>;<host>").
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local holders, mode = {}, ''
