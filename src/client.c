@@ -151,6 +151,8 @@ static void atfork_register(void)
 
 /* ---------------------------------------------------------------- open/close */
 
+static int clock_sample(rdlock_client_t *c, rdl_conn_t *conn);
+
 static void client_free(rdlock_client_t *c)
 {
     rdl_conn_t *conn;
@@ -224,6 +226,11 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
             client_free(c);
             return rc;
         } else {
+            /* The server's clock, which stamps acquire attempts (see
+             * rdl_client_script): learnt here, so the first lock call
+             * does not pay a round trip for it. */
+            if (clock_sample(c, conn) != 0)
+                c->clock_ok = false;
             c->idle = conn;
             c->nidle = 1;
         }

@@ -7,6 +7,7 @@
  * malicious or broken server (or a man in the middle of a plain TCP link)
  * must get at most EIO out of the library, never a crash, a leak or
  * undefined behaviour.  Built and run by tests/fuzz/run-fuzz.sh. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -48,9 +49,12 @@ static void exercise(const redisReply *r, int depth)
     (void)rdl_reply_error(r);
     (void)rdl_reply_transient(r);
     (void)rdl_reply_noscript(r);
-    (void)rdl_reply_acquire(r, &a);
+    if (rdl_reply_acquire(r, &a) == ESTALE && a.now < 0)
+        __builtin_trap(); /* a void attempt's server clock is never negative */
     if (memchr(a.prev, '\0', sizeof a.prev) == NULL)
         __builtin_trap(); /* the marker to restore is a bounded string */
+    if (a.now < 0)
+        __builtin_trap();
     if (rdl_reply_release(r, &rel) == 0 && rel.kind == 1 && (rel.wholen == 0 || rel.wholen >= RDL_WHO_MAX))
         __builtin_trap(); /* the decoder promised a bounded owner id */
     n = r->type == REDIS_REPLY_ARRAY ? r->elements % 65 : 1;
