@@ -53,7 +53,10 @@ typedef struct rdlock_client rdlock_client_t;
  *   EINVAL  client is NULL, or the file has a bad section, key or value
  *           (each reported through the log hook)
  *   ENOENT  the named file (or password_file) does not exist
- *   EACCES  Redis refused authentication, or password_file is unreadable
+ *   EACCES  Redis refused authentication, password_file is unreadable, or
+ *           the Redis user may not PUBLISH or SUBSCRIBE to the lock
+ *           channels (Redis 7 ACL channel permissions: grant
+ *           &<key_prefix>*); the log names what is missing
  *   EIO     Redis unreachable and fail_fast = yes
  *   ENOMEM  out of memory
  * On failure *client is left untouched. */
@@ -194,8 +197,11 @@ RDLOCK_API int rdlock_clocklock(rdlock_t *m, clockid_t clock, const struct times
  * hold are local and return 0.  The final one returns:
  *   0       released
  *   ENOLCK  the lease had been lost before this unlock (expired, taken
- *           over or deleted): the critical section was not protected to
- *           its end.  The whole local hold is cleared.
+ *           over or deleted), or the release's answer was lost and the
+ *           retry cannot prove that it was this release that ended the
+ *           hold: the critical section was not known to be protected to
+ *           its end.  The whole local hold is cleared; the lost callback
+ *           of a hold the watchdog renews has run, or runs, once.
  *   EPERM   the caller does not hold it (or holds it through rdrwlock_t)
  *   EINVAL  m not initialised
  *   EIO     Redis unreachable after command_retries; the hold stays

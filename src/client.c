@@ -384,6 +384,9 @@ void rdl_client_pool_flush(rdlock_client_t *c)
     list = c->idle;
     c->idle = NULL;
     c->nidle = 0;
+    /* Maybe another server now (a failover), with a clock of its own: the
+     * next stamped call samples it before it sends (see stamp_write). */
+    c->clock_ok = false;
     __atomic_add_fetch(&c->pool_gen, 1, __ATOMIC_RELAXED); /* also read without mu */
     RDL_UNLOCK(c);
     while ((conn = list) != NULL) {

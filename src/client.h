@@ -72,6 +72,7 @@ struct rdlock_client {
     long long sub_retry_at;
     long long wd_retry_at;
     int sub_fails, wd_fails;
+    bool sub_denied;          /* the server refused a SUBSCRIBE (logged once) */
 
     bool is_default;
     struct rdlock_client *reg_next; /* registry of clients, for fork() */

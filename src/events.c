@@ -411,9 +411,11 @@ static int sub_reply(rdlock_client_t *c, redisReply *r)
     rdl_waitq_t *q = kind == RDL_EV_NONE ? NULL : wq_find(c, ev.key, ev.keylen);
 
     if (r->type == REDIS_REPLY_ERROR) {
-        rdl_log(c->sub_fails == 0 ? RDLOCK_LOG_ERROR : RDLOCK_LOG_DEBUG,
+        /* Once per client, not once per retry of the subscriber. */
+        rdl_log(c->sub_denied ? RDLOCK_LOG_DEBUG : RDLOCK_LOG_ERROR,
                 "subscriber: %s; waiters re-check every retry_interval_ms instead",
                 r->str != NULL ? r->str : "error");
+        c->sub_denied = true;
         return EACCES;
     }
     if (q == NULL)
