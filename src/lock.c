@@ -26,8 +26,9 @@
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
-/* The six keys of a lock (see src/scripts/acquire.lua), and a seventh that
- * only release.lua uses (the proof of the last release). */
+/* The keys of a lock (see src/scripts/acquire.lua): six that every script
+ * takes, and a seventh (the record of the last release) that only acquire
+ * and release use. */
 #define RDL_NKEYS 6
 #define RDL_NKEYS_RELEASE 7
 typedef struct lock_keys {
@@ -106,19 +107,19 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
 {
     rdl_call_t call = { .confirm = true };
     rdl_acquired_t ar;
-    const char *argv[RDL_NKEYS + 2];
-    size_t lens[RDL_NKEYS + 2];
+    const char *argv[RDL_NKEYS_RELEASE + 2];
+    size_t lens[RDL_NKEYS_RELEASE + 2];
     char packed[360];
     redisReply *r;
     size_t n, l;
     int i, rc, voids = 0;
 
-    for (i = 0; i < RDL_NKEYS; i++) {
+    for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
         argv[i] = a->keys.v[i];
         lens[i] = a->keys.l[i];
     }
-    argv[RDL_NKEYS] = a->owner;
-    lens[RDL_NKEYS] = strlen(a->owner);
+    argv[RDL_NKEYS_RELEASE] = a->owner;
+    lens[RDL_NKEYS_RELEASE] = strlen(a->owner);
     /* "<mode><waiting><queued><robust><lease>;<claim>;<valid until>;<info>":
      * see acquire.lua; the client stamps <valid until> per attempt. */
     packed[0] = a->mode;
@@ -140,11 +141,11 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
     l = strlen(a->info);
     memcpy(packed + n, a->info, l);
     n += l;
-    argv[RDL_NKEYS + 1] = packed;
-    lens[RDL_NKEYS + 1] = n;
+    argv[RDL_NKEYS_RELEASE + 1] = packed;
+    lens[RDL_NKEYS_RELEASE + 1] = n;
     for (;;) {
-        rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS, RDL_NKEYS + 2, argv, lens, deadline, &r,
-                               &call);
+        rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2, argv, lens,
+                               deadline, &r, &call);
         if (call.unsure_until > a->unsure_until)
             a->unsure_until = call.unsure_until;
         if (call.sent_at >= 0)

@@ -35,6 +35,12 @@
 --                              to a robust acquirer with EOWNERDEAD, not yet
 --                              made consistent; "!" = not recoverable until
 --                              reset.  Never expires.
+--   KEYS[7] <prefix>{N}:rel    string "<owner>;<call>": the hold released last,
+--                              kept a few seconds (release.lua): the proof a
+--                              retried release looks for, and what voids a
+--                              duplicate of that call's acquire that a
+--                              retrying proxy might deliver after the
+--                              release.
 --   channel <prefix>{N}:c      "g <owner> <token>": the lock was handed to a
 --                              queued writer; "u": waiting readers may enter.
 --                              Published only when someone waits.
@@ -88,6 +94,13 @@ lease = tonumber(lease)
 valid = tonumber(valid)
 if valid > 0 and now > valid then return {-2, now} end
 local call = tonumber(string.match(info, '^%d+;%d+;%d+;(%d+);'))
+-- A call whose hold was released is over: a copy of it arriving now (a
+-- proxy that retried it, say) must not take the lock again.
+local rel = redis.call('GET', KEYS[7])
+if rel then
+  local ro, rc = string.match(rel, '^(.*);(%d+)$')
+  if ro == owner and tonumber(rc) >= call then return {-2, now} end
+end
 
 local function grant(fresh, xstate)
   local token = redis.call('INCR', KEYS[5])
