@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-exports.sh - the shared library exports only rdlock_*, rdrwlock_* and
-# RDLOCK_* symbols (SPEC section 1), and every RDLOCK_API function declared in
-# include/rdlock.h.
+# RDLOCK_* symbols (docs/CONTRACT.md section 1), and every RDLOCK_API
+# function declared in include/rdlock.h.
 #
 # Run as an automake test: TESTS_ENVIRONMENT provides top_builddir and
 # top_srcdir (defaults: "." and the directory above this script).  Exit 0

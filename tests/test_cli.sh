@@ -1,6 +1,6 @@
 #!/bin/sh
-# test_cli.sh - tests of the rdlock(1) tool (SPEC section 8) against a
-# private redis-server.
+# test_cli.sh - tests of the rdlock(1) tool (docs/CONTRACT.md section 8)
+# against a private redis-server.
 #
 # Run by automake (TESTS) with top_builddir, top_srcdir and REDIS_SERVER in
 # the environment, or by hand from the build directory:

@@ -1,6 +1,6 @@
 /*
  * rdlock(1) - run a command while holding a distributed lock on Redis: what
- * flock(1) is to file locks (SPEC section 8).
+ * flock(1) is to file locks (docs/CONTRACT.md section 8).
  *
  *   rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] [--on-lost=term|ignore]
  *          NAME -- COMMAND [ARG...]
@@ -133,7 +133,7 @@ enum {
 };
 
 #define SLICE_MS 500          /* one timed wait; bounds the reaction to ^C */
-#define NAME_MAX_BYTES 512    /* SPEC 5 */
+#define NAME_MAX_BYTES 512    /* docs/CONTRACT.md section 5 */
 #define MAX_WAIT_SECONDS 1e9  /* -w upper bound */
 
 /* ------------------------------------------------------------------ */

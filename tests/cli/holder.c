@@ -1,5 +1,6 @@
 /* holder.c - a C program that holds a lock name for tests/test_cli.sh, to
- * show that rdlock(1) and librdlock users exclude each other (SPEC 1, 8).
+ * show that rdlock(1) and librdlock users exclude each other
+ * (docs/CONTRACT.md sections 1, 8).
  *
  *   holder [-t] [-s] INI NAME
  *

@@ -29,8 +29,8 @@
  *     restart without persistence wiped it);
  *   - lost callbacks <= ENOLCK unlocks per process (no loss reported by the
  *     watchdog that unlock then called protected);
- *   - every return code is one SPEC 2 allows for that call (lock without
- *     fail_fast never returns EIO);
+ *   - every return code is one docs/CONTRACT.md section 2 allows for that
+ *     call (lock without fail_fast never returns EIO);
  *   - no worker crashed or hung (each is bounded by alarm());
  *   - scenario-specific bounds (kill: takeover within lease + retry +
  *     slack; pause: every section spanning the pause is reported lost;
@@ -144,7 +144,7 @@ enum { K_WRITE = 1, K_READ = 2, K_STATS = 3, K_VICTIM = 4 };
 enum { PH_MUTEX = 0, PH_RW = 1 };
 #define NCODES 8
 /* code slots for statistics: 0, ENOLCK, EIO, EPERM, EINVAL, EDEADLK, other */
-enum { C_OK, C_ENOLCK, C_EIO, C_EPERM, C_EINVAL, C_EDEADLK, C_OTHER, C_BADSPEC };
+enum { C_OK, C_ENOLCK, C_EIO, C_EPERM, C_EINVAL, C_EDEADLK, C_OTHER, C_BADCODE };
 
 typedef struct rec {
     int32_t kind;
@@ -176,7 +176,7 @@ static int code_slot(int rc)
     case EBUSY: case ETIMEDOUT: case EAGAIN: case EACCES: case ENOENT: case ENOMEM:
     case EOWNERDEAD: case ENOTRECOVERABLE:
         return C_OTHER;
-    default: return C_BADSPEC;
+    default: return C_BADCODE;
     }
 }
 
@@ -1320,19 +1320,19 @@ int main(int argc, char **argv)
             note("restart without persistence: the counter and the fencing counter restart from 0; the overlaps above "
                  "all involve holds reported lost, and the token order breaks are what a fenced resource refuses");
     }
-    note("lock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-SPEC=%lld",
+    note("lock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-contract=%lld",
          stats_lock[C_OK], stats_lock[C_ENOLCK], stats_lock[C_EIO], stats_lock[C_EPERM], stats_lock[C_EINVAL],
-         stats_lock[C_EDEADLK], stats_lock[C_OTHER], stats_lock[C_BADSPEC]);
-    note("unlock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-SPEC=%lld",
+         stats_lock[C_EDEADLK], stats_lock[C_OTHER], stats_lock[C_BADCODE]);
+    note("unlock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-contract=%lld",
          stats_unlock[C_OK], stats_unlock[C_ENOLCK], stats_unlock[C_EIO], stats_unlock[C_EPERM], stats_unlock[C_EINVAL],
-         stats_unlock[C_EDEADLK], stats_unlock[C_OTHER], stats_unlock[C_BADSPEC]);
+         stats_unlock[C_EDEADLK], stats_unlock[C_OTHER], stats_unlock[C_BADCODE]);
     note("lost callbacks: %lld; plain-connection retries: %lld", lostcb_total, cretries);
-    if (stats_lock[C_BADSPEC] || stats_unlock[C_BADSPEC])
-        violation("a call returned a code outside SPEC 2");
+    if (stats_lock[C_BADCODE] || stats_unlock[C_BADCODE])
+        violation("a call returned a code outside docs/CONTRACT.md section 2");
     for (i = 0; i < NCODES; i++)
         if (i != C_OK && stats_lock[i])
-            violation("blocking lock returned %s %lld times (SPEC 2: only 0 or an error waiting cannot heal; EIO "
-                      "only with fail_fast)",
+            violation("blocking lock returned %s %lld times (contract section 2: only 0 or an error waiting "
+                      "cannot heal; EIO only with fail_fast)",
                       i == C_EIO ? "EIO" : i == C_ENOLCK ? "ENOLCK" : i == C_EPERM ? "EPERM" : i == C_EINVAL ? "EINVAL" : i == C_EDEADLK ? "EDEADLK" : "another code",
                       stats_lock[i]);
     if (stats_unlock[C_EPERM] || stats_unlock[C_EINVAL] || stats_unlock[C_EDEADLK] || stats_unlock[C_OTHER])
