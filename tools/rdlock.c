@@ -16,25 +16,25 @@
  *   lease is renewed for as long as COMMAND runs ([watchdog] max_hold_ms
  *   still applies: reaching it counts as a lost lease).
  *
- * - Waiting is done in the main thread in slices of SLICE_MS: a timed
- *   acquire (rdrwlock_clock*lock on CLOCK_MONOTONIC) with a short deadline,
- *   repeated, looking for SIGINT/SIGTERM/SIGHUP between slices.  The
- *   library's blocking calls cannot be interrupted, and a waiter killed in
- *   one would leave its writer queue mark behind, holding back every other
- *   writer and reader for up to lease_ms; a timed call that gives up removes
- *   its mark, so Ctrl-C stops the wait within about SLICE_MS and leaves
- *   nothing behind.  (Worse than a stale mark: release.lua hands a freed
- *   lock straight to the head of the queue, so a killed waiter at the head
- *   would get the lock and keep it for a whole lease.)  The price: between
- *   two slices the waiter is briefly (two round trips) out of the writers'
- *   queue and re-enters it at its tail.  So it is not strictly FIFO among
- *   exclusive waiters: if the writers queued ahead of it need longer than
- *   SLICE_MS to get through, it goes back behind the newer ones and can
- *   wait for as long as they keep coming.  And it costs a few more Redis
- *   calls per second than a blocking waiter (measured: about 16/s against
- *   10/s with the default retry_interval_ms).  Without -n/-w, Redis being
- *   unreachable (EIO) just means another slice, as the library's blocking
- *   calls keep waiting; with [lock] fail_fast = yes it exits 69.
+ * - Waiting is done in the main thread in slices of SLICE_MS: a timed acquire
+ *   (rdrwlock_clock*lock on CLOCK_MONOTONIC) with a short deadline, repeated,
+ *   looking for SIGINT/SIGTERM/SIGHUP between slices.  The library's blocking
+ *   calls cannot be interrupted, and a waiter killed in one would leave its
+ *   writer queue mark behind, holding back every other writer and reader for
+ *   up to lease_ms; a timed call that gives up removes its mark, so Ctrl-C
+ *   stops the wait within about SLICE_MS and leaves nothing behind.  (A killed
+ *   waiter at the head of the queue would also be handed the lock by the next
+ *   release; that grant lapses after its claim window, docs/CONTRACT.md
+ *   section 11.5, but holds everyone up meanwhile.)  The price: between two
+ *   slices the waiter is briefly (two round trips) out of the writers' queue
+ *   and re-enters it at its tail.  So it is not strictly FIFO among exclusive
+ *   waiters: if the writers queued ahead of it need longer than SLICE_MS to
+ *   get through, it goes back behind the newer ones and can wait for as long
+ *   as they keep coming.  And it costs a few more Redis calls per second than
+ *   a blocking waiter (measured: about 16/s against 10/s with the default
+ *   retry_interval_ms).  Without -n/-w, Redis being unreachable (EIO) just
+ *   means another slice, as the library's blocking calls keep waiting; with
+ *   [lock] fail_fast = yes it exits 69.
  *
  * - Signals: SIGINT, SIGTERM, SIGHUP (those not ignored when rdlock
  *   starts) and SIGCHLD are blocked in the main thread from the start (the
