@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ */
-/* Clients and configuration (SPEC section 3)                          */
+/* Clients and configuration (docs/CONTRACT.md section 3)              */
 /* ------------------------------------------------------------------ */
 
 /* A client owns its Redis connections and one background (watchdog and
@@ -83,7 +83,7 @@ RDLOCK_API const char *rdlock_strerror(int code);
 RDLOCK_API const char *rdlock_version(void);
 
 /* ------------------------------------------------------------------ */
-/* Attributes (SPEC section 4)                                         */
+/* Attributes (docs/CONTRACT.md section 4)                             */
 /* ------------------------------------------------------------------ */
 
 enum {
@@ -129,12 +129,12 @@ RDLOCK_API int rdlock_attr_setlostcb(rdlock_attr_t *a, rdlock_lost_fn fn, void *
 /* RDLOCK_STALLED (default) or RDLOCK_ROBUST: an exclusive acquisition
  * (rdlock_*lock, rdrwlock_*wrlock) that takes over a hold that ended by
  * lease expiry or loss rather than unlock returns EOWNERDEAD with the lock
- * held (SPEC 5.4). */
+ * held (docs/CONTRACT.md section 5.4). */
 RDLOCK_API int rdlock_attr_setrobust(rdlock_attr_t *a, int robust);
 RDLOCK_API int rdlock_attr_getrobust(const rdlock_attr_t *a, int *robust);
 
 /* ------------------------------------------------------------------ */
-/* Mutex (SPEC section 5)                                              */
+/* Mutex (docs/CONTRACT.md section 5)                                  */
 /* ------------------------------------------------------------------ */
 
 /* Fields are private.  The size is ABI because RDLOCK_INITIALIZER puts an
@@ -228,7 +228,7 @@ RDLOCK_API int rdlock_holdcount(rdlock_t *m, unsigned *count);
 RDLOCK_API int rdlock_reset_name(rdlock_client_t *c, const char *name);
 
 /* ------------------------------------------------------------------ */
-/* Read-write lock (SPEC section 6)                                    */
+/* Read-write lock (docs/CONTRACT.md section 6)                        */
 /* ------------------------------------------------------------------ */
 
 /* The same lock as the mutex of that name: wrlock is its exclusive mode,
@@ -276,7 +276,8 @@ RDLOCK_API int rdrwlock_unlock(rdrwlock_t *rw);
 RDLOCK_API int rdrwlock_fencing_token(rdrwlock_t *rw, uint64_t *token);
 
 /* As rdlock_consistent, for a write hold taken with EOWNERDEAD through a
- * robust rdrwlock_t (an extension: SPEC 5.4 names only the mutex call). */
+ * robust rdrwlock_t (an extension of POSIX, which has no robust rwlocks:
+ * docs/CONTRACT.md section 5.4). */
 RDLOCK_API int rdrwlock_consistent(rdrwlock_t *rw);
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-/* attr.h - attribute objects (SPEC section 4). */
+/* attr.h - attribute objects (docs/CONTRACT.md section 4). */
 #ifndef RDL_ATTR_H
 #define RDL_ATTR_H
 

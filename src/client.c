@@ -101,7 +101,7 @@ static void atfork_parent(void)
     RDL_CHECK(pthread_mutex_unlock(&default_mu));
 }
 
-/* The child holds none of the parent's locks (SPEC section 7): a new client
+/* The child holds none of the parent's locks (docs/CONTRACT.md section 7): a new client
  * id makes it a different owner, so it can never release or renew the
  * parent's holds; its connections and thread start afresh on first use. */
 static void child_reset(rdlock_client_t *c)
@@ -202,7 +202,7 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
             *p = '_';
 
     /* Connect once: refused authentication or a rejected db is an error
-     * now; an unreachable server only with fail_fast (SPEC section 3). */
+     * now; an unreachable server only with fail_fast (docs/CONTRACT.md section 3). */
     rc = rdl_conn_open(&c->cfg, &conn);
     if (rc == 0) {
         /* Wake-ups need PUBLISH and SUBSCRIBE on the lock channels: a Redis

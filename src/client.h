@@ -81,7 +81,7 @@ struct rdlock_client {
 /* Open a client (rdlock_client_open without argument checks). */
 int rdl_client_open(rdlock_client_t **out, const char *ini_path);
 
-/* The process default client, created on first call (SPEC section 3). */
+/* The process default client, created on first call (docs/CONTRACT.md section 3). */
 int rdl_client_default(rdlock_client_t **out);
 
 /* This thread's number (1, 2, ...), stable for the thread's life. */

@@ -1,5 +1,5 @@
 /* config.c - the client configuration: built-in defaults, the ini file
- * search, parsing with iniparser and validation of every key (SPEC section
+ * search, parsing with iniparser and validation of every key (docs/CONTRACT.md section
  * 3).
  *
  * Loading a file takes four steps, each reporting every problem it finds

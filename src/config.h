@@ -1,5 +1,5 @@
 /* config.h - the client configuration: defaults, ini loading, validation
- * (SPEC section 3).  Loading never crashes on any input and never logs a
+ * (docs/CONTRACT.md section 3).  Loading never crashes on any input and never logs a
  * password. */
 #ifndef RDL_CONFIG_H
 #define RDL_CONFIG_H
@@ -48,7 +48,7 @@ typedef struct rdl_config {
     char *source;
 } rdl_config_t;
 
-/* Fill *cfg with the built-in defaults (127.0.0.1:6379, SPEC section 3).
+/* Fill *cfg with the built-in defaults (127.0.0.1:6379, docs/CONTRACT.md section 3).
  * Returns 0 or ENOMEM. */
 int rdl_config_defaults(rdl_config_t *cfg);
 

@@ -245,7 +245,7 @@ static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, con
 /* try_once, and with [replication] wait_replicas, an acquisition that too
  * few replicas confirmed in time is undone and reported as EIO, as if Redis
  * had not answered: a failover now could lose it and let another client
- * take the lock.  Blocking callers keep trying (SPEC section 2). */
+ * take the lock.  Blocking callers keep trying (docs/CONTRACT.md section 2). */
 static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long deadline)
 {
     rdlock_client_t *c = a->c;

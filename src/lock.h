@@ -15,7 +15,7 @@ enum { RDL_TRY, RDL_BLOCK, RDL_TIMED };
 int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline);
 
 /* The public lock calls: validate abstime first (RDL_TIMED; EINVAL even on
- * a free lock, SPEC section 1), then look up the handle of obj and acquire.
+ * a free lock, docs/CONTRACT.md section 1), then look up the handle of obj and acquire.
  * magic/static_magic say which kind of lock object obj is. */
 int rdl_lock_call(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, char mode, int how,
                   clockid_t clock, const struct timespec *abstime);

@@ -1,4 +1,4 @@
-/* mutex.c - the rdlock_t API (SPEC section 5): argument checks and
+/* mutex.c - the rdlock_t API (docs/CONTRACT.md section 5): argument checks and
  * deadlines, then one call into the core (lock.c).  The mutex is the
  * exclusive mode of the lock of its name. */
 #include "rdl_build.h"

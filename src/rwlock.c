@@ -1,4 +1,4 @@
-/* rwlock.c - the rdrwlock_t API (SPEC section 6): argument checks and
+/* rwlock.c - the rdrwlock_t API (docs/CONTRACT.md section 6): argument checks and
  * deadlines, then one call into the core (lock.c).  wrlock is the
  * exclusive mode of the lock of its name (the mutex's), rdlock the shared
  * mode. */

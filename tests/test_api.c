@@ -1,4 +1,4 @@
-/* test_api.c - argument validation and the small API (SPEC sections 1-5):
+/* test_api.c - argument validation and the small API (docs/CONTRACT.md sections 1-5):
  * rdlock_strerror / rdlock_version, attribute objects, rdlock_init and the
  * checks every call makes before touching the network, clients, the log
  * hook.  A private redis-server (tests/fixture.c) serves the few tests that
@@ -28,10 +28,10 @@ static char g_ini[512];            /* its ini file */
 /* helpers                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Every code of SPEC section 2. */
-static const int spec_codes[] = { EINVAL, EBUSY,  ETIMEDOUT, EDEADLK, EPERM,      EAGAIN,         ENOLCK,
+/* Every code of docs/CONTRACT.md section 2. */
+static const int code_table[] = { EINVAL, EBUSY,  ETIMEDOUT, EDEADLK, EPERM,      EAGAIN,         ENOLCK,
                                   EIO,    EACCES, ENOENT,    ENOMEM,  EOWNERDEAD, ENOTRECOVERABLE };
-#define N_SPEC_CODES (sizeof spec_codes / sizeof spec_codes[0])
+#define N_CODE_TABLE (sizeof code_table / sizeof code_table[0])
 
 static int fresh_db(void)
 {
@@ -178,21 +178,21 @@ static void test_strerror(void)
         CU_ASSERT_STRING_EQUAL(rdlock_strerror(-1), unknown);
     CU_ASSERT_PTR_NOT_NULL(rdlock_strerror(0));
 
-    for (i = 0; i < N_SPEC_CODES; i++) {
-        const char *t = rdlock_strerror(spec_codes[i]);
+    for (i = 0; i < N_CODE_TABLE; i++) {
+        const char *t = rdlock_strerror(code_table[i]);
         CU_ASSERT_PTR_NOT_NULL(t);
         if (!t)
             continue;
         CU_ASSERT(t[0] != '\0');
         if (strcmp(t, unknown) == 0)
-            fprintf(stderr, "rdlock_strerror(%s) is the unknown-code text\n", rdt_errname(spec_codes[i]));
+            fprintf(stderr, "rdlock_strerror(%s) is the unknown-code text\n", rdt_errname(code_table[i]));
         CU_ASSERT(strcmp(t, unknown) != 0);
         /* Every code has its own text. */
         for (j = 0; j < i; j++) {
-            const char *u = rdlock_strerror(spec_codes[j]);
+            const char *u = rdlock_strerror(code_table[j]);
             if (u && strcmp(t, u) == 0)
-                fprintf(stderr, "rdlock_strerror(%s) == rdlock_strerror(%s)\n", rdt_errname(spec_codes[i]),
-                        rdt_errname(spec_codes[j]));
+                fprintf(stderr, "rdlock_strerror(%s) == rdlock_strerror(%s)\n", rdt_errname(code_table[i]),
+                        rdt_errname(code_table[j]));
             CU_ASSERT(u == NULL || strcmp(t, u) != 0);
         }
     }
@@ -609,7 +609,7 @@ static void test_destroyed_lock(void)
 }
 
 /* rdlock_consistent on a lock that is not robust: EINVAL, held or not
- * (SPEC section 2); the robust cases are in test_robust. */
+ * (docs/CONTRACT.md section 2); the robust cases are in test_robust. */
 static void test_consistent_not_robust(void)
 {
     rdlock_t m;
@@ -840,7 +840,7 @@ static void test_past_deadline_free_lock(void)
 }
 
 /* A negative tv_sec is a time before the epoch: past, not malformed.  Only
- * tv_nsec outside [0, 1e9) is EINVAL (SPEC section 1, rdlock.h, POSIX), and
+ * tv_nsec outside [0, 1e9) is EINVAL (docs/CONTRACT.md section 1, rdlock.h, POSIX), and
  * a past deadline on a free lock acquires. */
 static void test_negative_tv_sec_is_past(void)
 {

@@ -1,4 +1,4 @@
-/* test_client.c - clients and configuration (SPEC sections 2, 3, 7, 10):
+/* test_client.c - clients and configuration (docs/CONTRACT.md sections 2, 3, 7, 10):
  * every [redis]/[lock] key that is observable, authentication, fail_fast,
  * Redis killed, restarted or paused under a client, the process default
  * client ($RDLOCK_CONF), client_close, and fork().
@@ -1147,7 +1147,7 @@ static int trivial_child(void *arg)
 }
 
 /* fork() while a thread of the parent waits in rdlock_lock: the child
- * starts normally (SPEC 7: it holds none of the parent's locks and the
+ * starts normally (docs/CONTRACT.md section 7: it holds none of the parent's locks and the
  * parent is unaffected), and the parent's waiter still gets the lock. */
 static void test_fork_while_waiting(void)
 {

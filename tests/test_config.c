@@ -1,4 +1,4 @@
-/* test_config.c - the ini loader (src/config.c) against SPEC section 3 and
+/* test_config.c - the ini loader (src/config.c) against docs/CONTRACT.md section 3 and
  * the fine points of section 10: defaults, every key, every range boundary,
  * syntax, the file search, password_file, and that no log line ever holds
  * a password.
@@ -799,7 +799,7 @@ static void test_quoted_values(void)
     EXPECT_LOG("redis:host", "after the closing quote");
 }
 
-/* For a key given twice the last one wins (SPEC 10). */
+/* For a key given twice the last one wins (docs/CONTRACT.md section 10). */
 static void test_duplicate_key(void)
 {
     rdl_config_t c;

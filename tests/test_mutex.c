@@ -1,4 +1,4 @@
-/* test_mutex.c - the rdlock_t mutex against a real redis-server (SPEC
+/* test_mutex.c - the rdlock_t mutex against a real redis-server (docs/CONTRACT.md
  * sections 1, 2, 5, 7, 10): ownership and error codes, recursion, fencing
  * tokens, deadlines, the key layout, the static initialiser and the
  * default client, mutual exclusion across processes and threads, wake-up
@@ -603,7 +603,7 @@ static void test_timedlock_timeout(void)
     CU_ASSERT_EQUAL(n, 0);
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&mine));
 
-    /* A waiting exclusive caller is a waiting writer (SPEC section 10)
+    /* A waiting exclusive caller is a waiting writer (docs/CONTRACT.md section 10)
      * whose mark goes when it times out (section 6), not at the end of
      * its lease: the queue (src/scripts/acquire.lua: <key>:w) is empty
      * again while the lock is still held. */
@@ -755,7 +755,7 @@ static void test_two_handles_same_owner(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&rb));
 }
 
-/* SPEC section 1: keys are <prefix>{<name>} and <prefix>{<name>}:fence;
+/* docs/CONTRACT.md section 1: keys are <prefix>{<name>} and <prefix>{<name>}:fence;
  * the fence is never expired or deleted. */
 static void test_key_layout(void)
 {
@@ -1264,7 +1264,7 @@ static void test_wakeup_latency_other_client(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* fork (SPEC section 7)                                               */
+/* fork (docs/CONTRACT.md section 7)                                   */
 /* ------------------------------------------------------------------ */
 
 #define FORK_LEASE_MS 300

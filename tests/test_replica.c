@@ -1,4 +1,4 @@
-/* test_replica.c - [replication] wait_replicas (SPEC section 9: confirm
+/* test_replica.c - [replication] wait_replicas (docs/CONTRACT.md section 9: confirm
  * each acquisition on N replicas with WAIT before returning), against a
  * private master and a private replica of it (both redis-server, loopback,
  * no persistence).

@@ -1,4 +1,4 @@
-/* test_robust.c - robust locks against a real redis-server (SPEC sections
+/* test_robust.c - robust locks against a real redis-server (docs/CONTRACT.md sections
  * 2, 5.4 and the robust bullet of 10; include/rdlock.h:
  * rdlock_attr_setrobust, rdlock_consistent, rdlock_reset_name).
  *
@@ -1014,7 +1014,7 @@ static void test_reset_held_by_other(void)
 
 /* A robust rdrwlock_t writer gets EOWNERDEAD after a dead exclusive
  * holder; unlocking without rdrwlock_consistent() leaves the name
- * ENOTRECOVERABLE (SPEC 5.4), with it the lock is clean again. */
+ * ENOTRECOVERABLE (docs/CONTRACT.md section 5.4), with it the lock is clean again. */
 static void test_rwlock_robust_writer(void)
 {
     const char *N = "rw-writer";

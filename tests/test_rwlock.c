@@ -1,4 +1,4 @@
-/* test_rwlock.c - the read-write lock (SPEC sections 1, 2, 5.3, 6, 7, 10)
+/* test_rwlock.c - the read-write lock (docs/CONTRACT.md sections 1, 2, 5.3, 6, 7, 10)
  * against a private redis-server.
  *
  * Every test uses explicit clients (rdlock_client_open on an ini written by
@@ -1295,7 +1295,7 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(EBUSY, holder_acquired(&h, 5000));
     holder_finish(&h, 5000);
     /* ...and for the holding thread itself, which cannot release the
-     * mutex hold through the rwlock (SPEC 10). */
+     * mutex hold through the rwlock (docs/CONTRACT.md section 10). */
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rwa));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rwa));
     RDT_ASSERT_RC(EDEADLK, rdrwlock_rdlock(&rwa));
@@ -1336,7 +1336,7 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(0, rdlock_trylock(&mb));
     RDT_ASSERT_RC(0, rdlock_unlock(&mb));
 
-    /* 4. A waiting mutex locker is a waiting writer (SPEC 10): new readers
+    /* 4. A waiting mutex locker is a waiting writer (docs/CONTRACT.md section 10): new readers
      * queue behind it. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&rwa));
     holder_start(&h, NULL, &mb, 'M');

@@ -1,4 +1,4 @@
-/* test_sentinel.c - [sentinel] (SPEC section 9: master discovery and
+/* test_sentinel.c - [sentinel] (docs/CONTRACT.md section 9: master discovery and
  * failover through Redis Sentinel), against a private master, a replica of
  * it and a sentinel monitoring them (all redis-server, loopback, no
  * persistence).

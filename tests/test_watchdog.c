@@ -1,4 +1,4 @@
-/* test_watchdog.c - lease renewal, lost leases and max_hold_ms (SPEC
+/* test_watchdog.c - lease renewal, lost leases and max_hold_ms (docs/CONTRACT.md
  * sections 3 [watchdog], 5.1, 5.3, 10) against a private redis-server.
  *
  * Every test uses explicit clients (rdlock_client_open on an ini written by
