@@ -578,7 +578,7 @@ static int deliver(tproxy_t *p, long id, int timeout_ms, const char *fn)
         }
         v[n++] = c;
     }
-    if (id != 0 && !found) {
+    if (id != 0 && !found && id > p->st.accepted) {
         pthread_mutex_unlock(&p->mu);
         free(v);
         fprintf(stderr, "%s: no connection %ld\n", fn, id);

@@ -83,8 +83,10 @@ int tproxy_deliver(tproxy_t *p, int timeout_ms);
 
 /* The same for connection id only (the others keep their holds; new
  * connections are held as before).  1 delivered (and answered, unless
- * timeout_ms is 0), 0 nothing was held on it, -1 as tproxy_deliver or no
- * such connection. */
+ * timeout_ms is 0), 0 nothing was held on it (also when it is closed and
+ * gone: a connection with bytes held is kept until they are delivered,
+ * unless the server closes it), -1 as tproxy_deliver or never
+ * accepted. */
 int tproxy_deliver_conn(tproxy_t *p, long id, int timeout_ms);
 
 /* Forward nothing, either way, until tproxy_thaw.  0. */
