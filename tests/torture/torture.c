@@ -3,10 +3,10 @@
  *   torture --scenario NAME [--procs N] [--threads M] [--seconds S]
  *           [--lease MS] [--short | --long] [--keep] [--verbose]
  *
- * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts.
+ * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts, stall.
  *
  * The parent starts a private redis-server (tests/fixture.c), optionally a
- * TCP proxy on 127.0.0.1 (slow network, connection cuts), then forks N
+ * TCP proxy on 127.0.0.1 (slow network, connection cuts, stalls), then forks N
  * worker processes of M threads.  Each worker opens its own client after the
  * fork.  The first half of the run is the mutex phase (name torture:m): every
  * section is a write section.  The second half is the rwlock phase (name
@@ -35,6 +35,20 @@
  *   - scenario-specific bounds (kill: takeover within lease + retry +
  *     slack; pause: every section spanning the pause is reported lost;
  *     slow: no hold lost at all; restart: work continues after it).
+ *
+ * stall: the library's traffic goes through tests/tproxy.c, run in its own
+ * process, which holds back the client->server bytes of a random
+ * connection for a random time, up to ST_MAX at once, a new one every
+ * 10-60 ms: one stall in three is shorter than command_timeout_ms (500
+ * ms here: the request is only late), the others last 1.2 to 3 command
+ * timeouts (the client gives up, closes the connection and retries on a
+ * new one); then it delivers what it held, also when the client has
+ * closed its side, so that the server runs requests their sender had
+ * abandoned (SPEC section 11).  Sections last up to 10 ms, so that a late
+ * request often finds its sender holding the lock again.  Only the
+ * general checks apply: a late request must never let two holders in,
+ * hand out a stale token, or turn a lost hold into an unlock that
+ * returns 0.
  *
  * Output: human lines, then one line
  *   RESULT|scenario|procs x threads|sections|faults|completed|overlaps|lost|crashes|verdict
@@ -68,6 +82,7 @@
 #include <rdlock.h>
 
 #include "../fixture.h"
+#include "../tproxy.h"
 
 /* ------------------------------------------------------------------ */
 /* options                                                             */
@@ -81,12 +96,13 @@ static unsigned opt_lease = 0; /* 0: per scenario */
 static int opt_keep = 0, opt_verbose = 0;
 static int opt_sabotage = 0; /* checker self-test: thread 0 of each worker skips the lock */
 
-enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS };
-static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", NULL };
+enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL };
+static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", "stall", NULL };
 static int sc;
 
 static unsigned lease_ms;
 static unsigned retry_ms = 100;
+static unsigned timeout_ms = 1000; /* command_timeout_ms of the workers */
 static unsigned proxy_delay_ms; /* one way, per chunk */
 static int proxy_cuts;
 
@@ -282,6 +298,8 @@ static long hold_us(unsigned *seed)
 {
     if (sc == SC_SLOW && rand_r(seed) % 6 == 0)
         return (long)lease_ms * 1500; /* 1.5 leases: only the watchdog keeps it */
+    if (sc == SC_STALL)
+        return rand_r(seed) % 10000; /* a late request finds its sender inside more often */
     return rand_r(seed) % 2000;
 }
 
@@ -653,6 +671,102 @@ static void proxy_main(int lfd, long cut_min_ms, long cut_max_ms)
     }
 }
 
+/* stall scenario: tests/tproxy.c in this process, driven by random
+ * stalls.  The controller's naps pace the faults; nothing waits on them. */
+#define ST_MAX 12 /* stalls at once */
+
+static void stall_publish(tproxy_t *px, long stalls, long longs)
+{
+    char path[700];
+    tproxy_stats_t st;
+    FILE *f;
+    tproxy_stats(px, &st);
+    snprintf(path, sizeof path, "%s/proxy.stalls.tmp", logdir);
+    f = fopen(path, "w");
+    if (f == NULL)
+        return;
+    fprintf(f, "%ld %ld %ld %ld %ld\n", stalls, longs, st.delivered, st.delivered_late, st.accepted);
+    fclose(f);
+    {
+        char final[700];
+        snprintf(final, sizeof final, "%s/proxy.stalls", logdir);
+        rename(path, final);
+    }
+}
+
+static void stall_main(int portfd)
+{
+    struct {
+        long id;
+        long long until;
+    } st[ST_MAX];
+    int nst = 0, port, i;
+    unsigned seed = (unsigned)getpid() ^ (unsigned)now_ns();
+    long stalls = 0, longs = 0;
+    long long next = now_ns();
+    tproxy_t *px;
+
+    signal(SIGPIPE, SIG_IGN);
+    if (tproxy_start(&px, srv.port) != 0)
+        _exit(2);
+    port = tproxy_port(px);
+    if (write(portfd, &port, sizeof port) != (ssize_t)sizeof port)
+        _exit(2);
+    close(portfd);
+    for (;;) {
+        long long now = now_ns(), wake;
+        int changed = 0;
+
+        for (i = 0; i < nst;) {
+            if (st[i].until <= now) {
+                /* no wait: the proxy keeps the upstream open until the
+                 * server answers, also when the client has gone */
+                tproxy_deliver_conn(px, st[i].id, 0);
+                st[i] = st[--nst];
+                changed = 1;
+            } else {
+                i++;
+            }
+        }
+        if (now >= next) {
+            long ids[512];
+            int n = tproxy_conns(px, ids, 512);
+            if (n > 512)
+                n = 512;
+            if (nst < ST_MAX && n > 0) {
+                long id = ids[rand_r(&seed) % (unsigned)n];
+                int busy = 0, lng = rand_r(&seed) % 3 != 0;
+                for (i = 0; i < nst; i++)
+                    busy |= st[i].id == id;
+                if (!busy && tproxy_hold_conn(px, id) == 0) {
+                    /* short (one in three): 20-400 ms, under the command
+                     * timeout; long: 1.2 to 3 command timeouts, so that
+                     * the late request comes while its sender is still
+                     * busy with the same lock */
+                    long ms = lng ? (long)timeout_ms * 6 / 5 + rand_r(&seed) % (timeout_ms * 9 / 5 + 1)
+                                  : 20 + rand_r(&seed) % 381;
+                    st[nst].id = id;
+                    st[nst].until = now + ms * 1000000LL;
+                    nst++;
+                    stalls++;
+                    longs += lng;
+                    changed = 1;
+                }
+            }
+            next = now + (10 + rand_r(&seed) % 51) * 1000000LL;
+        }
+        if (changed)
+            stall_publish(px, stalls, longs);
+        wake = next;
+        for (i = 0; i < nst; i++)
+            if (st[i].until < wake)
+                wake = st[i].until;
+        now = now_ns();
+        if (wake > now)
+            sleep_us((long)((wake - now) / 1000));
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* checker                                                             */
 /* ------------------------------------------------------------------ */
@@ -1000,7 +1114,7 @@ static void check_phase(int phase, long long counter, int counter_valid, int tok
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts} [--procs N] "
+    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall} [--procs N] "
                     "[--threads M] [--seconds S] [--lease MS] [--short|--long] [--keep] [--verbose] [--sabotage]\n");
     exit(2);
 }
@@ -1044,7 +1158,7 @@ int main(int argc, char **argv)
     pid_t pids[512], proxy_pid = 0;
     int victim_pipe[2] = { -1, -1 };
     const char *ini;
-    char ini_text[1024], faults[256] = "none";
+    char ini_text[1024], faults[256] = "none", stall_note[300] = "";
     long total_faults = 0;
     int procs_given = 0, threads_given = 0;
     long long stats_lock[NCODES] = { 0 }, stats_unlock[NCODES] = { 0 }, lostcb_total = 0, cretries = 0;
@@ -1092,6 +1206,12 @@ int main(int argc, char **argv)
         proxy_delay_ms = lease_ms / 6; /* round trip = lease / 3 */
     if (sc == SC_CUTS)
         proxy_cuts = 1;
+    if (sc == SC_STALL)
+        /* a long stall makes the client give up (and retry) after 500 ms;
+         * the watchdog (every 333 ms) just outlives one stalled renewal */
+        timeout_ms = 500;
+    if (sc == SC_SLOW)
+        timeout_ms = lease_ms;
 
     setpgid(0, 0);
     signal(SIGALRM, parent_alarm);
@@ -1123,11 +1243,41 @@ int main(int argc, char **argv)
         }
         proxy_port = ntohs(sa.sin_port);
     }
+    if (sc == SC_STALL) {
+        int pp[2];
+        struct pollfd pf;
+        if (pipe(pp) != 0) {
+            perror("torture: pipe");
+            rdt_server_stop(&srv);
+            return 2;
+        }
+        proxy_pid = fork();
+        if (proxy_pid == 0) {
+            close(pp[0]);
+            alarm((unsigned)opt_seconds + 200);
+            stall_main(pp[1]);
+            _exit(0);
+        }
+        close(pp[1]);
+        pf.fd = pp[0];
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (proxy_pid < 0 || poll(&pf, 1, 10000) != 1 || read(pp[0], &proxy_port, sizeof proxy_port) != (ssize_t)sizeof proxy_port) {
+            fprintf(stderr, "torture: the stall proxy did not start\n");
+            if (proxy_pid > 0) {
+                kill(proxy_pid, SIGKILL);
+                waitpid(proxy_pid, &status, 0);
+            }
+            rdt_server_stop(&srv);
+            return 2;
+        }
+        close(pp[0]);
+    }
     /* ini: short lease so faults resolve within seconds */
     snprintf(ini_text, sizeof ini_text,
              "[redis]\nhost = 127.0.0.1\nport = %d\ncommand_timeout_ms = %u\n"
              "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
-             proxy_port ? proxy_port : srv.port, sc == SC_SLOW ? lease_ms : 1000, lease_ms, retry_ms);
+             proxy_port ? proxy_port : srv.port, timeout_ms, lease_ms, retry_ms);
     ini = rdt_write_file(&srv, "torture.ini", ini_text);
     if (!ini) {
         rdt_server_stop(&srv);
@@ -1274,6 +1424,23 @@ int main(int argc, char **argv)
         FILE *f;
         kill(proxy_pid, SIGKILL);
         waitpid(proxy_pid, &status, 0);
+        if (sc == SC_STALL) {
+            long stalls = 0, longs = 0, delivered = 0, late = 0, accepted = 0;
+            snprintf(path, sizeof path, "%s/proxy.stalls", logdir);
+            f = fopen(path, "r");
+            if (f) {
+                if (fscanf(f, "%ld %ld %ld %ld %ld", &stalls, &longs, &delivered, &late, &accepted) != 5)
+                    stalls = longs = delivered = late = accepted = 0;
+                fclose(f);
+            }
+            total_faults = stalls;
+            snprintf(faults, sizeof faults, "%ld stalls (%ld > command_timeout %u ms), %ld held requests, %ld of them "
+                     "delivered after the client closed", stalls, longs, timeout_ms, delivered, late);
+            snprintf(stall_note, sizeof stall_note,
+                     "stall proxy: %ld connections accepted; %ld of %ld stalls held requests back, %ld of those were "
+                     "delivered after their client had given up on them and closed the connection",
+                     accepted, delivered, stalls, late);
+        }
         if (sc == SC_CUTS) {
             snprintf(path, sizeof path, "%s/proxy.cuts", logdir);
             f = fopen(path, "r");
@@ -1310,6 +1477,8 @@ int main(int argc, char **argv)
     printf("torture: scenario %s, %d x %d, %d s (%s), lease %u ms\n", opt_scenario, opt_procs, opt_threads, opt_seconds,
            opt_long ? "long" : "short", lease_ms);
     printf("  faults: %s\n", faults);
+    if (stall_note[0])
+        note("%s", stall_note);
     {
         long long cm = get_counter("torture:counter:m"), crw = get_counter("torture:counter:rw");
         int counter_valid = sc != SC_RESTART;
