@@ -1,4 +1,4 @@
-/* test_safety.c - stale requests never touch another hold (SPEC section 11),
+/* test_safety.c - stale requests never touch another hold (docs/CONTRACT.md section 11),
  * against a private redis-server, with client A behind an in-process TCP
  * proxy (tests/tproxy.h) that holds its requests back and delivers them
  * late, as a network that retransmits does; every other client connects

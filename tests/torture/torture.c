@@ -44,7 +44,7 @@
  * timeouts (the client gives up, closes the connection and retries on a
  * new one); then it delivers what it held, also when the client has
  * closed its side, so that the server runs requests their sender had
- * abandoned (SPEC section 11).  Sections last up to 10 ms, so that a late
+ * abandoned (docs/CONTRACT.md section 11).  Sections last up to 10 ms, so that a late
  * request often finds its sender holding the lock again.  Only the
  * general checks apply: a late request must never let two holders in,
  * hand out a stale token, or turn a lost hold into an unlock that
