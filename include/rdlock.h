@@ -19,6 +19,7 @@
 #ifndef RDLOCK_H
 #define RDLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h> /* clockid_t */
 #include <time.h>      /* struct timespec: compile with _POSIX_C_SOURCE >= 199309L or gnu/c11 */
@@ -62,6 +63,18 @@ typedef struct rdlock_client rdlock_client_t;
  * On failure *client is left untouched. */
 RDLOCK_API int rdlock_client_open(rdlock_client_t **client, const char *ini_path);
 
+/* What a program may want to say about a client in its own messages. */
+typedef struct rdlock_client_info {
+    char server[300];     /* "host:port", "unix:/path" or "master 'NAME' (via Sentinel)" */
+    int fail_fast;        /* [lock] fail_fast: blocking calls return EIO in an outage */
+    char last_error[256]; /* why the client's last request to Redis failed, "" if none did */
+} rdlock_client_info_t;
+
+/* Fill *info for client (NULL: the process default client, which this
+ * creates if needed).  0, or EINVAL (info NULL), or what creating the
+ * default client returns (EINVAL, ENOENT, EACCES, EIO, ENOMEM). */
+RDLOCK_API int rdlock_client_info(rdlock_client_t *client, rdlock_client_info_t *info);
+
 /* Stop the client's thread, close its connections and free it.
  *   EINVAL  client is NULL
  *   EBUSY   a lock initialised on this client is not destroyed yet; the
@@ -76,8 +89,47 @@ typedef void (*rdlock_log_fn)(int level, const char *msg, void *arg);
  * including the background thread; it must not call back into rdlock. */
 RDLOCK_API void rdlock_set_logger(rdlock_log_fn fn, void *arg);
 
-/* Text for every code the library returns; never NULL. */
+/* Every code the library returns besides 0, with its meaning: one table
+ * that rdlock_strerror() and rdlock_errname() are made from, and that a
+ * program may expand for its own tables (XX(code, text); the codes are
+ * <errno.h> names).  A code outside it is never returned. */
+#define RDLOCK_ERRNO_MAP(XX)                                                                         \
+    XX(EINVAL, "invalid argument, name, attribute, deadline or configuration")                       \
+    XX(EBUSY, "lock is held (try) or still in use (init, destroy, client close)")                    \
+    XX(ETIMEDOUT, "deadline passed while the lock stayed held by others")                            \
+    XX(EDEADLK, "the caller already holds this lock")                                                \
+    XX(EPERM, "the caller does not hold this lock")                                                  \
+    XX(EAGAIN, "recursion or read re-entry count would overflow")                                    \
+    XX(ENOLCK, "the lease was lost before unlock: the critical section was not protected to its end") \
+    XX(EIO, "Redis unreachable, timed out or answered with an error")                                \
+    XX(EACCES, "Redis refused access (authentication, ACL), or a file is unreadable")                \
+    XX(ENOENT, "configuration file does not exist")                                                  \
+    XX(ENOMEM, "out of memory")                                                                      \
+    XX(EOWNERDEAD, "previous owner died holding the lock; state may be inconsistent")                \
+    XX(ENOTRECOVERABLE, "lock is not recoverable; clear it with rdlock --reset")
+
+/* Text for every code the library returns ("success" for 0); never NULL. */
 RDLOCK_API const char *rdlock_strerror(int code);
+
+/* The <errno.h> name of a code the library returns ("EINVAL"; "0" for 0),
+ * for messages and JSON; "unknown" for any other value.  Never NULL. */
+RDLOCK_API const char *rdlock_errname(int code);
+
+/* The last error or warning the library logged on the calling thread, in
+ * words ("" if none): after a failed call, the reason behind its EIO
+ * ("127.0.0.1:6379: connect failed: Connection refused"), EACCES or
+ * configuration error, for programs that print their own messages (the
+ * log hook sees the same lines).  Copied into buf (n bytes, always
+ * NUL-terminated when n > 0); returns one of RDLOCK_ERRSRC_* saying where
+ * it came from.  Thread-local: other threads' lines, and the background
+ * thread's, do not change it. */
+enum {
+    RDLOCK_ERRSRC_NONE,   /* nothing logged on this thread yet */
+    RDLOCK_ERRSRC_CONFIG, /* the configuration file (or password_file) */
+    RDLOCK_ERRSRC_REDIS,  /* the server: connecting, authenticating, answering */
+    RDLOCK_ERRSRC_OTHER   /* the library itself (memory, threads, names) */
+};
+RDLOCK_API int rdlock_last_error(char *buf, size_t n);
 
 /* "MAJOR.MINOR.PATCH" of the library actually linked. */
 RDLOCK_API const char *rdlock_version(void);
@@ -226,6 +278,41 @@ RDLOCK_API int rdlock_holdcount(rdlock_t *m, unsigned *count);
  * Holders find their hold lost (ENOLCK on unlock).  c NULL: the default
  * client.  0, EINVAL (bad name), EIO, EACCES, ENOENT, ENOMEM. */
 RDLOCK_API int rdlock_reset_name(rdlock_client_t *c, const char *name);
+
+/* The state of a name as `rdlock --status NAME` shows it. */
+enum {
+    RDLOCK_STATE_CONSISTENT,     /* the last exclusive hold ended by unlock (or is held now) */
+    RDLOCK_STATE_OWNER_DEAD,     /* the last exclusive hold ended by expiry or loss */
+    RDLOCK_STATE_INCONSISTENT,   /* handed over with EOWNERDEAD, not made consistent yet */
+    RDLOCK_STATE_NOTRECOVERABLE  /* every acquisition fails until rdlock_reset_name() */
+};
+typedef struct rdlock_party {
+    char owner[64];              /* "<client id>:<thread>" */
+    long long remaining_ms;      /* of its lease (holder) or queue mark (waiting writer) */
+    uint64_t token;              /* holders: fencing token of the hold */
+    unsigned count;              /* holders: hold count as last renewed */
+    long pid;
+    unsigned thread;
+    char host[256];
+} rdlock_party_t;
+typedef struct rdlock_status {
+    char mode;                   /* 0 free, 'x' held exclusive, 's' held shared */
+    size_t nholders;
+    rdlock_party_t *holders;     /* nholders entries */
+    size_t nwriters;
+    rdlock_party_t *writers;     /* queued writers, first in line first */
+    long long readers_waiting;
+    uint64_t fence;              /* the last fencing token given out */
+    int robust;                  /* RDLOCK_STATE_* */
+} rdlock_status_t;
+
+/* A consistent snapshot of a name's state on the server (c NULL: the
+ * default client).  0 and *st (free it with rdlock_status_free), or EINVAL
+ * (bad name or st NULL), EIO, EACCES, ENOENT, ENOMEM; *st is then empty. */
+RDLOCK_API int rdlock_status_name(rdlock_client_t *c, const char *name, rdlock_status_t *st);
+/* Free what rdlock_status_name() allocated; st is left empty (freeing
+ * twice is harmless). */
+RDLOCK_API void rdlock_status_free(rdlock_status_t *st);
 
 /* ------------------------------------------------------------------ */
 /* Read-write lock (docs/CONTRACT.md section 6)                        */

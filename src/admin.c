@@ -62,3 +62,10 @@ int rdl_status(rdlock_client_t *c, const char *name, rdl_status_t *st)
     freeReplyObject(r);
     return rc;
 }
+
+int rdlock_status_name(rdlock_client_t *c, const char *name, rdlock_status_t *st)
+{
+    if (st == NULL)
+        return EINVAL;
+    return rdl_status(c, name, st);
+}

@@ -274,6 +274,22 @@ int rdlock_client_open(rdlock_client_t **client, const char *ini_path)
     return rdl_client_open(client, ini_path);
 }
 
+int rdlock_client_info(rdlock_client_t *c, rdlock_client_info_t *info)
+{
+    int rc;
+    if (info == NULL)
+        return EINVAL;
+    if (c == NULL && (rc = rdl_client_default(&c)) != 0)
+        return rc;
+    memset(info, 0, sizeof *info);
+    rdl_conn_where(&c->cfg, info->server, sizeof info->server);
+    info->fail_fast = c->cfg.fail_fast;
+    RDL_LOCK(c);
+    snprintf(info->last_error, sizeof info->last_error, "%s", c->last_error);
+    RDL_UNLOCK(c);
+    return 0;
+}
+
 int rdlock_client_close(rdlock_client_t *c)
 {
     if (c == NULL || c->is_default)
@@ -402,6 +418,8 @@ static void net_state(rdlock_client_t *c, bool down, const char *why)
     RDL_LOCK(c);
     was = c->net_down;
     c->net_down = down;
+    if (down)
+        snprintf(c->last_error, sizeof c->last_error, "%s", why);
     RDL_UNLOCK(c);
     if (down && !was)
         rdl_log(RDLOCK_LOG_WARN, "%s: connection lost: %s", rdl_conn_where(&c->cfg, where, sizeof where),

@@ -42,6 +42,8 @@ struct rdlock_client {
     long long sentinel_check_at; /* background thread only: next Sentinel
                                     check not before (after a failed one) */
     bool net_down;            /* for one log line per outage, not per retry */
+    char last_error[256];     /* why the last request to Redis failed
+                                 (rdlock_client_info), "" if none did */
 
     /* The server's clock, for the deadlines that make late acquire
      * attempts void (see rdl_call_t.stamp): server ms >= local monotonic

@@ -1327,5 +1327,10 @@ int rdl_config_load(rdl_config_t *cfg, const char *path, const char *sysconf_pat
         else
             return rdl_config_defaults(cfg);
     }
-    return load_file(cfg, path);
+    {
+        /* Its complaints are about the file (rdlock_last_error). */
+        int was = rdl_log_source(RDLOCK_ERRSRC_CONFIG), rc = load_file(cfg, path);
+        rdl_log_source(was);
+        return rc;
+    }
 }

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -15,6 +16,26 @@ static rdlock_log_fn log_fn;
 static void *log_arg;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
+
+/* rdlock_last_error(): this thread's last ERROR or WARN line and where it
+ * came from (the config loader says so while it runs). */
+static __thread char last_text[512];
+static __thread int last_src = RDLOCK_ERRSRC_NONE;
+static __thread int cur_src = RDLOCK_ERRSRC_REDIS;
+
+int rdl_log_source(int src)
+{
+    int was = cur_src;
+    cur_src = src;
+    return was;
+}
+
+int rdlock_last_error(char *buf, size_t n)
+{
+    if (buf != NULL && n > 0)
+        snprintf(buf, n, "%s", last_text);
+    return last_src;
+}
 
 void rdl_log_atfork(int after)
 {
@@ -53,6 +74,12 @@ void rdl_log(int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (level <= RDLOCK_LOG_WARN) {
+        size_t n = strnlen(buf, sizeof last_text - 1);
+        memcpy(last_text, buf, n); /* cut to fit: the start says why */
+        last_text[n] = '\0';
+        last_src = cur_src;
+    }
 
     if (fn != NULL)
         fn(level, buf, arg);

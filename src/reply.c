@@ -208,7 +208,7 @@ int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev)
 /* A holder's "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>" or a
  * queued writer's "<deadline>;<lease>;<claim>;<count>;<pid>;<thread>;<call>;<host>"
  * (see acquire.lua) into p; fields that do not parse stay 0 / empty. */
-static void party_parse(rdl_party_t *p, const redisReply *owner, const redisReply *val, long long now,
+static void party_parse(rdlock_party_t *p, const redisReply *owner, const redisReply *val, long long now,
                         bool holder)
 {
     long long deadline = 0;
@@ -230,7 +230,7 @@ static void party_parse(rdl_party_t *p, const redisReply *owner, const redisRepl
 }
 
 /* A flat array of owner, value pairs into *out (calloc'd). */
-static int parties(const redisReply *arr, long long now, bool holder, rdl_party_t **out, size_t *n)
+static int parties(const redisReply *arr, long long now, bool holder, rdlock_party_t **out, size_t *n)
 {
     size_t i;
 
@@ -251,7 +251,7 @@ static int parties(const redisReply *arr, long long now, bool holder, rdl_party_
     return 0;
 }
 
-int rdl_reply_status(const redisReply *r, rdl_status_t *st)
+int rdl_reply_status(const redisReply *r, rdlock_status_t *st)
 {
     redisReply **e;
     long long now;
@@ -271,7 +271,7 @@ int rdl_reply_status(const redisReply *r, rdl_status_t *st)
     if (rc == 0)
         rc = parties(e[3], now, false, &st->writers, &st->nwriters);
     if (rc != 0) {
-        rdl_status_free(st);
+        rdlock_status_free(st);
         if (rc == EIO)
             rdl_log(RDLOCK_LOG_ERROR, "status: unexpected reply from Redis");
         return rc;
@@ -279,21 +279,25 @@ int rdl_reply_status(const redisReply *r, rdl_status_t *st)
     st->readers_waiting = e[4]->integer;
     st->fence = e[5]->integer > 0 ? (uint64_t)e[5]->integer : 0;
     if (e[6]->len == 0)
-        st->robust = RDL_ROBUST_CLEAN;
+        st->robust = RDLOCK_STATE_CONSISTENT;
     else if (e[6]->len == 1 && e[6]->str[0] == '!')
-        st->robust = RDL_ROBUST_NOTRECOVERABLE;
+        st->robust = RDLOCK_STATE_NOTRECOVERABLE;
     else if (e[6]->str[0] == '?')
-        st->robust = RDL_ROBUST_INCONSISTENT;
+        st->robust = RDLOCK_STATE_INCONSISTENT;
     else if (st->mode == 'x' && st->nholders == 1 && strlen(st->holders[0].owner) == e[6]->len &&
              memcmp(st->holders[0].owner, e[6]->str, e[6]->len) == 0)
-        st->robust = RDL_ROBUST_CLEAN; /* the marker of the live exclusive holder */
+        st->robust = RDLOCK_STATE_CONSISTENT; /* the marker of the live exclusive holder */
     else
-        st->robust = RDL_ROBUST_OWNER_DEAD;
+        st->robust = RDLOCK_STATE_OWNER_DEAD;
     return 0;
 }
 
-void rdl_status_free(rdl_status_t *st)
+/* Beside the decoder that allocates what it frees (and so linked with it
+ * in the fuzz target). */
+void rdlock_status_free(rdlock_status_t *st)
 {
+    if (st == NULL)
+        return;
     free(st->holders);
     free(st->writers);
     memset(st, 0, sizeof *st);

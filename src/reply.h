@@ -16,7 +16,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "admin.h"
+#include "rdlock.h"
 
 /* An error reply: EACCES (authentication or permission), else EIO. */
 int rdl_reply_error(const redisReply *r);
@@ -77,7 +77,7 @@ typedef struct rdl_event {
 int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev);
 
 /* status.lua: {now, mode, holders, writers, readers waiting, fence,
- * robust marker}.  0 (free with rdl_status_free), EIO or ENOMEM. */
-int rdl_reply_status(const redisReply *r, rdl_status_t *st);
+ * robust marker}.  0 (free with rdlock_status_free), EIO or ENOMEM. */
+int rdl_reply_status(const redisReply *r, rdlock_status_t *st);
 
 #endif

@@ -67,9 +67,9 @@
  *   unlock that returns ENOLCK (the lease ran out before the watchdog saw
  *   it) is the same case.
  *
- * - Internals used besides the public API: src/admin.h (rdl_status for
- *   --status), and from src/client.h / src/conn.h the client's fail_fast
- *   setting and rdl_conn_where() (the server address for messages).
+ * - Only the public API (<rdlock.h>): rdlock_status_name() for --status,
+ *   rdlock_client_info() for the server's address and fail_fast, and
+ *   rdlock_last_error() for the reason behind a failure.
  *
  * --json schema (one object on one line):
  *   {
@@ -113,9 +113,6 @@
 #include <unistd.h>
 
 #include "rdlock.h"
-#include "admin.h"
-#include "client.h"
-#include "conn.h"
 
 extern char **environ;
 
@@ -226,8 +223,6 @@ static int verbose;
 static bool stashing;            /* collect ERROR/WARN lines instead of printing */
 static char stash[8192];
 static size_t stash_len;
-static bool stash_config;        /* a collected line came from config loading */
-static char why[512];            /* last line telling why Redis failed us */
 
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void msg(const char *fmt, ...)
@@ -248,17 +243,12 @@ static void logger(int level, const char *text, void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&log_mu);
-    if (strstr(text, "connect failed") != NULL || strstr(text, " refused") != NULL ||
-        strstr(text, "connection lost") != NULL || strstr(text, " failed: ") != NULL)
-        snprintf(why, sizeof why, "%s", text);
     /* rdlock reports a lost lease itself, with what it did about it. */
     if (level == RDLOCK_LOG_WARN && !verbose &&
         (strstr(text, ": lease lost (") != NULL || strstr(text, "had been lost before the unlock") != NULL))
         level = RDLOCK_LOG_INFO;
     if (level <= RDLOCK_LOG_WARN) {
         size_t need = strlen(text) + 9; /* "rdlock: " text "\n" */
-        if (stashing && strncmp(text, "config ", 7) == 0)
-            stash_config = true;
         if (stashing && stash_len + need >= sizeof stash) {
             /* Too much to collect (a config file with many problems: the
              * open fails, and everything is shown anyway). */
@@ -278,16 +268,23 @@ static void logger(int level, const char *text, void *arg)
     pthread_mutex_unlock(&log_mu);
 }
 
-/* The reason Redis failed us, without a leading "<where>: ". */
-static void get_why(const char *where, char *buf, size_t n)
+/* The reason Redis failed us, without a leading "<where>: ": the client's
+ * last connection error, else the last error the library logged on this
+ * thread. */
+static void get_why(rdlock_client_t *c, const char *where, char *buf, size_t n)
 {
+    rdlock_client_info_t info;
     size_t wl = strlen(where);
-    pthread_mutex_lock(&log_mu);
+    char why[512];
+
+    if (c != NULL && rdlock_client_info(c, &info) == 0 && info.last_error[0] != '\0')
+        snprintf(why, sizeof why, "%s", info.last_error);
+    else
+        rdlock_last_error(why, sizeof why);
     if (wl > 0 && strncmp(why, where, wl) == 0 && strncmp(why + wl, ": ", 2) == 0)
         snprintf(buf, n, "%s", why + wl + 2);
     else
         snprintf(buf, n, "%s", why);
-    pthread_mutex_unlock(&log_mu);
 }
 
 /* NAME quoted for a POSIX shell (or, with unprintable bytes, $'...'), so
@@ -556,25 +553,33 @@ static void parse_args(int argc, char **argv, opts_t *o)
 /* Client and error reporting                                          */
 /* ------------------------------------------------------------------ */
 
-static const char *where_of(const rdlock_client_t *c, char *buf, size_t n)
+static const char *where_of(rdlock_client_t *c, char *buf, size_t n)
 {
-    return rdl_conn_where(&c->cfg, buf, n);
+    rdlock_client_info_t info;
+    snprintf(buf, n, "%s", rdlock_client_info(c, &info) == 0 ? info.server : "Redis");
+    return buf;
+}
+
+static bool fail_fast(rdlock_client_t *c)
+{
+    rdlock_client_info_t info;
+    return rdlock_client_info(c, &info) == 0 && info.fail_fast;
 }
 
 /* Report a failed operation on c; returns the exit code. */
-static int op_failed(const rdlock_client_t *c, int rc, const char *what)
+static int op_failed(rdlock_client_t *c, int rc, const char *what)
 {
     char where[300], reason[512];
 
     switch (rc) {
     case EIO:
         where_of(c, where, sizeof where);
-        get_why(where, reason, sizeof reason);
+        get_why(c, where, reason, sizeof reason);
         msg("%s: cannot reach Redis at %s: %s", what, where, reason[0] ? reason : rdlock_strerror(EIO));
         return EXIT_UNAVAILABLE;
     case EACCES:
         where_of(c, where, sizeof where);
-        get_why(where, reason, sizeof reason);
+        get_why(c, where, reason, sizeof reason);
         msg("%s: Redis at %s refused access%s%s", what, where, reason[0] ? ": " : "", reason);
         return EXIT_UNAVAILABLE;
     case EINVAL:
@@ -609,7 +614,7 @@ static const char *config_source(const char *config)
 /* Open the client; on failure report and return the exit code (0 = ok). */
 static int open_client(const char *config, rdlock_client_t **c)
 {
-    int rc;
+    int rc, src;
     char reason[512];
     bool said;
 
@@ -617,7 +622,6 @@ static int open_client(const char *config, rdlock_client_t **c)
     stashing = true;
     stash_len = 0;
     stash[0] = '\0';
-    stash_config = false;
     pthread_mutex_unlock(&log_mu);
 
     rc = rdlock_client_open(c, config);
@@ -628,7 +632,7 @@ static int open_client(const char *config, rdlock_client_t **c)
      * now; the operation that follows reports that itself if it matters. */
     if (rc != 0)
         fputs(stash, stderr);
-    snprintf(reason, sizeof reason, "%s", why);
+    src = rdlock_last_error(reason, sizeof reason);
     said = reason[0] != '\0' && strstr(stash, reason) != NULL; /* printed just now */
     pthread_mutex_unlock(&log_mu);
 
@@ -640,7 +644,7 @@ static int open_client(const char *config, rdlock_client_t **c)
         msg("configuration error in %s", config_source(config));
         return EXIT_CONFIG;
     case EACCES:
-        if (stash_config) { /* unreadable config or password_file */
+        if (src == RDLOCK_ERRSRC_CONFIG) { /* unreadable config or password_file */
             msg("configuration error in %s", config_source(config));
             return EXIT_CONFIG;
         }
@@ -665,11 +669,11 @@ static int open_client(const char *config, rdlock_client_t **c)
 static const char *robust_word(int r)
 {
     switch (r) {
-    case RDL_ROBUST_OWNER_DEAD:
+    case RDLOCK_STATE_OWNER_DEAD:
         return "owner-dead";
-    case RDL_ROBUST_INCONSISTENT:
+    case RDLOCK_STATE_INCONSISTENT:
         return "inconsistent";
-    case RDL_ROBUST_NOTRECOVERABLE:
+    case RDLOCK_STATE_NOTRECOVERABLE:
         return "not-recoverable";
     default:
         return "consistent";
@@ -755,7 +759,7 @@ static void json_str(FILE *f, const char *str)
     fputc('"', f);
 }
 
-static void json_party(FILE *f, const rdl_party_t *p, bool holder)
+static void json_party(FILE *f, const rdlock_party_t *p, bool holder)
 {
     fputs("{\"owner\":", f);
     json_str(f, p->owner);
@@ -770,7 +774,7 @@ static void json_party(FILE *f, const rdl_party_t *p, bool holder)
     fputc('}', f);
 }
 
-static void print_json(FILE *f, const char *name, const rdl_status_t *st)
+static void print_json(FILE *f, const char *name, const rdlock_status_t *st)
 {
     size_t i;
     fputs("{\"name\":", f);
@@ -807,7 +811,7 @@ static void print_safe(FILE *f, const char *s)
     }
 }
 
-static void print_human(FILE *f, const rdl_status_t *st)
+static void print_human(FILE *f, const rdlock_status_t *st)
 {
     size_t i;
     fprintf(f, "lock %s: %s", qname,
@@ -816,7 +820,7 @@ static void print_human(FILE *f, const rdl_status_t *st)
         fprintf(f, " (%zu holder%s)", st->nholders, st->nholders == 1 ? "" : "s");
     fputc('\n', f);
     for (i = 0; i < st->nholders; i++) {
-        const rdl_party_t *p = &st->holders[i];
+        const rdlock_party_t *p = &st->holders[i];
         long long ms = p->remaining_ms > 0 ? p->remaining_ms : 0;
         fputs("  holder: host ", f);
         print_safe(f, p->host[0] ? p->host : "?");
@@ -831,7 +835,7 @@ static void print_human(FILE *f, const rdl_status_t *st)
     else
         fprintf(f, "writers waiting: %zu (new shared holders wait behind them)\n", st->nwriters);
     for (i = 0; i < st->nwriters; i++) {
-        const rdl_party_t *p = &st->writers[i];
+        const rdlock_party_t *p = &st->writers[i];
         long long ms = p->remaining_ms > 0 ? p->remaining_ms : 0;
         fputs("  writer: host ", f);
         print_safe(f, p->host[0] ? p->host : "?");
@@ -842,13 +846,13 @@ static void print_human(FILE *f, const rdl_status_t *st)
     fprintf(f, "last fencing token: %" PRIu64 "\n", st->fence);
     fprintf(f, "robust state: %s", robust_word(st->robust));
     switch (st->robust) {
-    case RDL_ROBUST_OWNER_DEAD:
+    case RDLOCK_STATE_OWNER_DEAD:
         fputs(" (the last exclusive hold ended by lease expiry or loss, not by unlock)", f);
         break;
-    case RDL_ROBUST_INCONSISTENT:
+    case RDLOCK_STATE_INCONSISTENT:
         fputs(" (handed to a robust owner with EOWNERDEAD, not yet made consistent)", f);
         break;
-    case RDL_ROBUST_NOTRECOVERABLE:
+    case RDLOCK_STATE_NOTRECOVERABLE:
         fprintf(f, " (every acquisition fails until: rdlock --reset %s)", qname);
         break;
     default:
@@ -859,15 +863,15 @@ static void print_human(FILE *f, const rdl_status_t *st)
 
 static int do_status(rdlock_client_t *c, const opts_t *o)
 {
-    rdl_status_t st;
-    int rc = rdl_status(c, o->name, &st);
+    rdlock_status_t st;
+    int rc = rdlock_status_name(c, o->name, &st);
     if (rc != 0)
         return op_failed(c, rc, "--status");
     if (o->json)
         print_json(stdout, o->name, &st);
     else
         print_human(stdout, &st);
-    rdl_status_free(&st);
+    rdlock_status_free(&st);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         msg("--status: cannot write the output: %s", strerror(errno));
         return EXIT_OSERR;
@@ -1216,11 +1220,11 @@ static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
             continue;
         if (rc == ETIMEDOUT)
             return o->conflict_code;
-        if (rc == EIO && !last && !c->cfg.fail_fast) {
+        if (rc == EIO && !last && !fail_fast(c)) {
             if (!told_down && o->wait == WAIT_BLOCK) {
                 char where[300], reason[512];
                 where_of(c, where, sizeof where);
-                get_why(where, reason, sizeof reason);
+                get_why(c, where, reason, sizeof reason);
                 msg("lock %s: Redis at %s unreachable%s%s; still waiting (give up with -n or -w)", qname,
                     where, reason[0] ? ": " : "", reason);
                 told_down = true;

@@ -42,7 +42,7 @@ static void exercise(const redisReply *r, int depth)
     rdl_acquired_t a;
     rdl_released_t rel;
     rdl_event_t ev;
-    rdl_status_t st;
+    rdlock_status_t st;
     int res[64];
     size_t i, n;
 
@@ -77,7 +77,7 @@ static void exercise(const redisReply *r, int depth)
         break;
     }
     if (rdl_reply_status(r, &st) == 0)
-        rdl_status_free(&st);
+        rdlock_status_free(&st);
     if (r->type == REDIS_REPLY_ARRAY && depth < 3)
         for (i = 0; i < r->elements; i++)
             exercise(r->element[i], depth + 1);
