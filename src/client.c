@@ -16,6 +16,7 @@
 #include "hold.h"
 #include "log.h"
 #include "timeutil.h"
+#include "waitq.h"
 
 #ifndef RDLOCK_SYSCONFDIR
 #define RDLOCK_SYSCONFDIR "/etc"

@@ -1,5 +1,4 @@
-/* events.c - the client's background thread and the local wait queues.
- * See events.h.
+/* events.c - the client's background thread.  See events.h.
  *
  * One thread per client, started on first need and joined at close.  It
  * owns two connections: a subscriber (SUBSCRIBE to the channels of names
@@ -24,156 +23,13 @@
 #include "reply.h"
 #include "script.h"
 #include "timeutil.h"
+#include "waitq.h"
 
 #define RDL_RENEW_BATCH 500        /* holds per renew script call */
 #define RDL_SENTINEL_BACKOFF_MS 30000 /* after no sentinel answered */
 #define RDL_UNSUB_IDLE_MS 2000     /* keep a quiet subscription this long */
 #define RDL_BACKOFF_MAX_MS 1000
 #define RDL_CHAN_SUFFIX ":c"
-
-/* ---------------------------------------------------------------- wait queues */
-
-struct wq_key {
-    const char *key;
-    size_t keylen;
-};
-
-static int wq_eq(const rdl_tnode_t *nd, const void *k)
-{
-    const rdl_waitq_t *q = (const rdl_waitq_t *)nd;
-    const struct wq_key *wk = k;
-    return q->keylen == wk->keylen && memcmp(q->key, wk->key, wk->keylen) == 0;
-}
-
-static rdl_waitq_t *wq_find(rdlock_client_t *c, const char *key, size_t keylen)
-{
-    struct wq_key wk = { key, keylen };
-    return (rdl_waitq_t *)rdl_table_find(&c->waits, rdl_hash(key, keylen, 0), wq_eq, &wk);
-}
-
-static void wq_free(rdl_waitq_t *q)
-{
-    pthread_cond_destroy(&q->cond);
-    free(q->key);
-    free(q);
-}
-
-static void wq_wake(rdl_waitq_t *q)
-{
-    q->gen++;
-    RDL_CHECK(pthread_cond_broadcast(&q->cond));
-}
-
-rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, long long until,
-                            rdl_waiter_t *w)
-{
-    rdl_waitq_t *q = wq_find(c, key, keylen);
-
-    if (q == NULL) {
-        q = calloc(1, sizeof *q);
-        if (q == NULL || (q->key = malloc(keylen + 1)) == NULL) {
-            free(q);
-            return NULL;
-        }
-        memcpy(q->key, key, keylen + 1);
-        q->keylen = keylen;
-        rdl_cond_init(&q->cond);
-        q->node.hash = rdl_hash(key, keylen, 0);
-        if (rdl_table_insert(&c->waits, &q->node) != 0) {
-            wq_free(q);
-            return NULL;
-        }
-    }
-    q->nwaiters++;
-    w->next = q->waiters;
-    q->waiters = w;
-    if (rdl_events_start(c) != 0)
-        return q; /* no thread, no wake-ups: the waiter polls */
-    if (q->sub == RDL_SUB_NONE)
-        rdl_events_poke(c);
-    /* Wait for SUBSCRIBE to be confirmed: only then can no release go
-     * unheard.  If the server is away, give up at `until` and poll. */
-    while (q->sub != RDL_SUB_ON && c->sub_fails == 0 && !w->granted) {
-        if (rdl_cond_wait_until(&q->cond, &c->mu, until) == ETIMEDOUT)
-            break;
-    }
-    return q;
-}
-
-void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *w)
-{
-    rdl_waiter_t **pp;
-    for (pp = &q->waiters; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == w) {
-            *pp = w->next;
-            break;
-        }
-    if (--q->nwaiters == 0)
-        q->idle_since = rdl_now_ms();
-}
-
-void rdl_waitq_wake(rdlock_client_t *c, const char *key, size_t keylen)
-{
-    rdl_waitq_t *q;
-    if (c->waits.n == 0)
-        return;
-    q = wq_find(c, key, keylen);
-    if (q != NULL && q->nwaiters > 0)
-        wq_wake(q);
-}
-
-void rdl_waitq_grant(rdlock_client_t *c, const char *key, size_t keylen, const char *owner,
-                     size_t ownerlen, uint64_t token)
-{
-    rdl_waitq_t *q;
-    rdl_waiter_t *w;
-    unsigned long thread = 0;
-    size_t i;
-
-    if (c->waits.n == 0 || ownerlen <= RDL_ID_HEX + 1 || memcmp(owner, c->id, RDL_ID_HEX) != 0 ||
-        owner[RDL_ID_HEX] != ':')
-        return; /* another client's waiter */
-    for (i = RDL_ID_HEX + 1; i < ownerlen && owner[i] >= '0' && owner[i] <= '9'; i++)
-        thread = thread * 10 + (unsigned long)(owner[i] - '0');
-    q = wq_find(c, key, keylen);
-    if (q == NULL)
-        return;
-    /* Each hand-over is announced twice for a local waiter (the releasing
-     * thread's reply, then the pub/sub echo), and an echo can arrive after
-     * the thread has moved on to a new wait: only newer tokens count. */
-    if (token <= q->last_grant)
-        return;
-    q->last_grant = token;
-    for (w = q->waiters; w != NULL; w = w->next)
-        if (w->thread == thread && token > w->floor && !w->granted) {
-            w->granted = true;
-            w->token = token;
-            /* The cond is shared by the name's local waiters; the others
-             * see no new generation and sleep on. */
-            RDL_CHECK(pthread_cond_broadcast(&q->cond));
-            return;
-        }
-}
-
-void rdl_waitq_free_all(rdlock_client_t *c, bool after_fork)
-{
-    size_t i;
-    rdl_tnode_t *nd, *next;
-    RDL_TABLE_FOREACH_SAFE(&c->waits, i, nd, next)
-    {
-        rdl_waitq_t *q = (rdl_waitq_t *)nd;
-        if (after_fork) {
-            /* glibc's pthread_cond_destroy waits for the condvar's
-             * waiters to leave, and in the child those threads do not
-             * exist: just drop the memory. */
-            free(q->key);
-            free(q);
-        } else {
-            wq_free(q);
-        }
-    }
-    rdl_table_free(&c->waits);
-}
 
 /* ---------------------------------------------------------------- thread control */
 
@@ -313,8 +169,10 @@ typedef struct chan_list {
     int n, cap;
 } chan_list_t;
 
-static void chan_add(chan_list_t *cl, const rdl_waitq_t *q)
+/* rdl_waitq_chan_fn: add the channel of key to the list arg. */
+static void chan_add(void *arg, const char *key, size_t keylen)
 {
+    chan_list_t *cl = arg;
     size_t sl = strlen(RDL_CHAN_SUFFIX);
     char *s;
     if (cl->n == cl->cap) {
@@ -330,13 +188,13 @@ static void chan_add(chan_list_t *cl, const rdl_waitq_t *q)
         cl->l = l;
         cl->cap = cap;
     }
-    s = malloc(q->keylen + sl + 1);
+    s = malloc(keylen + sl + 1);
     if (s == NULL)
         return;
-    memcpy(s, q->key, q->keylen);
-    memcpy(s + q->keylen, RDL_CHAN_SUFFIX, sl + 1);
+    memcpy(s, key, keylen);
+    memcpy(s + keylen, RDL_CHAN_SUFFIX, sl + 1);
     cl->v[cl->n + 1] = s; /* slot 0 is the command */
-    cl->l[cl->n + 1] = q->keylen + sl;
+    cl->l[cl->n + 1] = keylen + sl;
     cl->n++;
 }
 
@@ -361,41 +219,35 @@ static int chan_send(rdl_conn_t *conn, chan_list_t *cl, const char *cmd)
     return 0;
 }
 
+/* The two lists sub_collect fills. */
+typedef struct chan_lists {
+    chan_list_t subs, unsubs;
+} chan_lists_t;
+
+static void chan_sub(void *arg, const char *key, size_t keylen)
+{
+    chan_add(&((chan_lists_t *)arg)->subs, key, keylen);
+}
+
+static void chan_unsub(void *arg, const char *key, size_t keylen)
+{
+    chan_add(&((chan_lists_t *)arg)->unsubs, key, keylen);
+}
+
 /* Collect subscription changes (mutex held). */
 static void sub_collect(rdlock_client_t *c, long long now, chan_list_t *subs, chan_list_t *unsubs)
 {
-    size_t i;
-    rdl_tnode_t *nd, *next;
-    RDL_TABLE_FOREACH_SAFE(&c->waits, i, nd, next)
-    {
-        rdl_waitq_t *q = (rdl_waitq_t *)nd;
-        if (q->nwaiters > 0 && q->sub == RDL_SUB_NONE && c->sub_fails == 0) {
-            chan_add(subs, q);
-            q->sub = RDL_SUB_SENT;
-        } else if (q->nwaiters == 0 && q->sub == RDL_SUB_ON &&
-                   now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
-            chan_add(unsubs, q);
-            q->sub = RDL_SUB_UNSENT;
-        } else if (q->nwaiters == 0 && q->sub == RDL_SUB_NONE &&
-                   now - q->idle_since >= RDL_UNSUB_IDLE_MS) {
-            rdl_table_remove(&c->waits, &q->node);
-            wq_free(q);
-        }
-    }
+    chan_lists_t lists = { *subs, *unsubs };
+    rdl_waitq_sub_collect(c, now, RDL_UNSUB_IDLE_MS, c->sub_fails == 0, chan_sub, chan_unsub, &lists);
+    *subs = lists.subs;
+    *unsubs = lists.unsubs;
 }
 
 /* The subscriber connection failed (mutex held): every subscription is
  * gone and releases may have been missed, so every waiter looks again. */
 static void sub_reset(rdlock_client_t *c)
 {
-    size_t i;
-    rdl_tnode_t *nd;
-    RDL_TABLE_FOREACH(&c->waits, i, nd)
-    {
-        rdl_waitq_t *q = (rdl_waitq_t *)nd;
-        q->sub = RDL_SUB_NONE;
-        wq_wake(q);
-    }
+    rdl_waitq_sub_lost(c);
     c->sub_fails++;
     c->sub_retry_at = rdl_now_ms() + backoff_ms(c->sub_fails);
 }
@@ -408,7 +260,6 @@ static int sub_reply(rdlock_client_t *c, redisReply *r)
 {
     rdl_event_t ev;
     int kind = rdl_reply_event(r, RDL_CHAN_SUFFIX, &ev);
-    rdl_waitq_t *q = kind == RDL_EV_NONE ? NULL : wq_find(c, ev.key, ev.keylen);
 
     if (r->type == REDIS_REPLY_ERROR) {
         /* Once per client, not once per retry of the subscriber. */
@@ -418,27 +269,20 @@ static int sub_reply(rdlock_client_t *c, redisReply *r)
         c->sub_denied = true;
         return EACCES;
     }
-    if (q == NULL)
-        return 0;
     switch (kind) {
     case RDL_EV_GRANT:
         /* Handed to a queued writer: only that waiter (if it is ours)
          * needs to know. */
-        rdl_waitq_grant(c, q->key, q->keylen, ev.owner, ev.ownerlen, ev.token);
+        rdl_waitq_grant(c, ev.key, ev.keylen, ev.owner, ev.ownerlen, ev.token);
         break;
     case RDL_EV_WAKE:
-        wq_wake(q); /* readers may enter */
+        rdl_waitq_wake(c, ev.key, ev.keylen); /* readers may enter */
         break;
     case RDL_EV_SUBSCRIBED:
-        if (q->sub == RDL_SUB_SENT)
-            q->sub = RDL_SUB_ON;
-        /* Waiters blocked in join see the confirmation; waking them also
-         * makes them look once more, which is what join's caller does. */
-        RDL_CHECK(pthread_cond_broadcast(&q->cond));
+        rdl_waitq_sub_confirmed(c, ev.key, ev.keylen);
         break;
     case RDL_EV_UNSUBSCRIBED:
-        if (q->sub == RDL_SUB_UNSENT)
-            q->sub = RDL_SUB_NONE; /* re-subscribed next round if waited on again */
+        rdl_waitq_sub_ended(c, ev.key, ev.keylen);
         break;
     }
     return 0;
@@ -906,7 +750,7 @@ static void *bg_main(void *arg)
             timeout = c->wd_retry_at - now;
         if (c->sub_fails > 0 && c->sub_retry_at - now < timeout)
             timeout = c->sub_retry_at - now;
-        if (c->waits.n > 0 && timeout > RDL_UNSUB_IDLE_MS)
+        if (rdl_waitq_any(c) && timeout > RDL_UNSUB_IDLE_MS)
             timeout = RDL_UNSUB_IDLE_MS; /* idle subscriptions to drop */
         if (timeout < 0)
             timeout = 0;

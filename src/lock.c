@@ -23,6 +23,7 @@
 #include "reply.h"
 #include "script.h"
 #include "timeutil.h"
+#include "waitq.h"
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
@@ -378,6 +379,7 @@ static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsi
                       int rc, int how, long long deadline, unsigned lease)
 {
     long long now = rdl_now_ms(), until, mark_by;
+    rdl_waitq_share_t share;
     unsigned wait_ms;
 
     /* Re-check when the holders' leases would end, but at least every
@@ -406,27 +408,15 @@ static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsi
     }
     /* A queued writer's own look is also what keeps its place in line
      * (acquire.lua drops a mark silent for half its lease): it never
-     * leaves that to others for more than a third of it. */
+     * leaves that to others for more than a third of it.  Threads of one
+     * process share the re-check, except the head of the writers' queue:
+     * only it may take a lock whose lease ran out unreleased, so it always
+     * looks itself. */
+    share.since = a->sent_at;
+    share.period = wait_ms;
+    share.limit = how == RDL_TIMED && deadline < mark_by ? deadline : mark_by;
     RDL_LOCK(c);
-    while (q->gen == gen0 && !me->granted) {
-        if (rdl_cond_wait_until(&q->cond, &c->mu, until) != ETIMEDOUT)
-            continue;
-        /* Threads of one process share the re-check: if another one looked
-         * in the meantime, wait a further period.  Not the head of the
-         * writers' queue: only it may take a lock whose lease ran out
-         * unreleased, so it always looks itself. */
-        now = rdl_now_ms();
-        if (rc == EBUSY && !a->first && q->last_poll > a->sent_at && (how != RDL_TIMED || now < deadline) &&
-            now - q->last_poll < (long long)wait_ms && now < mark_by) {
-            until = q->last_poll + wait_ms;
-            if (until > mark_by)
-                until = mark_by;
-            if (how == RDL_TIMED && until > deadline)
-                until = deadline;
-            continue;
-        }
-        break;
-    }
+    rdl_waitq_sleep(c, q, me, gen0, until, rc == EBUSY && !a->first ? &share : NULL);
     RDL_UNLOCK(c);
 }
 
@@ -513,9 +503,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             /* A hand-over to us (message, or a local release) is claimed
              * by this look, like any other. */
             RDL_LOCK(c);
-            me.granted = false;
-            gen0 = q->gen;
-            q->last_poll = rdl_now_ms();
+            gen0 = rdl_waitq_look(c, q, &me);
             RDL_UNLOCK(c);
         }
         rc = try_confirmed(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1);
@@ -525,12 +513,9 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             queued = how != RDL_TRY;
         if (rc == EBUSY) {
             /* Hand-overs after this look carry tokens above the counter we
-             * just saw; older messages are stale.  Set, not raised: after a
-             * restart without persistence the counter starts again low. */
+             * just saw; older messages are stale. */
             RDL_LOCK(c);
-            me.floor = a.fence;
-            if (q != NULL && q->last_grant > a.fence)
-                q->last_grant = a.fence;
+            rdl_waitq_busy(c, q, &me, a.fence);
             RDL_UNLOCK(c);
         }
         if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
