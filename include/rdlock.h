@@ -76,7 +76,8 @@ typedef struct rdlock_client_info {
 RDLOCK_API int rdlock_client_info(rdlock_client_t *client, rdlock_client_info_t *info);
 
 /* Stop the client's thread, close its connections and free it.
- *   EINVAL  client is NULL
+ *   EINVAL  client is NULL, not an open client (closed already), or the
+ *           process default client
  *   EBUSY   a lock initialised on this client is not destroyed yet; the
  *           client stays open and usable. */
 RDLOCK_API int rdlock_client_close(rdlock_client_t *client);
@@ -210,6 +211,8 @@ typedef struct rdlock {
 /* Names are 1 to 512 bytes, any bytes but NUL.  init does no network I/O.
  *   EINVAL  m or name NULL, name empty or longer than 512 bytes, a not an
  *           initialised attribute object
+ *   EBUSY   m is initialised and not destroyed (or a static initialiser
+ *           already in use): destroy it first
  *   ENOMEM  out of memory */
 RDLOCK_API int rdlock_init(rdlock_t *m, const char *name, const rdlock_attr_t *a);
 

@@ -291,9 +291,26 @@ int rdlock_client_info(rdlock_client_t *c, rdlock_client_info_t *info)
     return 0;
 }
 
+/* Is c an open client?  A closed one's memory is gone: only its address
+ * is compared, never read. */
+static bool registered(const rdlock_client_t *c)
+{
+    const rdlock_client_t *r;
+    bool found = false;
+    RDL_CHECK(pthread_mutex_lock(&registry_mu));
+    for (r = registry; r != NULL && !found; r = r->reg_next)
+        found = r == c;
+    RDL_CHECK(pthread_mutex_unlock(&registry_mu));
+    return found;
+}
+
 int rdlock_client_close(rdlock_client_t *c)
 {
-    if (c == NULL || c->is_default)
+    if (c == NULL || !registered(c)) {
+        rdl_log(RDLOCK_LOG_ERROR, "client_close: not an open client (closed already?)");
+        return EINVAL;
+    }
+    if (c->is_default)
         return EINVAL;
     RDL_LOCK(c);
     if (c->nhandles > 0) {

@@ -109,6 +109,17 @@ int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const 
     int rc;
     if (obj == NULL)
         return EINVAL;
+    /* Initialising a lock that is initialised (and not destroyed) would
+     * leak its handle and leave its client's close EBUSY forever: EBUSY,
+     * as pthread_mutex_init(3p) allows.  A static initialiser not yet used
+     * has no handle and may be initialised.  (Stack garbage matching the
+     * magic and a pointer is the only false alarm; destroy clears both.) */
+    if ((obj->magic == magic ||
+         obj->magic == (magic == RDLOCK__MAGIC ? RDLOCK__STATIC_MAGIC : RDRWLOCK__STATIC_MAGIC)) &&
+        __atomic_load_n((rdl_handle_t **)&obj->impl, __ATOMIC_ACQUIRE) != NULL) {
+        rdl_log(RDLOCK_LOG_ERROR, "init of a lock that is initialised and not destroyed");
+        return EBUSY;
+    }
     if ((rc = handle_new(name, a, api, &h)) != 0)
         return rc;
     obj->static_name = NULL;

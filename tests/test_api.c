@@ -919,6 +919,147 @@ static void test_client_close_busy(void)
     RDT_ASSERT_RC(0, rdlock_client_close(c));
 }
 
+/* Misuse that pthreads leaves undefined gets a code here, never a leak or
+ * a crash: a second init of a live lock is EBUSY (its handle would leak
+ * and its client's close be EBUSY for ever), a second close of a client
+ * is EINVAL. */
+static void test_double_init_double_close(void)
+{
+    static rdlock_t st = RDLOCK_INITIALIZER("double-init-static");
+    rdlock_client_t *c = NULL;
+    rdlock_attr_t a;
+    rdlock_t m;
+    rdrwlock_t rw;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini));
+    RDT_ASSERT_RC(0, rdlock_attr_init(&a));
+    RDT_ASSERT_RC(0, rdlock_attr_setclient(&a, c));
+    RDT_ASSERT_RC(0, rdlock_init(&m, "double-init", &a));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EBUSY, rdlock_init(&m, "double-init", &a));
+    rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_RC(0, rdlock_lock(&m)); /* the first handle still works */
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_init(&m, "double-init", &a)); /* after destroy: fine */
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+
+    RDT_ASSERT_RC(0, rdrwlock_init(&rw, "double-init", &a));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EBUSY, rdrwlock_init(&rw, "double-init", &a));
+    rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+
+    /* A static initialiser may be initialised before first use only. */
+    RDT_ASSERT_RC(0, rdlock_init(&st, "double-init-static", &a));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EBUSY, rdlock_init(&st, "double-init-static", &a));
+    rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_RC(0, rdlock_destroy(&st));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&a));
+
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EINVAL, rdlock_client_close(c)); /* closed already: no crash */
+    rdlock_set_logger(NULL, NULL);
+}
+
+/* The public error table and the detail of the last error. */
+static void test_errname_last_error(void)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } want[] = {
+#define RDT_NAME(code, text) { code, #code },
+        RDLOCK_ERRNO_MAP(RDT_NAME)
+#undef RDT_NAME
+    };
+    char buf[512], ini[4096];
+    rdlock_client_t *c = NULL;
+    rdlock_client_info_t info;
+    size_t i;
+
+    CU_ASSERT_STRING_EQUAL(rdlock_errname(0), "0");
+    CU_ASSERT_STRING_EQUAL(rdlock_errname(-1), "unknown");
+    CU_ASSERT_EQUAL(sizeof want / sizeof want[0], N_CODE_TABLE);
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CU_ASSERT_STRING_EQUAL(rdlock_errname(want[i].code), want[i].name);
+        CU_ASSERT_STRING_EQUAL(rdlock_errname(want[i].code), rdt_errname(want[i].code));
+        CU_ASSERT(strcmp(rdlock_strerror(want[i].code), "unknown rdlock error code") != 0);
+    }
+
+    /* A config error: the reason, from the config loader. */
+    snprintf(ini, sizeof ini, "%s", rdt_write_file(&g_srv, "bad-key.ini", "[lock]\nno_such_key = 1\n"));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EINVAL, rdlock_client_open(&c, ini));
+    rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_EQ_LL(RDLOCK_ERRSRC_CONFIG, rdlock_last_error(buf, sizeof buf));
+    if (strstr(buf, "bad-key.ini") == NULL)
+        fprintf(stderr, "last error: %s\n", buf);
+    CU_ASSERT(strstr(buf, "bad-key.ini") != NULL);
+
+    /* An unreachable server with fail_fast: the reason, from the network. */
+    snprintf(ini, sizeof ini, "%s",
+             rdt_write_file(&g_srv, "dead.ini", "[redis]\nhost = 127.0.0.1\nport = 1\nconnect_timeout_ms = 200\n"
+                                               "[lock]\nfail_fast = yes\n"));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EIO, rdlock_client_open(&c, ini));
+    rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_EQ_LL(RDLOCK_ERRSRC_REDIS, rdlock_last_error(buf, sizeof buf));
+    CU_ASSERT(strstr(buf, "127.0.0.1:1") != NULL);
+    CU_ASSERT_EQUAL(rdlock_last_error(buf, 1), RDLOCK_ERRSRC_REDIS);
+    CU_ASSERT_EQUAL(buf[0], '\0');
+
+    /* client info */
+    RDT_ASSERT_RC(EINVAL, rdlock_client_info(NULL, NULL));
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini));
+    RDT_ASSERT_RC(0, rdlock_client_info(c, &info));
+    CU_ASSERT(strstr(info.server, "unix:") == info.server || strstr(info.server, "127.0.0.1:") == info.server);
+    CU_ASSERT_EQUAL(info.fail_fast, 0);
+    CU_ASSERT_STRING_EQUAL(info.last_error, "");
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
+/* rdlock_status_name(): argument checks and a held lock's snapshot. */
+static void test_status_name(void)
+{
+    rdlock_client_t *c = NULL;
+    rdlock_status_t st;
+    rdlock_t m;
+    uint64_t tok = 0;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini));
+    RDT_ASSERT_RC(EINVAL, rdlock_status_name(c, "x", NULL));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(EINVAL, rdlock_status_name(c, "", &st));
+    rdlock_set_logger(NULL, NULL);
+    CU_ASSERT_EQUAL(st.nholders, 0);
+    RDT_ASSERT_RC(0, rdlock_status_name(c, "status-api", &st));
+    CU_ASSERT_EQUAL(st.mode, 0);
+    CU_ASSERT_EQUAL(st.nholders, 0);
+    rdlock_status_free(&st);
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "status-api", c, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
+    RDT_ASSERT_RC(0, rdlock_status_name(c, "status-api", &st));
+    CU_ASSERT_EQUAL(st.mode, 'x');
+    CU_ASSERT_EQUAL_FATAL(st.nholders, 1);
+    CU_ASSERT_EQUAL(st.holders[0].token, tok);
+    CU_ASSERT_EQUAL(st.holders[0].pid, (long)getpid());
+    CU_ASSERT(st.holders[0].remaining_ms > 0);
+    CU_ASSERT_EQUAL(st.fence, tok);
+    CU_ASSERT_EQUAL(st.robust, RDLOCK_STATE_CONSISTENT);
+    rdlock_status_free(&st);
+    rdlock_status_free(&st); /* twice: harmless */
+    CU_ASSERT_PTR_NULL(st.holders);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
 /* ------------------------------------------------------------------ */
 /* the log hook                                                        */
 /* ------------------------------------------------------------------ */
@@ -1060,6 +1201,9 @@ static const rdt_test_t tests[] = {
     { "negative_tv_sec_is_past", test_negative_tv_sec_is_past },
     { "client_open_args", test_client_open_args },
     { "client_close_busy", test_client_close_busy },
+    { "double_init_double_close", test_double_init_double_close },
+    { "errname_last_error", test_errname_last_error },
+    { "status_name", test_status_name },
     { "logger", test_logger },
     { "default_client_conf", test_default_client_conf },
     { NULL, NULL },
