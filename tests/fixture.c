@@ -77,6 +77,27 @@ long long rdt_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+const char *rdt_errname(int code)
+{
+    switch (code) {
+    case 0: return "0";
+    case EINVAL: return "EINVAL";
+    case EBUSY: return "EBUSY";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case EDEADLK: return "EDEADLK";
+    case EPERM: return "EPERM";
+    case EAGAIN: return "EAGAIN";
+    case ENOLCK: return "ENOLCK";
+    case EIO: return "EIO";
+    case EACCES: return "EACCES";
+    case ENOENT: return "ENOENT";
+    case ENOMEM: return "ENOMEM";
+    case EOWNERDEAD: return "EOWNERDEAD";
+    case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
+    default: return "?";
+    }
+}
+
 static void nap_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

@@ -65,4 +65,10 @@ const char *rdt_write_file(const rdt_server_t *s, const char *basename, const ch
 /* Monotonic milliseconds, for test measurements (not synchronisation). */
 long long rdt_now_ms(void);
 
+/* The symbolic name of an errno value the library may return
+ * (docs/CONTRACT.md section 2), "0" for 0, "?" for any other: for the
+ * messages of the suites (testutil.h's assertions), the torture runner and
+ * the benchmark, which all link this file.  The one copy of the table. */
+const char *rdt_errname(int code);
+
 #endif

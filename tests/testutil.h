@@ -28,31 +28,11 @@
 
 #include <rdlock.h>
 
+#include "fixture.h" /* rdt_errname, for the messages of RDT_ASSERT_RC */
+
 /* ------------------------------------------------------------------ */
 /* assertions                                                          */
 /* ------------------------------------------------------------------ */
-
-/* Symbolic name of an errno value the library may return ("0" for 0). */
-static inline const char *rdt_errname(int code)
-{
-    switch (code) {
-    case 0: return "0";
-    case EINVAL: return "EINVAL";
-    case EBUSY: return "EBUSY";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EDEADLK: return "EDEADLK";
-    case EPERM: return "EPERM";
-    case EAGAIN: return "EAGAIN";
-    case ENOLCK: return "ENOLCK";
-    case EIO: return "EIO";
-    case EACCES: return "EACCES";
-    case ENOENT: return "ENOENT";
-    case ENOMEM: return "ENOMEM";
-    case EOWNERDEAD: return "EOWNERDEAD";
-    case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
-    default: return "?";
-    }
-}
 
 static inline void rdt__assert_rc(int expected, int actual, const char *expr_e, const char *expr_a,
                                   const char *file, unsigned line)

@@ -131,27 +131,6 @@ static void sleep_us(long us)
         ;
 }
 
-static const char *errname(int code)
-{
-    switch (code) {
-    case 0: return "0";
-    case EINVAL: return "EINVAL";
-    case EBUSY: return "EBUSY";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EDEADLK: return "EDEADLK";
-    case EPERM: return "EPERM";
-    case EAGAIN: return "EAGAIN";
-    case ENOLCK: return "ENOLCK";
-    case EIO: return "EIO";
-    case EACCES: return "EACCES";
-    case ENOENT: return "ENOENT";
-    case ENOMEM: return "ENOMEM";
-    case EOWNERDEAD: return "EOWNERDEAD";
-    case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
-    default: return "?";
-    }
-}
-
 /* ------------------------------------------------------------------ */
 /* log records                                                         */
 /* ------------------------------------------------------------------ */
@@ -344,7 +323,7 @@ static void *worker_thread(void *arg)
         count_code(w_stats.lock_codes, rc);
         if (rc != 0) {
             if (opt_verbose)
-                fprintf(stderr, "[%d.%d] lock: %s\n", (int)getpid(), wt->tid, errname(rc));
+                fprintf(stderr, "[%d.%d] lock: %s\n", (int)getpid(), wt->tid, rdt_errname(rc));
             sleep_ms(10);
             continue;
         }
@@ -359,7 +338,7 @@ static void *worker_thread(void *arg)
         else
             rc = rdrwlock_fencing_token(&w_rw, &r.token);
         if (rc != 0) {
-            fprintf(stderr, "[%d.%d] fencing_token: %s\n", (int)getpid(), wt->tid, errname(rc));
+            fprintf(stderr, "[%d.%d] fencing_token: %s\n", (int)getpid(), wt->tid, rdt_errname(rc));
             r.token = 0;
         }
         if (reader) {
@@ -402,14 +381,14 @@ static int open_locks(void)
     rdlock_set_logger(quiet_logger, NULL);
     rc = rdlock_client_open(&w_client, w_ini);
     if (rc != 0) {
-        fprintf(stderr, "[%d] client_open: %s\n", (int)getpid(), errname(rc));
+        fprintf(stderr, "[%d] client_open: %s\n", (int)getpid(), rdt_errname(rc));
         return -1;
     }
     rdlock_attr_init(&a);
     rdlock_attr_setclient(&a, w_client);
     rdlock_attr_setlostcb(&a, lost_cb, NULL);
     if ((rc = rdlock_init(&w_mutex, "torture:m", &a)) != 0 || (rc = rdrwlock_init(&w_rw, "torture:rw", &a)) != 0) {
-        fprintf(stderr, "[%d] init: %s\n", (int)getpid(), errname(rc));
+        fprintf(stderr, "[%d] init: %s\n", (int)getpid(), rdt_errname(rc));
         return -1;
     }
     rdlock_attr_destroy(&a);
@@ -446,11 +425,11 @@ static int worker_main(int index)
     w_stats.pid = getpid();
     w_stats.lostcb = __atomic_load_n(&w_lostcb, __ATOMIC_RELAXED);
     if ((rc = rdlock_destroy(&w_mutex)) != 0)
-        fprintf(stderr, "[%d] rdlock_destroy: %s\n", (int)getpid(), errname(rc));
+        fprintf(stderr, "[%d] rdlock_destroy: %s\n", (int)getpid(), rdt_errname(rc));
     if ((rc = rdrwlock_destroy(&w_rw)) != 0)
-        fprintf(stderr, "[%d] rdrwlock_destroy: %s\n", (int)getpid(), errname(rc));
+        fprintf(stderr, "[%d] rdrwlock_destroy: %s\n", (int)getpid(), rdt_errname(rc));
     if ((rc = rdlock_client_close(w_client)) != 0)
-        fprintf(stderr, "[%d] client_close: %s\n", (int)getpid(), errname(rc));
+        fprintf(stderr, "[%d] client_close: %s\n", (int)getpid(), rdt_errname(rc));
     /* late lost callbacks run before close returns */
     w_stats.lostcb = __atomic_load_n(&w_lostcb, __ATOMIC_RELAXED);
     log_rec(&w_stats);
@@ -472,7 +451,7 @@ static int victim_main(int phase, int notify_fd, long long at_ns)
         sleep_ms(5);
     rc = phase == PH_MUTEX ? rdlock_lock(&w_mutex) : rdrwlock_wrlock(&w_rw);
     if (rc != 0) {
-        fprintf(stderr, "victim: lock: %s\n", errname(rc));
+        fprintf(stderr, "victim: lock: %s\n", rdt_errname(rc));
         return 2;
     }
     memset(&r, 0, sizeof r);
@@ -888,7 +867,7 @@ static void check_phase(int phase, long long counter, int counter_valid, int tok
             if (r->kind == K_WRITE)
                 lost_writes++;
         } else if (r->unlock_rc != 0) {
-            violation("%s: unlock returned %s (%d)", pname, errname(r->unlock_rc), r->unlock_rc);
+            violation("%s: unlock returned %s (%d)", pname, rdt_errname(r->unlock_rc), r->unlock_rc);
         }
         eio_unlocks += r->unlock_eio > 0;
         read_changed += r->kind == K_READ && r->read_changed && r->unlock_rc == 0;
@@ -967,8 +946,8 @@ static void check_phase(int phase, long long counter, int counter_valid, int tok
                     violation("%s: fencing token %llu taken by two acquisitions: pid %d.%d enter %.3f ms unlock %s, "
                               "pid %d.%d enter %.3f ms unlock %s",
                               pname, (unsigned long long)byt[i]->token, byt[i - 1]->pid, byt[i - 1]->tid,
-                              ms(byt[i - 1]->t_enter - t_start_ns), errname(byt[i - 1]->unlock_rc), byt[i]->pid,
-                              byt[i]->tid, ms(byt[i]->t_enter - t_start_ns), errname(byt[i]->unlock_rc));
+                              ms(byt[i - 1]->t_enter - t_start_ns), rdt_errname(byt[i - 1]->unlock_rc), byt[i]->pid,
+                              byt[i]->tid, ms(byt[i]->t_enter - t_start_ns), rdt_errname(byt[i]->unlock_rc));
             }
         if (dups)
             note("%-6s duplicate fencing tokens: %ld%s", pname, dups, token_enforced ? "" : " (not enforced)");
@@ -1053,7 +1032,7 @@ static void check_phase(int phase, long long counter, int counter_valid, int tok
                 else
                     violation("%s: section pid %d.%d held across a %.0f ms pause (> lease %u) but unlock "
                               "returned %s",
-                              pname, v[i]->pid, v[i]->tid, ms(pause_dur_ns), lease_ms, errname(v[i]->unlock_rc));
+                              pname, v[i]->pid, v[i]->tid, ms(pause_dur_ns), lease_ms, rdt_errname(v[i]->unlock_rc));
             }
         /* A section that began after the pause ended and lasted well
          * under a lease cannot have lost its lease: an ENOLCK there is a
