@@ -1,6 +1,7 @@
 /* testlib.c - helpers the CUnit suites share; see testlib.h for what each
  * does and why it is here. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -699,4 +700,408 @@ int rdt_holder_finish(rdt_holder_t *h)
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
     return h->unlock_rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* 11. actors: lock calls on command, in a child or a thread           */
+/* ------------------------------------------------------------------ */
+
+/* What one actor calls: the handles it has, and (process actors) its
+ * client and name for reset. */
+typedef struct actor_ctx {
+    rdlock_t *m;
+    rdrwlock_t *rw;
+    rdlock_client_t *c;
+    const char *name;
+    int *lost; /* process actors with count_lost: the callback's count */
+} actor_ctx_t;
+
+static int g_actor_lost; /* a process actor's lost callbacks (atomic: the watchdog thread counts) */
+
+static void actor_lost_cb(const char *name, void *arg)
+{
+    (void)name;
+    __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Run one command: its rc (RDT_ACTOR_BADCMD if it cannot), *val and *ms
+ * as the answer reports them. */
+static int actor_exec(const actor_ctx_t *x, const char *line, unsigned long long *val, long long *ms)
+{
+    rdlock_t *m = x->m;
+    rdrwlock_t *rw = x->rw;
+    struct timespec ts;
+    long long t0, arg = 0;
+    uint64_t tok = 0;
+    unsigned n = 0;
+    int rc = RDT_ACTOR_BADCMD, acq_m = 0, acq_rw = 0;
+
+    t0 = rdt_now_ms();
+    if (m && strcmp(line, "lock") == 0) {
+        rc = rdlock_lock(m);
+        acq_m = 1;
+    } else if (m && strcmp(line, "trylock") == 0) {
+        rc = rdlock_trylock(m);
+        acq_m = 1;
+    } else if (m && sscanf(line, "timed %lld", &arg) == 1) {
+        ts = rdt_abstime(CLOCK_REALTIME, arg);
+        rc = rdlock_timedlock(m, &ts);
+        acq_m = 1;
+    } else if (m && sscanf(line, "clock %lld", &arg) == 1) {
+        ts = rdt_abstime(CLOCK_MONOTONIC, arg);
+        rc = rdlock_clocklock(m, CLOCK_MONOTONIC, &ts);
+        acq_m = 1;
+    } else if (m && strcmp(line, "unlock") == 0) {
+        rc = rdlock_unlock(m);
+    } else if (m && strcmp(line, "consistent") == 0) {
+        rc = rdlock_consistent(m);
+    } else if (m && strcmp(line, "token") == 0) {
+        rc = rdlock_fencing_token(m, &tok);
+        *val = tok;
+    } else if (m && strcmp(line, "holdcount") == 0) {
+        rc = rdlock_holdcount(m, &n);
+        *val = n;
+    } else if (rw && strcmp(line, "rdlock") == 0) {
+        rc = rdrwlock_rdlock(rw);
+        acq_rw = 1;
+    } else if (rw && strcmp(line, "wrlock") == 0) {
+        rc = rdrwlock_wrlock(rw);
+        acq_rw = 1;
+    } else if (rw && strcmp(line, "tryrd") == 0) {
+        rc = rdrwlock_tryrdlock(rw);
+        acq_rw = 1;
+    } else if (rw && strcmp(line, "trywr") == 0) {
+        rc = rdrwlock_trywrlock(rw);
+        acq_rw = 1;
+    } else if (rw && sscanf(line, "timedrd %lld", &arg) == 1) {
+        ts = rdt_abstime(CLOCK_REALTIME, arg);
+        rc = rdrwlock_timedrdlock(rw, &ts);
+        acq_rw = 1;
+    } else if (rw && sscanf(line, "timedwr %lld", &arg) == 1) {
+        ts = rdt_abstime(CLOCK_REALTIME, arg);
+        rc = rdrwlock_timedwrlock(rw, &ts);
+        acq_rw = 1;
+    } else if (rw && sscanf(line, "clockrd %lld", &arg) == 1) {
+        ts = rdt_abstime(CLOCK_MONOTONIC, arg);
+        rc = rdrwlock_clockrdlock(rw, CLOCK_MONOTONIC, &ts);
+        acq_rw = 1;
+    } else if (rw && sscanf(line, "clockwr %lld", &arg) == 1) {
+        ts = rdt_abstime(CLOCK_MONOTONIC, arg);
+        rc = rdrwlock_clockwrlock(rw, CLOCK_MONOTONIC, &ts);
+        acq_rw = 1;
+    } else if (rw && strcmp(line, "rwunlock") == 0) {
+        rc = rdrwlock_unlock(rw);
+    } else if (rw && strcmp(line, "rwconsistent") == 0) {
+        rc = rdrwlock_consistent(rw);
+    } else if (rw && strcmp(line, "rwtoken") == 0) {
+        rc = rdrwlock_fencing_token(rw, &tok);
+        *val = tok;
+    } else if (x->c && strcmp(line, "reset") == 0) {
+        rc = rdlock_reset_name(x->c, x->name);
+    } else if (x->lost && strcmp(line, "lost") == 0) {
+        rc = 0;
+        *val = (unsigned long long)__atomic_load_n(x->lost, __ATOMIC_SEQ_CST);
+    }
+    *ms = rdt_now_ms() - t0;
+    /* an acquisition that holds the lock reports the hold's token */
+    if ((rc == 0 || rc == EOWNERDEAD) && (acq_m || acq_rw)) {
+        if ((acq_m ? rdlock_fencing_token(m, &tok) : rdrwlock_fencing_token(rw, &tok)) == 0)
+            *val = tok;
+    }
+    return rc;
+}
+
+/* Answer commands from in on out until "quit", EOF or a broken pipe. */
+static void actor_serve(const actor_ctx_t *x, int in, int out)
+{
+    char line[128], reply[96];
+
+    while (rdt_recv(in, line, sizeof line, -1) >= 0) {
+        unsigned long long val = 0;
+        long long ms = 0;
+        int rc;
+
+        if (strcmp(line, "quit") == 0)
+            return;
+        rc = actor_exec(x, line, &val, &ms);
+        snprintf(reply, sizeof reply, "%d %llu %lld", rc, val, ms);
+        if (rdt_send(out, reply) != 0)
+            return;
+    }
+}
+
+/* A process actor: set up, report "ready <rc>", serve, clean up. */
+static int actor_child(void *arg)
+{
+    rdt_actor_t *a = arg;
+    rdt_lockopts_t lo = RDT_LOCKOPTS(NULL);
+    rdlock_client_t *c = NULL;
+    actor_ctx_t x = { NULL, NULL, NULL, a->name, NULL };
+    rdlock_t m;
+    rdrwlock_t rw;
+    char ready[32];
+    int rc, ret = 0;
+
+    rdt_child_begin(&a->p);
+    rc = rdlock_client_open(&c, a->ini);
+    if (rc == 0) {
+        lo.client = c;
+        lo.robust = a->o.robust;
+        lo.type = a->o.type;
+        lo.lease = a->o.lease;
+        lo.watchdog = a->o.watchdog;
+        if (a->o.count_lost) {
+            lo.lostcb = actor_lost_cb;
+            lo.lostarg = &g_actor_lost;
+            x.lost = &g_actor_lost;
+        }
+        rc = rdt_mutex_init(&m, a->name, &lo);
+        if (rc == 0) {
+            x.m = &m;
+            rc = rdt_rwlock_init(&rw, a->name, &lo);
+        }
+        if (rc == 0) {
+            x.rw = &rw;
+            x.c = c;
+        }
+    }
+    snprintf(ready, sizeof ready, "ready %d", rc);
+    if (rdt_send(a->p.to_parent[1], ready) == 0 && rc == 0)
+        actor_serve(&x, a->p.to_child[0], a->p.to_parent[1]);
+    else
+        ret = 1;
+
+    if (x.m) {
+        while (rdlock_unlock(x.m) == 0)
+            ; /* leave nothing held */
+        if (rdlock_destroy(x.m) != 0)
+            ret = ret ? ret : 12;
+    }
+    if (x.rw) {
+        while (rdrwlock_unlock(x.rw) == 0)
+            ;
+        if (rdrwlock_destroy(x.rw) != 0)
+            ret = ret ? ret : 12;
+    }
+    if (c && rdlock_client_close(c) != 0)
+        ret = ret ? ret : 13;
+    return ret;
+}
+
+static void *actor_thread_main(void *arg)
+{
+    const rdt_actor_t *a = arg;
+    actor_ctx_t x = { a->m, a->rw, NULL, NULL, NULL };
+    /* copies: nothing of *a is read once it serves */
+    int in = a->p.to_child[0], out = a->p.to_parent[1];
+
+    actor_serve(&x, in, out);
+    return NULL;
+}
+
+/* Live process actors, by value (their rdt_actor_t may be on the stack of
+ * a test that failed fatally), for rdt_actor_reap_all. */
+#define RDT_MAX_LIVE_ACTORS 32
+static struct {
+    pid_t pid;
+    int to_child, to_parent;
+} g_live[RDT_MAX_LIVE_ACTORS];
+
+static void live_add(const rdt_actor_t *a)
+{
+    int i;
+    for (i = 0; i < RDT_MAX_LIVE_ACTORS; i++)
+        if (g_live[i].pid <= 0) {
+            g_live[i].pid = a->pid;
+            g_live[i].to_child = a->p.to_child[1];
+            g_live[i].to_parent = a->p.to_parent[0];
+            return;
+        }
+    fprintf(stderr, "%s: more than %d live actors: not reaped after a failure\n", a->who, RDT_MAX_LIVE_ACTORS);
+}
+
+static void live_del(pid_t pid)
+{
+    int i;
+    for (i = 0; i < RDT_MAX_LIVE_ACTORS; i++)
+        if (g_live[i].pid == pid)
+            g_live[i].pid = 0;
+}
+
+static void actor_reset(rdt_actor_t *a)
+{
+    memset(a, 0, sizeof *a);
+    a->pid = -1;
+    a->p.to_child[0] = a->p.to_child[1] = a->p.to_parent[0] = a->p.to_parent[1] = -1;
+}
+
+int rdt_actor_start(rdt_actor_t *a, const char *ini, const char *name, const rdt_actor_opts_t *o)
+{
+    static const rdt_actor_opts_t dflt = RDT_ACTOR_OPTS;
+
+    actor_reset(a);
+    if ((size_t)snprintf(a->ini, sizeof a->ini, "%s", ini) >= sizeof a->ini ||
+        (size_t)snprintf(a->name, sizeof a->name, "%s", name) >= sizeof a->name) {
+        fprintf(stderr, "rdt_actor_start: ini path or name too long\n");
+        return -1;
+    }
+    a->o = o ? *o : dflt;
+    a->pid = rdt_spawn(&a->p, actor_child, a);
+    if (a->pid < 0)
+        return -1;
+    a->live = 1;
+    snprintf(a->who, sizeof a->who, "actor %ld (%s)", (long)a->pid, a->name);
+    live_add(a);
+    if (rdt_expect_line(&a->p, "ready 0", 10000, a->who) != 0) {
+        rdt_actor_kill(a);
+        return -1;
+    }
+    return 0;
+}
+
+int rdt_actor_thread(rdt_actor_t *a, rdlock_t *m, rdrwlock_t *rw)
+{
+    actor_reset(a);
+    a->thread = 1;
+    a->m = m;
+    a->rw = rw;
+    snprintf(a->who, sizeof a->who, "thread actor");
+    if (rdt_pipe_open(&a->p) != 0)
+        return -1;
+    if (pthread_create(&a->th, NULL, actor_thread_main, a) != 0) {
+        fprintf(stderr, "rdt_actor_thread: pthread_create failed\n");
+        rdt_pipe_close(&a->p);
+        return -1;
+    }
+    a->live = 1;
+    return 0;
+}
+
+int rdt_actor_send(rdt_actor_t *a, const char *cmd)
+{
+    if (!a->live) {
+        fprintf(stderr, "%s: not running, '%s' not sent\n", a->who, cmd);
+        return -1;
+    }
+    if (rdt_send(a->p.to_child[1], cmd) != 0) {
+        fprintf(stderr, "%s: cannot send '%s'\n", a->who, cmd);
+        return -1;
+    }
+    a->pending++;
+    return 0;
+}
+
+int rdt_actor_reply(rdt_actor_t *a, int timeout_ms, unsigned long long *val, long long *ms)
+{
+    char line[160];
+    unsigned long long v = 0;
+    long long e = 0;
+    int rc;
+
+    if (!a->live || a->pending == 0) {
+        fprintf(stderr, "%s: %s\n", a->who, a->live ? "no command to answer" : "not running");
+        return RDT_ACTOR_NOREPLY;
+    }
+    if (rdt_recv(a->p.to_parent[0], line, sizeof line, timeout_ms) < 0)
+        return RDT_ACTOR_NOREPLY;
+    a->pending--;
+    if (sscanf(line, "%d %llu %lld", &rc, &v, &e) != 3) {
+        fprintf(stderr, "%s: malformed answer \"%s\"\n", a->who, line);
+        return RDT_ACTOR_NOREPLY;
+    }
+    if (val)
+        *val = v;
+    if (ms)
+        *ms = e;
+    return rc;
+}
+
+int rdt_actor_call(rdt_actor_t *a, const char *cmd, int timeout_ms, unsigned long long *val, long long *ms)
+{
+    int rc;
+
+    if (a->pending != 0) {
+        fprintf(stderr, "%s: still in an earlier call, '%s' not sent\n", a->who, cmd);
+        return RDT_ACTOR_NOREPLY;
+    }
+    if (rdt_actor_send(a, cmd) != 0)
+        return RDT_ACTOR_NOREPLY;
+    rc = rdt_actor_reply(a, timeout_ms, val, ms);
+    if (rc == RDT_ACTOR_NOREPLY)
+        fprintf(stderr, "%s: no answer to '%s' within %d ms\n", a->who, cmd, timeout_ms);
+    return rc;
+}
+
+int rdt_actor_silent(rdt_actor_t *a)
+{
+    struct pollfd pfd;
+
+    if (!a->live)
+        return 0;
+    pfd.fd = a->p.to_parent[0];
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    return poll(&pfd, 1, 0) == 0;
+}
+
+int rdt_actor_kill(rdt_actor_t *a)
+{
+    int st;
+
+    if (!a->live || a->thread || a->pid <= 0) {
+        if (a->thread)
+            fprintf(stderr, "%s: a thread cannot be killed\n", a->who);
+        return -1;
+    }
+    kill(a->pid, SIGKILL);
+    st = rdt_wait(a->pid, 5000);
+    live_del(a->pid);
+    a->pid = -1;
+    a->live = 0;
+    a->pending = 0;
+    rdt_pipe_close(&a->p);
+    return st;
+}
+
+int rdt_actor_stop(rdt_actor_t *a)
+{
+    int st;
+
+    if (!a->live)
+        return -1;
+    if (a->thread) {
+        rdt_send(a->p.to_child[1], "quit");
+        pthread_join(a->th, NULL);
+        rdt_pipe_close(&a->p);
+        a->live = 0;
+        a->pending = 0;
+        return 0;
+    }
+    if (a->pending != 0) {
+        fprintf(stderr, "%s: still in a call at stop: SIGKILL\n", a->who);
+        return rdt_actor_kill(a);
+    }
+    rdt_send(a->p.to_child[1], "quit");
+    st = rdt_wait(a->pid, 10000);
+    if (st != 0)
+        fprintf(stderr, "%s exited with %d\n", a->who, st);
+    live_del(a->pid);
+    a->pid = -1;
+    a->live = 0;
+    rdt_pipe_close(&a->p);
+    return st;
+}
+
+void rdt_actor_reap_all(void)
+{
+    int i;
+    for (i = 0; i < RDT_MAX_LIVE_ACTORS; i++) {
+        if (g_live[i].pid <= 0)
+            continue;
+        kill(g_live[i].pid, SIGKILL);
+        rdt_wait(g_live[i].pid, 5000);
+        close(g_live[i].to_child);
+        close(g_live[i].to_parent);
+        g_live[i].pid = 0;
+    }
 }

@@ -226,10 +226,11 @@ void rdt_close_client(rdlock_client_t *c);
  * between the two is printed. */
 int rdt_run_child(int (*fn)(void *), void *arg, int timeout_ms);
 
-/* A child driven over the line protocol of testutil.h (an "actor"):
+/* A child driven over the line protocol of testutil.h:
  * rdt_pipe_open(p), rdt_fork(fn, arg), rdt_pipe_parent(p).  The child's
  * pid, or -1 with p closed again (printed).  fn gets arg and usually
- * starts with rdt_child_begin() on the same pipes. */
+ * starts with rdt_child_begin() on the same pipes.  (A child that makes
+ * lock calls on command is an actor, section 11.) */
 pid_t rdt_spawn(rdt_pipe_t *p, int (*fn)(void *), void *arg);
 
 /* In such a child: close the parent's ends of p and, on Linux, have the
@@ -307,5 +308,128 @@ int rdt_holder_start(rdt_holder_t *h, rdlock_t *m);          /* 0 or -1 */
 int rdt_holder_locked(rdt_holder_t *h);                      /* has rdlock_lock returned? */
 int rdt_holder_wait(rdt_holder_t *h, int timeout_ms);        /* 1 returned, 0 not yet */
 int rdt_holder_finish(rdt_holder_t *h);                      /* unlock, join: unlock's code */
+
+/* ------------------------------------------------------------------ */
+/* 11. actors: lock calls on command, in a child or a thread           */
+/* ------------------------------------------------------------------ */
+
+/* An actor makes lock calls for a test, one at a time, on command over
+ * the line protocol of testutil.h: another owner the test drives step by
+ * step and whose calls may block while the test goes on.  Two kinds, one
+ * vocabulary and one reply format:
+ *   process  rdt_actor_start: a forked child with its own client (another
+ *            host), holding an rdlock_t and an rdrwlock_t of one name with
+ *            the attributes of rdt_actor_opts_t; it can be SIGKILLed (an
+ *            owner that dies);
+ *   thread   rdt_actor_thread: a thread of this process calling handles the
+ *            test made (another thread of the same client, or a handle on
+ *            another client), so that the test can also act on them.
+ * Both are driven by the same calls below; only starting them differs,
+ * because what they need does (an ini and attributes, or handles).
+ * test_mutex, test_robust and test_rwlock each had an actor of their own,
+ * with different words for the same calls.
+ *
+ * Commands, one line each (MS: a deadline MS ms from now, on
+ * CLOCK_REALTIME for the timed* words, CLOCK_MONOTONIC for clock*):
+ *   rdlock_t      lock  trylock  timed MS  clock MS  unlock  consistent
+ *                 token  holdcount
+ *   rdrwlock_t    rdlock  wrlock  tryrd  trywr  timedrd MS  timedwr MS
+ *                 clockrd MS  clockwr MS  rwunlock  rwconsistent  rwtoken
+ *   process only  reset (rdlock_reset_name of the name on its client),
+ *                 lost (calls of its lost callback so far, see count_lost)
+ *   quit          no answer: a thread returns; a process releases what it
+ *                 still holds, destroys both handles, closes its client and
+ *                 exits, with status 0 if all of that returned 0
+ * The mutex and the rwlock have words of their own ("unlock", "rwunlock";
+ * "token", "rwtoken"): both handles are of one lock, so a word says which
+ * API it calls.
+ *
+ * The answer to each command is one line "<rc> <value> <ms>": rc what the
+ * call returned (RDT_ACTOR_BADCMD for a word the actor does not know or a
+ * handle it does not have); value the fencing token for token and rwtoken
+ * and after an acquisition that returned 0 or EOWNERDEAD (it holds the
+ * lock then), the count for holdcount and lost, else 0; ms how long the
+ * call took in the actor. */
+
+#define RDT_ACTOR_NOREPLY (-1) /* no answer (in time): no lock call returns it */
+#define RDT_ACTOR_BADCMD (-3)  /* the actor's answer to a command it cannot run */
+
+/* A process actor's lock attributes, as rdt_lockopts_t (same defaults)
+ * without the client, which is the child's own. */
+typedef struct rdt_actor_opts {
+    int robust;      /* RDLOCK_STALLED (0, the default) or RDLOCK_ROBUST */
+    int type;        /* 0: default (RDLOCK_ERRORCHECK), or RDLOCK_RECURSIVE ... */
+    unsigned lease;  /* ms; 0: from the ini */
+    int watchdog;    /* 1 on, 0 off, < 0: from the ini */
+    int count_lost;  /* 1: a lost callback that counts its calls, for "lost" */
+} rdt_actor_opts_t;
+
+#define RDT_ACTOR_OPTS { RDLOCK_STALLED, 0, 0, -1, 0 }
+
+/* Fields are the helpers'; a test reads pid (e.g. to find the child's
+ * holder entry) and nothing else. */
+typedef struct rdt_actor {
+    rdt_pipe_t p;      /* to_child: commands; to_parent: answers */
+    pid_t pid;         /* process actor: the child, -1 when there is none */
+    int thread;        /* 1: a thread actor */
+    pthread_t th;
+    int live;          /* started and not yet stopped or killed */
+    int pending;       /* commands sent and not answered yet */
+    char who[640];     /* for messages */
+    /* what the actor starts with */
+    char name[600];
+    char ini[512];
+    rdt_actor_opts_t o;
+    rdlock_t *m;       /* thread actor: the handles it calls (NULL: none) */
+    rdrwlock_t *rw;
+} rdt_actor_t;
+
+/* Fork a process actor with its own client from ini, on lock name, with
+ * attributes o (NULL: all from the ini, RDT_ACTOR_OPTS).  0 once it has
+ * set up (within 10 s); else -1, printed, with the child reaped. */
+int rdt_actor_start(rdt_actor_t *a, const char *ini, const char *name, const rdt_actor_opts_t *o);
+
+/* Start a thread actor on the handles m and rw (either may be NULL; the
+ * test keeps them alive until rdt_actor_stop).  0 or -1. */
+int rdt_actor_thread(rdt_actor_t *a, rdlock_t *m, rdrwlock_t *rw);
+
+/* Send one command without waiting for its answer (for a call that
+ * blocks while the test acts): 0, or -1 (printed). */
+int rdt_actor_send(rdt_actor_t *a, const char *cmd);
+
+/* The answer to the oldest unanswered command, waiting at most timeout_ms:
+ * its rc, with *val and *ms set (either may be NULL); or RDT_ACTOR_NOREPLY
+ * if none came (silently: a test may expect none), leaving *val and *ms
+ * alone.  The command then stays unanswered: a later rdt_actor_reply
+ * still reads its answer. */
+int rdt_actor_reply(rdt_actor_t *a, int timeout_ms, unsigned long long *val, long long *ms);
+
+/* Send cmd and wait for its answer: rdt_actor_reply's result, printed when
+ * it is RDT_ACTOR_NOREPLY.  An actor with an unanswered command (one that
+ * did not answer in time, still in its call) is out of step: the call
+ * fails at once rather than read that earlier answer or wait again. */
+int rdt_actor_call(rdt_actor_t *a, const char *cmd, int timeout_ms, unsigned long long *val, long long *ms);
+
+/* 1 if the actor has not answered yet, without reading the answer (a
+ * blocked call is still blocked); 0 if an answer is there or the actor is
+ * not running. */
+int rdt_actor_silent(rdt_actor_t *a);
+
+/* SIGKILL a process actor and reap it: an owner that dies without
+ * unlocking.  rdt_wait()'s result (128 + SIGKILL), or -1 if the actor is
+ * not a running process. */
+int rdt_actor_kill(rdt_actor_t *a);
+
+/* Orderly end.  A process actor is sent "quit" and waited for (10 s, then
+ * SIGKILL); one still in a call would not read it, so it is killed.  The
+ * result is rdt_wait()'s (exit status 0: the child released and closed
+ * everything), printed when not 0; -1 if not running.  A thread actor is
+ * sent "quit" and joined (after the call it is in, if any): 0. */
+int rdt_actor_stop(rdt_actor_t *a);
+
+/* Kill and reap every process actor still running: after a test that
+ * failed fatally (its actors were on its stack), and in suite teardown.
+ * Only between tests. */
+void rdt_actor_reap_all(void);
 
 #endif /* RDT_TESTLIB_H */
