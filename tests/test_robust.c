@@ -10,9 +10,9 @@
  * counter).
  *
  * Owners that die are forked "actor" processes with their own client,
- * driven through a line protocol on pipes (tests/testutil.h) and killed
- * with SIGKILL while they hold a lock with a short (300 ms) lease that
- * their watchdog renews.  The robust state is checked through the public
+ * driven through a line protocol on pipes (tests/testlib.h section 11)
+ * and killed with SIGKILL while they hold a lock with a short (300 ms)
+ * lease that their watchdog renews.  The robust state is checked through the public
  * API and through the documented key layout (src/scripts/acquire.lua:
  * "rdlock:{N}:x" absent = clean, "<owner>" = the exclusive holder,
  * "?<owner>" = handed over with EOWNERDEAD, "!" = not recoverable).
@@ -123,242 +123,29 @@ static unsigned mx_count(rdlock_t *m)
 /* actors: forked processes with their own client                      */
 /* ------------------------------------------------------------------ */
 
-/* An actor holds one rdlock_t and one rdrwlock_t of one name, both with
- * the same attributes (own client, lease, watchdog on, robust, type).
- * Commands, one line each; the answer is "<rc> <value> <elapsed ms>":
- *   lock | trylock | timed MS | unlock | consistent | token | holdcount
- *   rdlock | wrlock | tryrd | trywr | timedrd MS | timedwr MS | rwunlock
- *   rwtoken | quit
- * timed*: deadline MS from now on CLOCK_REALTIME. */
-typedef struct actor {
-    pid_t pid;
-    rdt_pipe_t p;
-    char name[600];
-    int robust;
-    int type;
-    unsigned lease;
-    int slow;   /* use g_ini_slow */
-    int broken; /* missed an answer: later calls fail at once */
-} actor_t;
-
-#define MAX_ACTORS 16
-static actor_t *g_actors[MAX_ACTORS]; /* live ones, reaped by fresh() */
-
-static int actor_main(void *arg)
+/* Every actor here (testlib.h section 11) holds its name with a lease
+ * (short, or long for holds that must outlast a test step) that its
+ * watchdog renews, robust or not, of a type; slow ones re-check every
+ * 2000 ms, so that only wake-ups can be fast.  0, or -1 (printed). */
+static int actor_on(rdt_actor_t *a, const char *name, int robust, int type, unsigned lease, int slow)
 {
-    actor_t *a = arg;
-    rdlock_client_t *c = NULL;
-    rdlock_attr_t at;
-    rdlock_t m;
-    rdrwlock_t rw;
-    rdt_lockopts_t o;
-    char line[128], out[160];
-    int rc;
+    rdt_actor_opts_t o = RDT_ACTOR_OPTS;
 
-    rdt_child_begin(&a->p);
-    rc = rdlock_client_open(&c, a->slow ? g_ini_slow : g_ini);
-    if (rc == 0) {
-        o.client = c;
-        o.robust = a->robust;
-        o.type = a->type;
-        o.lease = a->lease;
-        o.watchdog = 1;
-        o.lostcb = NULL;
-        o.lostarg = NULL;
-        rc = rdt_attr_make(&at, &o);
-        if (rc == 0)
-            rc = rdlock_init(&m, a->name, &at);
-        if (rc == 0)
-            rc = rdrwlock_init(&rw, a->name, &at);
-        rdlock_attr_destroy(&at);
-    }
-    snprintf(out, sizeof out, "ready %d", rc);
-    if (rdt_send(a->p.to_parent[1], out) != 0 || rc != 0)
-        return 1;
-
-    while (rdt_recv(a->p.to_child[0], line, sizeof line, -1) >= 0) {
-        struct timespec ts;
-        unsigned long long val = 0;
-        uint64_t tok = 0;
-        unsigned n = 0;
-        long long t0;
-
-        if (strcmp(line, "quit") == 0)
-            break;
-        t0 = rdt_now_ms();
-        if (strcmp(line, "lock") == 0) {
-            rc = rdlock_lock(&m);
-        } else if (strcmp(line, "trylock") == 0) {
-            rc = rdlock_trylock(&m);
-        } else if (strncmp(line, "timed ", 6) == 0) {
-            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 6));
-            rc = rdlock_timedlock(&m, &ts);
-        } else if (strcmp(line, "unlock") == 0) {
-            rc = rdlock_unlock(&m);
-        } else if (strcmp(line, "consistent") == 0) {
-            rc = rdlock_consistent(&m);
-        } else if (strcmp(line, "token") == 0) {
-            rc = rdlock_fencing_token(&m, &tok);
-            val = tok;
-        } else if (strcmp(line, "holdcount") == 0) {
-            rc = rdlock_holdcount(&m, &n);
-            val = n;
-        } else if (strcmp(line, "rdlock") == 0) {
-            rc = rdrwlock_rdlock(&rw);
-        } else if (strcmp(line, "wrlock") == 0) {
-            rc = rdrwlock_wrlock(&rw);
-        } else if (strcmp(line, "tryrd") == 0) {
-            rc = rdrwlock_tryrdlock(&rw);
-        } else if (strcmp(line, "trywr") == 0) {
-            rc = rdrwlock_trywrlock(&rw);
-        } else if (strncmp(line, "timedrd ", 8) == 0) {
-            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 8));
-            rc = rdrwlock_timedrdlock(&rw, &ts);
-        } else if (strncmp(line, "timedwr ", 8) == 0) {
-            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 8));
-            rc = rdrwlock_timedwrlock(&rw, &ts);
-        } else if (strcmp(line, "rwunlock") == 0) {
-            rc = rdrwlock_unlock(&rw);
-        } else if (strcmp(line, "rwtoken") == 0) {
-            rc = rdrwlock_fencing_token(&rw, &tok);
-            val = tok;
-        } else {
-            rc = -3;
-        }
-        snprintf(out, sizeof out, "%d %llu %lld", rc, val, rdt_now_ms() - t0);
-        if (rdt_send(a->p.to_parent[1], out) != 0)
-            break;
-    }
-    rdlock_destroy(&m);
-    rdrwlock_destroy(&rw);
-    rdlock_client_close(c);
-    return 0;
-}
-
-static void actor_unregister(actor_t *a)
-{
-    int i;
-    for (i = 0; i < MAX_ACTORS; i++)
-        if (g_actors[i] == a)
-            g_actors[i] = NULL;
-}
-
-/* Fork an actor on name; 0 once it reported ready, else -1 (printed). */
-static int actor_start(actor_t *a, const char *name, int robust, int type, unsigned lease, int slow)
-{
-    int i;
-
-    memset(a, 0, sizeof *a);
-    a->pid = -1;
-    snprintf(a->name, sizeof a->name, "%s", name);
-    a->robust = robust;
-    a->type = type;
-    a->lease = lease;
-    a->slow = slow;
-    a->pid = rdt_spawn(&a->p, actor_main, a);
-    if (a->pid < 0)
-        return -1;
-    for (i = 0; i < MAX_ACTORS; i++)
-        if (g_actors[i] == NULL) {
-            g_actors[i] = a;
-            break;
-        }
-    return rdt_expect_line(&a->p, "ready 0", 10000, name);
-}
-
-static int actor_send(actor_t *a, const char *cmd)
-{
-    if (a->broken)
-        return -1;
-    return rdt_send(a->p.to_child[1], cmd);
-}
-
-/* The return code of the last command, -1 if no answer within timeout_ms;
- * *val and *elapsed (ms the call took inside the actor) if not NULL. */
-static int actor_reply(actor_t *a, int timeout_ms, unsigned long long *val, long long *elapsed)
-{
-    char line[160], *end;
-    long rc;
-
-    if (a->broken)
-        return -1;
-    if (rdt_recv(a->p.to_parent[0], line, sizeof line, timeout_ms) < 0) {
-        fprintf(stderr, "actor %ld (%s): no answer within %d ms\n", (long)a->pid, a->name, timeout_ms);
-        a->broken = 1; /* still busy with that call: its answers would be out of step */
-        return -1;
-    }
-    rc = strtol(line, &end, 10);
-    {
-        unsigned long long v = strtoull(end, &end, 10);
-        long long el = strtoll(end, NULL, 10);
-        if (val)
-            *val = v;
-        if (elapsed)
-            *elapsed = el;
-    }
-    return (int)rc;
-}
-
-static int actor_call_to(actor_t *a, const char *cmd, int timeout_ms, unsigned long long *val,
-                         long long *elapsed)
-{
-    if (actor_send(a, cmd) != 0)
-        return -1;
-    return actor_reply(a, timeout_ms, val, elapsed);
-}
-
-static int actor_call(actor_t *a, const char *cmd, unsigned long long *val, long long *elapsed)
-{
-    return actor_call_to(a, cmd, REPLY_MS, val, elapsed);
+    o.robust = robust;
+    o.type = type;
+    o.lease = lease;
+    o.watchdog = 1;
+    return rdt_actor_start(a, slow ? g_ini_slow : g_ini, name, &o);
 }
 
 /* The value of a command that should succeed (token, holdcount), or
  * ~0ULL after a failed assertion. */
-static unsigned long long actor_value(actor_t *a, const char *cmd)
+static unsigned long long actor_value(rdt_actor_t *a, const char *cmd)
 {
     unsigned long long v = 0;
-    int rc = actor_call(a, cmd, &v, NULL);
+    int rc = rdt_actor_call(a, cmd, REPLY_MS, &v, NULL);
     RDT_ASSERT_RC(0, rc);
     return rc == 0 ? v : ~0ULL;
-}
-
-/* SIGKILL and reap: the owner dies without unlocking. */
-static void actor_kill(actor_t *a)
-{
-    if (a->pid > 0) {
-        kill(a->pid, SIGKILL);
-        rdt_wait(a->pid, 5000);
-        a->pid = -1;
-    }
-    rdt_pipe_close(&a->p);
-    actor_unregister(a);
-}
-
-/* Orderly end: "quit", then wait for the exit (SIGKILL if it hangs). */
-static void actor_stop(actor_t *a)
-{
-    if (a->pid > 0 && a->broken) {
-        actor_kill(a); /* stuck in a call: it would not read "quit" */
-        return;
-    }
-    if (a->pid > 0) {
-        int st;
-        actor_send(a, "quit");
-        st = rdt_wait(a->pid, 5000);
-        if (st != 0)
-            fprintf(stderr, "actor on %s exited with %d\n", a->name, st);
-        a->pid = -1;
-    }
-    rdt_pipe_close(&a->p);
-    actor_unregister(a);
-}
-
-static void reap_actors(void)
-{
-    int i;
-    for (i = 0; i < MAX_ACTORS; i++)
-        if (g_actors[i] != NULL)
-            actor_kill(g_actors[i]);
 }
 
 /* A process (plain or robust) takes name exclusively through its mutex
@@ -369,22 +156,21 @@ static void reap_actors(void)
  * next acquirer finds the lock free and does not have to wait. */
 static uint64_t dead_owner(const char *name, int robust, int use_rw, int wait_expiry)
 {
-    actor_t h;
+    rdt_actor_t h;
     unsigned long long tok = 0;
     int rc;
 
-    if (actor_start(&h, name, robust, 0, LEASE_MS, 0) != 0) {
+    if (actor_on(&h, name, robust, 0, LEASE_MS, 0) != 0) {
         CU_FAIL("holder actor did not start");
-        actor_kill(&h);
         return 0;
     }
-    rc = actor_call(&h, use_rw ? "wrlock" : "lock", NULL, NULL);
+    rc = rdt_actor_call(&h, use_rw ? "wrlock" : "lock", REPLY_MS, NULL, NULL);
     RDT_ASSERT_RC(0, rc);
     if (rc == 0)
-        rc = actor_call(&h, use_rw ? "rwtoken" : "token", &tok, NULL);
+        rc = rdt_actor_call(&h, use_rw ? "rwtoken" : "token", REPLY_MS, &tok, NULL);
     RDT_ASSERT_RC(0, rc);
     CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(name, "")), 1);
-    actor_kill(&h);
+    rdt_actor_kill(&h);
     if (wait_expiry && !rdt_wait_gone(g_rc, rdt_key(name, ""), 3000)) {
         CU_FAIL("the dead owner's lease did not run out");
         return 0;
@@ -412,7 +198,7 @@ static int suite_setup(void)
 static int suite_teardown(void)
 {
     int rc;
-    reap_actors();
+    rdt_actor_reap_all();
     rc = rdt_close_clients(&g_c1, &g_c2, NULL);
     rdt_suite_stop(&g_srv, &g_rc);
     return rc;
@@ -420,7 +206,7 @@ static int suite_teardown(void)
 
 static void fresh(void)
 {
-    reap_actors(); /* left over by a test that failed fatally */
+    rdt_actor_reap_all(); /* left over by a test that failed fatally */
     CU_ASSERT_EQUAL_FATAL(rdt_flushall(&g_srv), 0);
 }
 
@@ -435,7 +221,7 @@ static void fresh(void)
 static void test_owner_dead_lock(void)
 {
     const char *N = "od-lock";
-    actor_t b;
+    rdt_actor_t b;
     rdlock_t other, plain;
     uint64_t dead;
     unsigned long long tok = 0, tok2 = 0;
@@ -444,12 +230,12 @@ static void test_owner_dead_lock(void)
     fresh();
     RDT_ASSERT_RC(0, mx_init(&other, N, g_c2, RDLOCK_ROBUST, 0));
     RDT_ASSERT_RC(0, mx_init(&plain, N, g_c2, RDLOCK_STALLED, 0));
-    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_on(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
 
     /* 1. the dead lease has run out: lock needs no waiting */
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
     CU_ASSERT_FATAL(dead > 0);
-    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, &el));
+    RDT_ASSERT_RC(EOWNERDEAD, rdt_actor_call(&b, "lock", REPLY_MS, NULL, &el));
     CU_ASSERT(el < FAST_MS);
     /* held: by b, once, with a newer token */
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 1);
@@ -461,11 +247,11 @@ static void test_owner_dead_lock(void)
     CU_ASSERT(x_inconsistent(N));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other)); /* not EOWNERDEAD: it is held */
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&plain));
-    RDT_ASSERT_RC(EBUSY, actor_call(&b, "trylock", NULL, NULL)); /* its own relock (error-checking) */
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&b, "trylock", REPLY_MS, NULL, NULL)); /* its own relock (error-checking) */
 
-    RDT_ASSERT_RC(0, actor_call(&b, "consistent", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "consistent", REPLY_MS, NULL, NULL));
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 1); /* still held */
-    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 0);
@@ -475,28 +261,28 @@ static void test_owner_dead_lock(void)
     CU_ASSERT(rdt_mutex_token(&other) > tok);
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
     CU_ASSERT(x_absent(N));
-    RDT_ASSERT_RC(0, actor_call(&b, "lock", NULL, NULL));
-    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "lock", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
 
     /* 2. issued right after the kill: lock waits out the dead lease
      * (queueing as a waiting writer meanwhile), then EOWNERDEAD */
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 0);
     CU_ASSERT_FATAL(dead > tok);
-    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, &el));
+    RDT_ASSERT_RC(EOWNERDEAD, rdt_actor_call(&b, "lock", REPLY_MS, NULL, &el));
     CU_ASSERT(el < LEASE_MS + RETRY_MS + JITTER_MS + 500); /* waited for the dead lease only */
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 1);
     tok2 = actor_value(&b, "token");
     CU_ASSERT(tok2 > dead && tok2 != ~0ULL);
     CU_ASSERT(x_inconsistent(N));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
-    RDT_ASSERT_RC(0, actor_call(&b, "consistent", NULL, NULL));
-    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "consistent", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
     RDT_ASSERT_RC(0, rdlock_trylock(&other));
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
 
-    actor_stop(&b);
+    rdt_actor_stop(&b);
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
     RDT_ASSERT_RC(0, rdlock_destroy(&plain));
 }
@@ -599,23 +385,23 @@ static void test_owner_dead_timedlock(void)
 static void test_robust_waiter_blocked(void)
 {
     const char *N = "od-waiter";
-    actor_t h, w;
+    rdt_actor_t h, w;
     unsigned long long dead, tok;
     long long left, t_kill, el;
     int rc;
 
     fresh();
-    CU_ASSERT_FATAL(actor_start(&h, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
-    CU_ASSERT_FATAL(actor_start(&w, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(0, actor_call(&h, "lock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&h, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_on(&w, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&h, "lock", REPLY_MS, NULL, NULL));
     dead = actor_value(&h, "token");
-    CU_ASSERT_FATAL(actor_send(&w, "lock") == 0);
+    CU_ASSERT_FATAL(rdt_actor_send(&w, "lock") == 0);
     CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":w"), 1, 3000));
 
     left = rdt_pttl(g_rc, rdt_key(N, ""));
     t_kill = rdt_now_ms();
-    actor_kill(&h);
-    rc = actor_reply(&w, 5000, NULL, NULL);
+    rdt_actor_kill(&h);
+    rc = rdt_actor_reply(&w, 5000, NULL, NULL);
     el = rdt_now_ms() - t_kill;
     RDT_ASSERT_RC(EOWNERDEAD, rc);
     printf("[EOWNERDEAD %lld ms after the kill, lease had %lld ms left] ", el, left);
@@ -628,10 +414,10 @@ static void test_robust_waiter_blocked(void)
     CU_ASSERT(tok > dead && tok != ~0ULL);
     CU_ASSERT(x_inconsistent(N));
     RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, rdt_key(N, ":w"))); /* its queue mark is gone */
-    RDT_ASSERT_RC(0, actor_call(&w, "consistent", NULL, NULL));
-    RDT_ASSERT_RC(0, actor_call(&w, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&w, "consistent", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&w, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
-    actor_stop(&w);
+    rdt_actor_stop(&w);
 }
 
 /* A robust acquirer that got EOWNERDEAD dies itself before
@@ -639,32 +425,32 @@ static void test_robust_waiter_blocked(void)
 static void test_eownerdead_holder_dies(void)
 {
     const char *N = "od-twice";
-    actor_t b, c;
+    rdt_actor_t b, c;
     unsigned long long t1, t2;
     uint64_t dead;
 
     fresh();
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 1);
     CU_ASSERT_FATAL(dead > 0);
-    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, rdt_actor_call(&b, "lock", REPLY_MS, NULL, NULL));
     t1 = actor_value(&b, "token");
     CU_ASSERT(t1 > dead && t1 != ~0ULL);
-    actor_kill(&b); /* dies repairing */
+    rdt_actor_kill(&b); /* dies repairing */
     CU_ASSERT_FATAL(rdt_wait_gone(g_rc, rdt_key(N, ""), 3000));
 
-    CU_ASSERT_FATAL(actor_start(&c, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&c, "lock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&c, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, rdt_actor_call(&c, "lock", REPLY_MS, NULL, NULL));
     t2 = actor_value(&c, "token");
     CU_ASSERT(t2 > t1 && t2 != ~0ULL);
     CU_ASSERT_EQUAL(actor_value(&c, "holdcount"), 1);
     CU_ASSERT(x_inconsistent(N));
-    RDT_ASSERT_RC(0, actor_call(&c, "consistent", NULL, NULL));
-    RDT_ASSERT_RC(0, actor_call(&c, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&c, "consistent", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&c, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
-    RDT_ASSERT_RC(0, actor_call(&c, "lock", NULL, NULL));
-    RDT_ASSERT_RC(0, actor_call(&c, "unlock", NULL, NULL));
-    actor_stop(&c);
+    RDT_ASSERT_RC(0, rdt_actor_call(&c, "lock", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&c, "unlock", REPLY_MS, NULL, NULL));
+    rdt_actor_stop(&c);
 }
 
 /* A non-robust acquirer after an owner death gets 0 (normal behaviour),
@@ -672,7 +458,7 @@ static void test_eownerdead_holder_dies(void)
 static void test_nonrobust_after_death(void)
 {
     const char *N = "od-plain";
-    actor_t n;
+    rdt_actor_t n;
     rdlock_t rob;
     unsigned long long tok;
     uint64_t dead;
@@ -681,14 +467,14 @@ static void test_nonrobust_after_death(void)
     RDT_ASSERT_RC(0, mx_init(&rob, N, g_c1, RDLOCK_ROBUST, 0));
     dead = dead_owner(N, RDLOCK_ROBUST, 0, 0);
     CU_ASSERT_FATAL(dead > 0);
-    CU_ASSERT_FATAL(actor_start(&n, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(0, actor_call(&n, "lock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&n, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&n, "lock", REPLY_MS, NULL, NULL));
     CU_ASSERT_EQUAL(actor_value(&n, "holdcount"), 1);
     tok = actor_value(&n, "token");
     CU_ASSERT(tok > dead && tok != ~0ULL);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&rob));
-    RDT_ASSERT_RC(EINVAL, actor_call(&n, "consistent", NULL, NULL)); /* not robust */
-    RDT_ASSERT_RC(0, actor_call(&n, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(EINVAL, rdt_actor_call(&n, "consistent", REPLY_MS, NULL, NULL)); /* not robust */
+    RDT_ASSERT_RC(0, rdt_actor_call(&n, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
 
     RDT_ASSERT_RC(0, rdlock_trylock(&rob)); /* not EOWNERDEAD */
@@ -696,7 +482,7 @@ static void test_nonrobust_after_death(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&rob));
     CU_ASSERT(x_absent(N));
 
-    actor_stop(&n);
+    rdt_actor_stop(&n);
     RDT_ASSERT_RC(0, rdlock_destroy(&rob));
 }
 
@@ -718,18 +504,20 @@ static const op_t g_all_ops[] = {
 
 /* Every acquisition form through actor a: ENOTRECOVERABLE, at once.
  * Stops at the first call that does not answer (a blocked lock). */
-static void all_not_recoverable(actor_t *a, const char *who)
+static void all_not_recoverable(rdt_actor_t *a, const char *who)
 {
     const op_t *op;
-    for (op = g_all_ops; op->cmd && !a->broken; op++) {
+    for (op = g_all_ops; op->cmd; op++) {
         long long el = -1;
-        int rc = actor_call_to(a, op->cmd, 4000, NULL, &el);
+        int rc = rdt_actor_call(a, op->cmd, 4000, NULL, &el);
         if (rc != ENOTRECOVERABLE || el >= FAST_MS)
             fprintf(stderr, "%s %s: %s after %lld ms\n", who, op->cmd, rdt_errname(rc), el);
         RDT_ASSERT_RC(ENOTRECOVERABLE, rc);
         CU_ASSERT(el >= 0 && el < FAST_MS);
+        if (rc == RDT_ACTOR_NOREPLY) /* blocked: it is out of step now */
+            break;
         if (rc == 0 || rc == EOWNERDEAD) /* keep going after a wrong success */
-            actor_call(a, op->undo, NULL, NULL);
+            rdt_actor_call(a, op->undo, REPLY_MS, NULL, NULL);
     }
 }
 
@@ -738,23 +526,22 @@ static void all_not_recoverable(actor_t *a, const char *who)
  * token handed out, 0 after a failed assertion. */
 static unsigned long long make_not_recoverable(const char *name)
 {
-    actor_t b;
+    rdt_actor_t b;
     unsigned long long tok = 0;
     uint64_t dead = dead_owner(name, RDLOCK_ROBUST, 0, 1);
     int rc;
 
     if (dead == 0)
         return 0;
-    if (actor_start(&b, name, RDLOCK_ROBUST, 0, LEASE_MS, 0) != 0) {
+    if (actor_on(&b, name, RDLOCK_ROBUST, 0, LEASE_MS, 0) != 0) {
         CU_FAIL("actor did not start");
-        actor_kill(&b);
         return 0;
     }
-    rc = actor_call(&b, "lock", NULL, NULL);
+    rc = rdt_actor_call(&b, "lock", REPLY_MS, NULL, NULL);
     RDT_ASSERT_RC(EOWNERDEAD, rc);
     tok = actor_value(&b, "token");
-    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
-    actor_stop(&b);
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "unlock", REPLY_MS, NULL, NULL));
+    rdt_actor_stop(&b);
     if (!x_is(name, "!"))
         CU_FAIL("the robust marker does not say not recoverable");
     return rc == EOWNERDEAD && tok != ~0ULL && tok > dead ? tok : 0;
@@ -767,7 +554,7 @@ static unsigned long long make_not_recoverable(const char *name)
 static void test_not_recoverable(void)
 {
     const char *N = "nr";
-    actor_t b, w1, w2, c, d;
+    rdt_actor_t b, w1, w2, c, d;
     rdlock_t m, mp;
     rdrwlock_t rw;
     struct timespec ts;
@@ -784,33 +571,33 @@ static void test_not_recoverable(void)
 
     /* b takes it with EOWNERDEAD, with a long lease so that waiters'
      * re-checks are bounded by their retry interval (2000 ms) alone */
-    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LONG_LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "lock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&b, N, RDLOCK_ROBUST, 0, LONG_LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, rdt_actor_call(&b, "lock", REPLY_MS, NULL, NULL));
     CU_ASSERT(actor_value(&b, "token") > dead);
 
     /* a robust writer and a plain reader block on it (slow re-checks) */
-    CU_ASSERT_FATAL(actor_start(&w1, N, RDLOCK_ROBUST, 0, 30000, 1) == 0);
-    CU_ASSERT_FATAL(actor_start(&w2, N, RDLOCK_STALLED, 0, 30000, 1) == 0);
-    CU_ASSERT_FATAL(actor_send(&w1, "lock") == 0);
-    CU_ASSERT_FATAL(actor_send(&w2, "rdlock") == 0);
+    CU_ASSERT_FATAL(actor_on(&w1, N, RDLOCK_ROBUST, 0, 30000, 1) == 0);
+    CU_ASSERT_FATAL(actor_on(&w2, N, RDLOCK_STALLED, 0, 30000, 1) == 0);
+    CU_ASSERT_FATAL(rdt_actor_send(&w1, "lock") == 0);
+    CU_ASSERT_FATAL(rdt_actor_send(&w2, "rdlock") == 0);
     CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":w"), 1, 3000));
     CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":r"), 1, 3000));
 
     /* the unlock without consistent succeeds */
     t_unlock = rdt_now_ms();
-    RDT_ASSERT_RC(0, actor_call(&b, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT_EQUAL(actor_value(&b, "holdcount"), 0);
     CU_ASSERT(x_is(N, "!"));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
 
     /* the blocked waiters return ENOTRECOVERABLE promptly */
-    rc = actor_reply(&w1, 5000, NULL, NULL);
+    rc = rdt_actor_reply(&w1, 5000, NULL, NULL);
     el = rdt_now_ms() - t_unlock;
     RDT_ASSERT_RC(ENOTRECOVERABLE, rc);
     if (el >= WAKE_MS)
         fprintf(stderr, "blocked rdlock_lock returned %lld ms after the unlock\n", el);
     CU_ASSERT(el < WAKE_MS);
-    rc = actor_reply(&w2, 5000, NULL, NULL);
+    rc = rdt_actor_reply(&w2, 5000, NULL, NULL);
     el = rdt_now_ms() - t_unlock;
     RDT_ASSERT_RC(ENOTRECOVERABLE, rc);
     if (el >= WAKE_MS)
@@ -822,8 +609,8 @@ static void test_not_recoverable(void)
     /* every form, in other processes, robust and not, and in b itself */
     all_not_recoverable(&w1, "robust process");
     all_not_recoverable(&w2, "plain process");
-    CU_ASSERT_FATAL(actor_start(&c, N, RDLOCK_ROBUST, RDLOCK_RECURSIVE, LEASE_MS, 0) == 0);
-    CU_ASSERT_FATAL(actor_start(&d, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_on(&c, N, RDLOCK_ROBUST, RDLOCK_RECURSIVE, LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_on(&d, N, RDLOCK_STALLED, 0, LEASE_MS, 0) == 0);
     all_not_recoverable(&c, "new robust process");
     all_not_recoverable(&d, "new plain process");
     all_not_recoverable(&b, "the process that unlocked");
@@ -850,11 +637,11 @@ static void test_not_recoverable(void)
     CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
     RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, rdt_key(N, ":w")));
 
-    actor_stop(&b);
-    actor_stop(&w1);
-    actor_stop(&w2);
-    actor_stop(&c);
-    actor_stop(&d);
+    rdt_actor_stop(&b);
+    rdt_actor_stop(&w1);
+    rdt_actor_stop(&w2);
+    rdt_actor_stop(&c);
+    rdt_actor_stop(&d);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&mp));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
@@ -866,7 +653,7 @@ static void test_not_recoverable(void)
 static void test_reset_clears_not_recoverable(void)
 {
     const char *N = "nr-reset";
-    actor_t c;
+    rdt_actor_t c;
     rdlock_t m;
     rdrwlock_t rw, rw2;
     unsigned long long maxtok, tok;
@@ -888,18 +675,18 @@ static void test_reset_clears_not_recoverable(void)
     RDT_ASSERT_EQ_LL(fence, fence_of(N)); /* kept, not reset */
 
     /* another process: a robust lock gets 0 at once */
-    CU_ASSERT_FATAL(actor_start(&c, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_on(&c, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
     {
         long long el = -1;
-        RDT_ASSERT_RC(0, actor_call(&c, "lock", NULL, &el));
+        RDT_ASSERT_RC(0, rdt_actor_call(&c, "lock", REPLY_MS, NULL, &el));
         CU_ASSERT(el < FAST_MS);
     }
     tok = actor_value(&c, "token");
     if (!(tok > maxtok && (long long)tok > fence))
         fprintf(stderr, "token after reset %llu, before %llu (fence %lld)\n", tok, maxtok, fence);
     CU_ASSERT(tok > maxtok && (long long)tok > fence && tok != ~0ULL);
-    RDT_ASSERT_RC(EINVAL, actor_call(&c, "consistent", NULL, NULL)); /* a normal hold */
-    RDT_ASSERT_RC(0, actor_call(&c, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(EINVAL, rdt_actor_call(&c, "consistent", REPLY_MS, NULL, NULL)); /* a normal hold */
+    RDT_ASSERT_RC(0, rdt_actor_call(&c, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
 
     /* this process: mutex, writer and readers */
@@ -914,8 +701,8 @@ static void test_reset_clears_not_recoverable(void)
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw, &t4));
     CU_ASSERT(t4 > t3);
-    RDT_ASSERT_RC(0, actor_call(&c, "tryrd", NULL, NULL)); /* shared with another process */
-    RDT_ASSERT_RC(0, actor_call(&c, "rwunlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&c, "tryrd", REPLY_MS, NULL, NULL)); /* shared with another process */
+    RDT_ASSERT_RC(0, rdt_actor_call(&c, "rwunlock", REPLY_MS, NULL, NULL));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     CU_ASSERT(x_absent(N));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
@@ -928,7 +715,7 @@ static void test_reset_clears_not_recoverable(void)
     CU_ASSERT((long long)rdt_mutex_token(&m) > fence);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
 
-    actor_stop(&c);
+    rdt_actor_stop(&c);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw2));
@@ -960,7 +747,7 @@ static void test_reset_name_einval(void)
 static void test_reset_held_by_other(void)
 {
     const char *N = "reset-held";
-    actor_t a, w;
+    rdt_actor_t a, w;
     rdlock_t m;
     unsigned long long ta, tw;
     long long t_reset, el;
@@ -968,17 +755,17 @@ static void test_reset_held_by_other(void)
 
     fresh();
     RDT_ASSERT_RC(0, mx_init(&m, N, g_c2, RDLOCK_STALLED, 0));
-    CU_ASSERT_FATAL(actor_start(&a, N, RDLOCK_ROBUST, 0, LONG_LEASE_MS, 0) == 0);
-    CU_ASSERT_FATAL(actor_start(&w, N, RDLOCK_STALLED, 0, 30000, 1) == 0);
-    RDT_ASSERT_RC(0, actor_call(&a, "lock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&a, N, RDLOCK_ROBUST, 0, LONG_LEASE_MS, 0) == 0);
+    CU_ASSERT_FATAL(actor_on(&w, N, RDLOCK_STALLED, 0, 30000, 1) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&a, "lock", REPLY_MS, NULL, NULL));
     ta = actor_value(&a, "token");
-    CU_ASSERT_FATAL(actor_send(&w, "lock") == 0);
+    CU_ASSERT_FATAL(rdt_actor_send(&w, "lock") == 0);
     CU_ASSERT_FATAL(rdt_wait_zcard(g_rc, rdt_key(N, ":w"), 1, 3000));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
 
     t_reset = rdt_now_ms();
     RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, N));
-    rc = actor_reply(&w, 5000, NULL, NULL);
+    rc = rdt_actor_reply(&w, 5000, NULL, NULL);
     el = rdt_now_ms() - t_reset;
     RDT_ASSERT_RC(0, rc);
     if (el >= WAKE_MS)
@@ -989,22 +776,22 @@ static void test_reset_held_by_other(void)
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
 
     /* the old holder finds its hold gone */
-    RDT_ASSERT_RC(ENOLCK, actor_call(&a, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(ENOLCK, rdt_actor_call(&a, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT_EQUAL(actor_value(&a, "holdcount"), 0);
-    RDT_ASSERT_RC(EPERM, actor_call(&a, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(EPERM, rdt_actor_call(&a, "unlock", REPLY_MS, NULL, NULL));
     /* ... and did not release the new holder's */
     CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 1);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
-    RDT_ASSERT_RC(EBUSY, actor_call(&a, "trylock", NULL, NULL));
-    RDT_ASSERT_RC(0, actor_call(&w, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&a, "trylock", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&w, "unlock", REPLY_MS, NULL, NULL));
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     CU_ASSERT(rdt_mutex_token(&m) > tw);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     CU_ASSERT(x_absent(N));
 
-    actor_stop(&a);
-    actor_stop(&w);
+    rdt_actor_stop(&a);
+    rdt_actor_stop(&w);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
@@ -1018,7 +805,7 @@ static void test_reset_held_by_other(void)
 static void test_rwlock_robust_writer(void)
 {
     const char *N = "rw-writer";
-    actor_t b;
+    rdt_actor_t b;
     rdrwlock_t rw, rwp;
     rdlock_t m;
     unsigned long long tok;
@@ -1031,15 +818,15 @@ static void test_rwlock_robust_writer(void)
     dead = dead_owner(N, RDLOCK_STALLED, 1, 1); /* a plain writer dies */
     CU_ASSERT_FATAL(dead > 0);
 
-    CU_ASSERT_FATAL(actor_start(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(EOWNERDEAD, actor_call(&b, "wrlock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&b, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(EOWNERDEAD, rdt_actor_call(&b, "wrlock", REPLY_MS, NULL, NULL));
     tok = actor_value(&b, "rwtoken");
     CU_ASSERT(tok > dead && tok != ~0ULL);
     CU_ASSERT(x_inconsistent(N));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rw));
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rwp));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
-    RDT_ASSERT_RC(0, actor_call(&b, "rwunlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "rwunlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_is(N, "!"));
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_trywrlock(&rw));
     RDT_ASSERT_RC(ENOTRECOVERABLE, rdrwlock_tryrdlock(&rwp));
@@ -1056,7 +843,7 @@ static void test_rwlock_robust_writer(void)
         RDT_ASSERT_RC(EOWNERDEAD, rdrwlock_timedwrlock(&rw, &ts));
         RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw, &t));
         CU_ASSERT(t > dead);
-        RDT_ASSERT_RC(EBUSY, actor_call(&b, "tryrd", NULL, NULL));
+        RDT_ASSERT_RC(EBUSY, rdt_actor_call(&b, "tryrd", REPLY_MS, NULL, NULL));
         RDT_ASSERT_RC(EINVAL, rdlock_consistent(&m)); /* another owner's hold */
         RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     }
@@ -1079,7 +866,7 @@ static void test_rwlock_robust_writer(void)
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rwp)); /* recoverable: works */
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rwp));
 
-    actor_stop(&b);
+    rdt_actor_stop(&b);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rwp));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -1091,7 +878,7 @@ static void test_rwlock_robust_writer(void)
 static void test_reader_after_death(void)
 {
     const char *N = "rw-reader";
-    actor_t r;
+    rdt_actor_t r;
     rdrwlock_t rw;
     rdlock_t m, m2;
     unsigned long long tok;
@@ -1105,8 +892,8 @@ static void test_reader_after_death(void)
     CU_ASSERT_FATAL(dead > 0);
 
     /* a robust reader in another process waits out the lease: 0 */
-    CU_ASSERT_FATAL(actor_start(&r, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(0, actor_call(&r, "rdlock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&r, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&r, "rdlock", REPLY_MS, NULL, NULL));
     tok = actor_value(&r, "rwtoken");
     CU_ASSERT(tok > dead && tok != ~0ULL);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m)); /* shared: no writer now */
@@ -1114,7 +901,7 @@ static void test_reader_after_death(void)
     RDT_ASSERT_RC(0, rdrwlock_fencing_token(&rw, &t2));
     CU_ASSERT(t2 > tok);
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
-    RDT_ASSERT_RC(0, actor_call(&r, "rwunlock", NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&r, "rwunlock", REPLY_MS, NULL, NULL));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(N, "")), 0);
     {
         char b[256];
@@ -1125,14 +912,14 @@ static void test_reader_after_death(void)
     RDT_ASSERT_RC(EOWNERDEAD, rdlock_trylock(&m));
     CU_ASSERT(rdt_mutex_token(&m) > t2);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m2));
-    RDT_ASSERT_RC(EBUSY, actor_call(&r, "tryrd", NULL, NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&r, "tryrd", REPLY_MS, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_consistent(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     CU_ASSERT(x_absent(N));
     RDT_ASSERT_RC(0, rdlock_trylock(&m2));
     RDT_ASSERT_RC(0, rdlock_unlock(&m2));
 
-    actor_stop(&r);
+    rdt_actor_stop(&r);
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
@@ -1236,7 +1023,7 @@ static void test_expired_without_watchdog(void)
 static void test_clean_unlock(void)
 {
     const char *N = "clean";
-    actor_t a;
+    rdt_actor_t a;
     rdlock_t m, m2;
     char b[256];
     unsigned long long t1;
@@ -1245,16 +1032,16 @@ static void test_clean_unlock(void)
     fresh();
     RDT_ASSERT_RC(0, mx_init(&m, N, g_c1, RDLOCK_ROBUST, 0));
     RDT_ASSERT_RC(0, mx_init(&m2, N, g_c2, RDLOCK_ROBUST, 0));
-    CU_ASSERT_FATAL(actor_start(&a, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
-    RDT_ASSERT_RC(0, actor_call(&a, "lock", NULL, NULL));
+    CU_ASSERT_FATAL(actor_on(&a, N, RDLOCK_ROBUST, 0, LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&a, "lock", REPLY_MS, NULL, NULL));
     t1 = actor_value(&a, "token");
     /* while held, the marker names the exclusive holder */
     CU_ASSERT_EQUAL(xstate(N, b, sizeof b), 1);
     CU_ASSERT(b[0] != '?' && b[0] != '!' && b[0] != '\0');
-    RDT_ASSERT_RC(EINVAL, actor_call(&a, "consistent", NULL, NULL));
-    RDT_ASSERT_RC(0, actor_call(&a, "unlock", NULL, NULL));
+    RDT_ASSERT_RC(EINVAL, rdt_actor_call(&a, "consistent", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&a, "unlock", REPLY_MS, NULL, NULL));
     CU_ASSERT(x_absent(N));
-    actor_kill(&a); /* dies after a clean unlock */
+    rdt_actor_kill(&a); /* dies after a clean unlock */
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m));
     CU_ASSERT(rdt_mutex_token(&m) > t1);
