@@ -136,166 +136,6 @@ static long long numsub(const char *name)
 static rdt_lostrec_t lostA, lostB;
 
 /* ------------------------------------------------------------------ */
-/* actors: a forked process with its own client, driven by a pipe       */
-/* ------------------------------------------------------------------ */
-
-/* Commands: rd tryrd wr trywr unlock token quit, "timedrd MS",
- * "timedwr MS" (CLOCK_REALTIME, MS from now), "clockwr MS"
- * (CLOCK_MONOTONIC).  Reply: "<rc> <token> <elapsed ms>" (token of the
- * hold after a successful acquire, else 0). */
-typedef struct actor {
-    pid_t pid;
-    rdt_pipe_t p;
-    char ini[400];
-    char name[64];
-} actor_t;
-
-static int actor_main(void *arg)
-{
-    actor_t *a = arg;
-    rdlock_client_t *c = NULL;
-    rdrwlock_t rw;
-    char line[128], out[160];
-    int rc, ret = 0;
-
-    rdt_pipe_child(&a->p);
-    if (rdlock_client_open(&c, a->ini) != 0)
-        return 10;
-    if (rdt_rwlock_on(&rw, a->name, c) != 0)
-        return 11;
-    rdt_send(a->p.to_parent[1], "ready");
-    while (rdt_recv(a->p.to_child[0], line, sizeof line, 60000) >= 0) {
-        long long t0 = rdt_now_ms();
-        long ms = 0;
-        uint64_t tok = 0;
-        int acq = 1;
-        struct timespec ts;
-
-        if (strcmp(line, "quit") == 0)
-            break;
-        if (strcmp(line, "rd") == 0) {
-            rc = rdrwlock_rdlock(&rw);
-        } else if (strcmp(line, "tryrd") == 0) {
-            rc = rdrwlock_tryrdlock(&rw);
-        } else if (strcmp(line, "wr") == 0) {
-            rc = rdrwlock_wrlock(&rw);
-        } else if (strcmp(line, "trywr") == 0) {
-            rc = rdrwlock_trywrlock(&rw);
-        } else if (sscanf(line, "timedrd %ld", &ms) == 1) {
-            ts = rdt_abstime(CLOCK_REALTIME, ms);
-            rc = rdrwlock_timedrdlock(&rw, &ts);
-        } else if (sscanf(line, "timedwr %ld", &ms) == 1) {
-            ts = rdt_abstime(CLOCK_REALTIME, ms);
-            rc = rdrwlock_timedwrlock(&rw, &ts);
-        } else if (sscanf(line, "clockwr %ld", &ms) == 1) {
-            ts = rdt_abstime(CLOCK_MONOTONIC, ms);
-            rc = rdrwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &ts);
-        } else if (strcmp(line, "unlock") == 0) {
-            rc = rdrwlock_unlock(&rw);
-            acq = 0;
-        } else if (strcmp(line, "token") == 0) {
-            rc = rdrwlock_fencing_token(&rw, &tok);
-            acq = 0;
-        } else {
-            rc = -1;
-            acq = 0;
-        }
-        if (acq && rc == 0 && rdrwlock_fencing_token(&rw, &tok) != 0)
-            tok = 0;
-        snprintf(out, sizeof out, "%d %" PRIu64 " %lld", rc, tok, rdt_now_ms() - t0);
-        rdt_send(a->p.to_parent[1], out);
-    }
-    while (rdrwlock_unlock(&rw) == 0)
-        ; /* leave nothing held */
-    if (rdrwlock_destroy(&rw) != 0)
-        ret = 12;
-    if (rdlock_client_close(c) != 0)
-        ret = 13;
-    return ret;
-}
-
-/* Fork an actor on lock name with its own client from ini; waits for it to
- * be ready.  0 or -1. */
-static int actor_start(actor_t *a, const char *ini, const char *name)
-{
-    memset(a, 0, sizeof *a);
-    snprintf(a->ini, sizeof a->ini, "%s", ini);
-    snprintf(a->name, sizeof a->name, "%s", name);
-    a->pid = rdt_spawn(&a->p, actor_main, a);
-    if (a->pid < 0)
-        return -1;
-    return rdt_expect_line(&a->p, "ready", 5000, name);
-}
-
-static void actor_send(actor_t *a, const char *cmd)
-{
-    CU_ASSERT_EQUAL(rdt_send(a->p.to_child[1], cmd), 0);
-}
-
-/* Wait for the reply to the last command.  0 if one came: *rc, *tok and
- * *ms set (any may be NULL). */
-static int actor_reply(actor_t *a, int timeout_ms, int *rc, uint64_t *tok, long long *ms)
-{
-    char line[160];
-    int r;
-    unsigned long long t = 0;
-    long long e = 0;
-
-    if (rc)
-        *rc = -1;
-    if (rdt_recv(a->p.to_parent[0], line, sizeof line, timeout_ms) < 0)
-        return -1;
-    if (sscanf(line, "%d %llu %lld", &r, &t, &e) != 3)
-        return -1;
-    if (rc)
-        *rc = r;
-    if (tok)
-        *tok = t;
-    if (ms)
-        *ms = e;
-    return 0;
-}
-
-/* Send cmd and return its rc (-1 if no reply within timeout_ms). */
-static int actor_do(actor_t *a, const char *cmd, int timeout_ms, uint64_t *tok)
-{
-    int rc = -1;
-    actor_send(a, cmd);
-    if (actor_reply(a, timeout_ms, &rc, tok, NULL) != 0) {
-        fprintf(stderr, "actor %ld: no reply to '%s'\n", (long)a->pid, cmd);
-        return -1;
-    }
-    return rc;
-}
-
-/* True if the actor has not replied yet (non-consuming check). */
-static int actor_silent(actor_t *a)
-{
-    struct pollfd pfd = { a->p.to_parent[0], POLLIN, 0 };
-    return poll(&pfd, 1, 0) == 0;
-}
-
-static void actor_stop(actor_t *a)
-{
-    if (a->pid <= 0)
-        return;
-    rdt_send(a->p.to_child[1], "quit");
-    RDT_ASSERT_EQ_LL(0, rdt_wait(a->pid, 10000));
-    rdt_pipe_close(&a->p);
-    a->pid = 0;
-}
-
-static void actor_kill(actor_t *a)
-{
-    if (a->pid <= 0)
-        return;
-    kill(a->pid, SIGKILL);
-    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_wait(a->pid, 5000));
-    rdt_pipe_close(&a->p);
-    a->pid = 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* threads                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -423,12 +263,14 @@ static int setup(void)
 
 static int teardown(void)
 {
+    rdt_actor_reap_all();
     rdt_suite_stop(&srv, &g_rc);
     return 0;
 }
 
 static void fresh(void)
 {
+    rdt_actor_reap_all(); /* left over by a test that failed fatally */
     CU_ASSERT_FATAL(rdt_flushall(&srv) == 0);
     rdt_lost_reset(&lostA);
     rdt_lost_reset(&lostB);
@@ -1261,7 +1103,7 @@ static void test_mutex_rwlock_same_lock(void)
     rdlock_client_t *ca, *cb, *cc;
     rdrwlock_t rwa, rwb, rwc;
     rdlock_t ma, mb;
-    actor_t other;
+    rdt_actor_t other;
     char ini[400], mode;
     struct timespec ts;
     holder_t h;
@@ -1278,7 +1120,7 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(0, rdt_mutex_on(&ma, "same", ca, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&mb, "same", cb, 0));
     write_ini(ini, sizeof ini, NULL);
-    CU_ASSERT_FATAL(actor_start(&other, ini, "same") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&other, ini, "same", NULL) == 0);
 
     /* 1. Mutex held: the rwlock of that name is busy for others... */
     RDT_ASSERT_RC(0, rdlock_lock(&ma));
@@ -1286,8 +1128,8 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rwb));
     ts = rdt_abstime(CLOCK_REALTIME, 200);
     RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_timedrdlock(&rwb, &ts));
-    RDT_ASSERT_RC(EBUSY, actor_do(&other, "tryrd", 5000, NULL));
-    RDT_ASSERT_RC(EBUSY, actor_do(&other, "trywr", 5000, NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&other, "tryrd", 5000, NULL, NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&other, "trywr", 5000, NULL, NULL));
     holder_start(&h, &rwa, NULL, 'R'); /* another thread, same client */
     RDT_ASSERT_RC(EBUSY, holder_acquired(&h, 5000));
     holder_finish(&h, 5000);
@@ -1312,9 +1154,9 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&mb));
     ts = rdt_abstime(CLOCK_REALTIME, 200);
     RDT_ASSERT_RC(ETIMEDOUT, rdlock_timedlock(&mb, &ts));
-    RDT_ASSERT_RC(EBUSY, actor_do(&other, "trywr", 5000, NULL));
-    RDT_ASSERT_RC(0, actor_do(&other, "tryrd", 5000, NULL)); /* readers share */
-    RDT_ASSERT_RC(0, actor_do(&other, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&other, "trywr", 5000, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&other, "tryrd", 5000, NULL, NULL)); /* readers share */
+    RDT_ASSERT_RC(0, rdt_actor_call(&other, "rwunlock", 5000, NULL, NULL));
     /* The reading thread cannot release its share through the mutex, nor
      * take the mutex. */
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&ma));
@@ -1343,7 +1185,7 @@ static void test_mutex_rwlock_same_lock(void)
     WAIT_FOR(ok, zcard("same", ":w") == 1, 3000);
     CU_ASSERT(ok);
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rwc));
-    RDT_ASSERT_RC(EBUSY, actor_do(&other, "tryrd", 5000, NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&other, "tryrd", 5000, NULL, NULL));
     CU_ASSERT_FALSE(holder_returned(&h));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rwa));
     RDT_ASSERT_RC(0, holder_acquired(&h, 5000));
@@ -1354,7 +1196,7 @@ static void test_mutex_rwlock_same_lock(void)
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rwc));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rwc));
 
-    actor_stop(&other);
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&other));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rwa));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rwb));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rwc));
@@ -1373,11 +1215,10 @@ static void test_writer_preference(void)
 {
     rdlock_client_t *ca, *cb;
     rdrwlock_t ra, rb;
-    actor_t reader, writer;
+    rdt_actor_t reader, writer;
     char ini[400], mode;
     struct timespec ts;
     long long t0, took;
-    uint64_t tok = 0;
     int ok, rc = -1;
 
     fresh();
@@ -1386,17 +1227,17 @@ static void test_writer_preference(void)
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-pref", ca));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-pref", cb));
     write_ini(ini, sizeof ini, NULL);
-    CU_ASSERT_FATAL(actor_start(&reader, ini, "rw-pref") == 0);
-    CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-pref") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&reader, ini, "rw-pref", NULL) == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&writer, ini, "rw-pref", NULL) == 0);
 
     /* Two readers hold: this thread and another process. */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
-    RDT_ASSERT_RC(0, actor_do(&reader, "rd", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rdlock", 5000, NULL, NULL));
     /* A writer in a third process blocks. */
-    actor_send(&writer, "wr");
+    CU_ASSERT_EQUAL(rdt_actor_send(&writer, "wrlock"), 0);
     WAIT_FOR(ok, zcard("rw-pref", ":w") == 1, 3000);
     CU_ASSERT(ok);
-    CU_ASSERT(actor_silent(&writer));
+    CU_ASSERT(rdt_actor_silent(&writer));
 
     /* New readers wait behind it: try is EBUSY, timed ones time out. */
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rb));
@@ -1414,26 +1255,27 @@ static void test_writer_preference(void)
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&ra));
     ts = rdt_abstime(CLOCK_REALTIME, 300);
     RDT_ASSERT_RC(0, rdrwlock_timedrdlock(&ra, &ts));
-    RDT_ASSERT_RC(0, actor_do(&reader, "rd", 5000, NULL));
-    RDT_ASSERT_RC(0, actor_do(&reader, "tryrd", 5000, NULL));
-    RDT_ASSERT_RC(0, actor_do(&reader, "unlock", 5000, NULL));
-    RDT_ASSERT_RC(0, actor_do(&reader, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rdlock", 5000, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "tryrd", 5000, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rwunlock", 5000, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rwunlock", 5000, NULL, NULL));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
-    CU_ASSERT(actor_silent(&writer));
+    CU_ASSERT(rdt_actor_silent(&writer));
     RDT_ASSERT_EQ_LL(1, zcard("rw-pref", ":w"));
 
     /* One reader leaves: the writer still waits for the other. */
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
     CU_ASSERT_EQUAL(holders("rw-pref", &mode), 1);
-    CU_ASSERT_EQUAL(actor_reply(&writer, 300, &rc, NULL, NULL), -1); /* bounded negative check */
+    CU_ASSERT_EQUAL(rdt_actor_reply(&writer, 300, NULL, NULL), RDT_ACTOR_NOREPLY); /* bounded negative check */
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&ra)); /* ra is a new reader now */
 
     /* The last one leaves: the writer gets in promptly. */
     t0 = rdt_now_ms();
-    RDT_ASSERT_RC(0, actor_do(&reader, "unlock", 5000, NULL));
-    CU_ASSERT_EQUAL(actor_reply(&writer, 5000, &rc, &tok, NULL), 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rwunlock", 5000, NULL, NULL));
+    rc = rdt_actor_reply(&writer, 5000, NULL, NULL);
+    CU_ASSERT_NOT_EQUAL(rc, RDT_ACTOR_NOREPLY);
     took = rdt_now_ms() - t0;
     RDT_ASSERT_RC(0, rc);
     printf("[writer in %lld ms after the last reader left] ", took);
@@ -1443,16 +1285,16 @@ static void test_writer_preference(void)
     RDT_ASSERT_EQ_LL(0, zcard("rw-pref", ":w")); /* its mark is gone */
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rb));
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rb));
-    RDT_ASSERT_RC(EBUSY, actor_do(&reader, "tryrd", 5000, NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&reader, "tryrd", 5000, NULL, NULL));
 
-    RDT_ASSERT_RC(0, actor_do(&writer, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&writer, "rwunlock", 5000, NULL, NULL));
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rb));
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&ra));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
 
-    actor_stop(&reader);
-    actor_stop(&writer);
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&reader));
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&writer));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
     rdt_close_client(ca);
@@ -1510,7 +1352,7 @@ static void test_writer_not_starved(void)
     stream_t st[STREAM_THREADS];
     pthread_t th[STREAM_THREADS];
     volatile int stop = 0;
-    actor_t writer;
+    rdt_actor_t writer;
     char ini[400], mode;
     int i, ok, min, busy = 0, samples = 0, rc = -1, total0, errors = 0;
     long long waited = -1;
@@ -1521,7 +1363,7 @@ static void test_writer_not_starved(void)
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rr, "rw-stream", cr));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-stream", cw));
     write_ini(ini, sizeof ini, NULL);
-    CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-stream") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&writer, ini, "rw-stream", NULL) == 0);
 
     memset(st, 0, sizeof st);
     for (i = 0; i < STREAM_THREADS; i++) {
@@ -1548,8 +1390,9 @@ static void test_writer_not_starved(void)
     CU_ASSERT(busy >= 16);
 
     /* A waiting writer gets in within a bound nonetheless. */
-    actor_send(&writer, "timedwr 8000");
-    CU_ASSERT_EQUAL(actor_reply(&writer, 10000, &rc, NULL, &waited), 0);
+    CU_ASSERT_EQUAL(rdt_actor_send(&writer, "timedwr 8000"), 0);
+    rc = rdt_actor_reply(&writer, 10000, NULL, &waited);
+    CU_ASSERT_NOT_EQUAL(rc, RDT_ACTOR_NOREPLY);
     RDT_ASSERT_RC(0, rc);
     printf("[writer waited %lld ms] ", waited);
     CU_ASSERT(waited >= 0 && waited < 2000);
@@ -1558,7 +1401,7 @@ static void test_writer_not_starved(void)
     /* While it holds, the readers wait. */
     total0 = stream_iters(st, STREAM_THREADS, &min);
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rw));
-    RDT_ASSERT_RC(0, actor_do(&writer, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&writer, "rwunlock", 5000, NULL, NULL));
     /* Then the stream resumes. */
     WAIT_FOR(ok, stream_iters(st, STREAM_THREADS, &min) >= total0 + STREAM_THREADS, 5000);
     CU_ASSERT(ok);
@@ -1570,7 +1413,7 @@ static void test_writer_not_starved(void)
     }
     RDT_ASSERT_EQ_LL(0, errors);
     RDT_ASSERT_EQ_LL(0, key_exists("rw-stream"));
-    actor_stop(&writer);
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&writer));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rr));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     rdt_close_client(cr);
@@ -1585,7 +1428,7 @@ static void test_timed_out_writer_leaves_no_mark(void)
 {
     rdlock_client_t *ca, *cb, *cc;
     rdrwlock_t ra, rb, rc_;
-    actor_t writer;
+    rdt_actor_t writer;
     char ini[400];
     struct timespec ts;
     long long ms = -1;
@@ -1600,16 +1443,17 @@ static void test_timed_out_writer_leaves_no_mark(void)
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-tmo", cb));
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rc_, "rw-tmo", cc));
     write_ini(ini, sizeof ini, NULL);
-    CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-tmo") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&writer, ini, "rw-tmo", NULL) == 0);
 
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
 
     /* timedwrlock in another process: while it waits, readers wait... */
-    actor_send(&writer, "timedwr 600");
+    CU_ASSERT_EQUAL(rdt_actor_send(&writer, "timedwr 600"), 0);
     WAIT_FOR(ok, zcard("rw-tmo", ":w") == 1, 3000);
     CU_ASSERT(ok);
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rb));
-    CU_ASSERT_EQUAL(actor_reply(&writer, 5000, &rc, NULL, &ms), 0);
+    rc = rdt_actor_reply(&writer, 5000, NULL, &ms);
+    CU_ASSERT_NOT_EQUAL(rc, RDT_ACTOR_NOREPLY);
     RDT_ASSERT_RC(ETIMEDOUT, rc);
     CU_ASSERT(ms >= 580);
     /* ...after it timed out, none: its mark is gone at once. */
@@ -1618,10 +1462,11 @@ static void test_timed_out_writer_leaves_no_mark(void)
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
 
     /* The same for clockwrlock (CLOCK_MONOTONIC) in another process. */
-    actor_send(&writer, "clockwr 400");
+    CU_ASSERT_EQUAL(rdt_actor_send(&writer, "clockwr 400"), 0);
     WAIT_FOR(ok, zcard("rw-tmo", ":w") == 1, 3000);
     CU_ASSERT(ok);
-    CU_ASSERT_EQUAL(actor_reply(&writer, 5000, &rc, NULL, &ms), 0);
+    rc = rdt_actor_reply(&writer, 5000, NULL, &ms);
+    CU_ASSERT_NOT_EQUAL(rc, RDT_ACTOR_NOREPLY);
     RDT_ASSERT_RC(ETIMEDOUT, rc);
     RDT_ASSERT_EQ_LL(0, icmd("EXISTS rdlock:{rw-tmo}:w"));
     RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&rb));
@@ -1629,14 +1474,15 @@ static void test_timed_out_writer_leaves_no_mark(void)
 
     /* A reader that was already waiting behind the timed-out writer gets
      * in as soon as the writer gives up. */
-    actor_send(&writer, "timedwr 700");
+    CU_ASSERT_EQUAL(rdt_actor_send(&writer, "timedwr 700"), 0);
     WAIT_FOR(ok, zcard("rw-tmo", ":w") == 1, 3000);
     CU_ASSERT(ok);
     holder_start(&h, &rc_, NULL, 'r');
     WAIT_FOR(ok, zcard("rw-tmo", ":r") == 1, 3000);
     CU_ASSERT(ok);
     CU_ASSERT_FALSE(holder_returned(&h));
-    CU_ASSERT_EQUAL(actor_reply(&writer, 5000, &rc, NULL, &ms), 0);
+    rc = rdt_actor_reply(&writer, 5000, NULL, &ms);
+    CU_ASSERT_NOT_EQUAL(rc, RDT_ACTOR_NOREPLY);
     RDT_ASSERT_RC(ETIMEDOUT, rc);
     RDT_ASSERT_RC(0, holder_acquired(&h, 1500));
     CU_ASSERT_EQUAL(holders("rw-tmo", NULL), 2);
@@ -1652,7 +1498,7 @@ static void test_timed_out_writer_leaves_no_mark(void)
 
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
     RDT_ASSERT_EQ_LL(0, key_exists("rw-tmo"));
-    actor_stop(&writer);
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&writer));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rb));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rc_));
@@ -1666,7 +1512,7 @@ static void test_crashed_waiting_writer(void)
     const unsigned lease = 500, retry = 100;
     rdlock_client_t *ca, *cb;
     rdrwlock_t ra, rb;
-    actor_t writer;
+    rdt_actor_t writer;
     char ini[400], extra[128];
     struct timespec ts;
     long long t0, took;
@@ -1679,15 +1525,15 @@ static void test_crashed_waiting_writer(void)
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rb, "rw-crash", cb));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\nretry_interval_ms = %u\n", lease, retry);
     write_ini(ini, sizeof ini, extra);
-    CU_ASSERT_FATAL(actor_start(&writer, ini, "rw-crash") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&writer, ini, "rw-crash", NULL) == 0);
 
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
-    actor_send(&writer, "wr");
+    CU_ASSERT_EQUAL(rdt_actor_send(&writer, "wrlock"), 0);
     WAIT_FOR(ok, zcard("rw-crash", ":w") == 1, 3000);
     CU_ASSERT(ok);
     RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rb)); /* the mark is in force */
 
-    actor_kill(&writer);
+    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_actor_kill(&writer));
     t0 = rdt_now_ms();
     ts = rdt_abstime(CLOCK_REALTIME, 4000);
     RDT_ASSERT_RC(0, rdrwlock_timedrdlock(&rb, &ts));
@@ -1715,7 +1561,7 @@ static void test_per_reader_leases(void)
     const unsigned lease = 500;
     rdlock_client_t *cw, *cx;
     rdrwlock_t rw, rx;
-    actor_t r1, r2;
+    rdt_actor_t r1, r2;
     char ini[400], extra[64], f1[128], f2[128], fx[128], mode;
     long long d1 = -1, d2 = -1, d1b = -1, killed_srv, now_srv;
     long r1pid;
@@ -1727,11 +1573,11 @@ static void test_per_reader_leases(void)
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rx, "rw-lease", cx));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", lease);
     write_ini(ini, sizeof ini, extra);
-    CU_ASSERT_FATAL(actor_start(&r1, ini, "rw-lease") == 0);
-    CU_ASSERT_FATAL(actor_start(&r2, ini, "rw-lease") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&r1, ini, "rw-lease", NULL) == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&r2, ini, "rw-lease", NULL) == 0);
 
-    RDT_ASSERT_RC(0, actor_do(&r1, "rd", 5000, NULL));
-    RDT_ASSERT_RC(0, actor_do(&r2, "rd", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&r1, "rdlock", 5000, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&r2, "rdlock", 5000, NULL, NULL));
     CU_ASSERT_EQUAL(holders_ex("rw-lease", &mode, r1.pid, f1, sizeof f1, &d1), 2);
     holders_ex("rw-lease", NULL, r2.pid, f2, sizeof f2, &d2);
     CU_ASSERT(f1[0] != '\0' && f2[0] != '\0' && strcmp(f1, f2) != 0);
@@ -1739,7 +1585,7 @@ static void test_per_reader_leases(void)
 
     /* SIGKILL r1: its watchdog dies with it. */
     r1pid = (long)r1.pid;
-    actor_kill(&r1);
+    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_actor_kill(&r1));
     killed_srv = rdt_server_ms(conn());
     rdt__nap_ms(3 * lease); /* wall time for the dead share's lease to run out */
 
@@ -1766,12 +1612,12 @@ static void test_per_reader_leases(void)
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rx));
 
     /* The live reader's unlock finds its share intact. */
-    RDT_ASSERT_RC(0, actor_do(&r2, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&r2, "rwunlock", 5000, NULL, NULL));
     /* And then the writer gets in at once. */
     RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
 
-    actor_stop(&r2);
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&r2));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rx));
     rdt_close_client(cw);
@@ -1785,7 +1631,7 @@ static void test_dead_share_does_not_outlive_lease(void)
     const unsigned lease = 500;
     rdlock_client_t *cw;
     rdrwlock_t rw;
-    actor_t r1, r2;
+    rdt_actor_t r1, r2;
     char ini[400], extra[64];
     long long t0;
 
@@ -1794,19 +1640,19 @@ static void test_dead_share_does_not_outlive_lease(void)
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-lease2", cw));
     snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", lease);
     write_ini(ini, sizeof ini, extra);
-    CU_ASSERT_FATAL(actor_start(&r1, ini, "rw-lease2") == 0);
-    CU_ASSERT_FATAL(actor_start(&r2, ini, "rw-lease2") == 0);
-    RDT_ASSERT_RC(0, actor_do(&r1, "rd", 5000, NULL));
-    RDT_ASSERT_RC(0, actor_do(&r2, "rd", 5000, NULL));
-    actor_kill(&r1);
+    CU_ASSERT_FATAL(rdt_actor_start(&r1, ini, "rw-lease2", NULL) == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&r2, ini, "rw-lease2", NULL) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&r1, "rdlock", 5000, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&r2, "rdlock", 5000, NULL, NULL));
+    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_actor_kill(&r1));
     t0 = rdt_now_ms();
     rdt__nap_ms(3 * lease); /* wall time: the dead share expires, the live one is renewed */
     RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rw)); /* the live share */
-    RDT_ASSERT_RC(0, actor_do(&r2, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&r2, "rwunlock", 5000, NULL, NULL));
     RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw));
     printf("[writer in %lld ms after one of two readers died] ", rdt_now_ms() - t0);
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
-    actor_stop(&r2);
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&r2));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     rdt_close_client(cw);
 }
@@ -1904,7 +1750,7 @@ static void test_wakeup_readers_on_writer_unlock(void)
 {
     rdlock_client_t *cw;
     rdrwlock_t rw;
-    actor_t r1, r2;
+    rdt_actor_t r1, r2;
     char ini[400], mode;
     long long t0, took1 = -1, took2 = -1;
     int ok, rc1 = -1, rc2 = -1;
@@ -1913,25 +1759,25 @@ static void test_wakeup_readers_on_writer_unlock(void)
     cw = rdt_open_client(&srv, NULL); /* default lease 30 s: the readers' re-check is their 2 s interval */
     RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, "rw-wake", cw));
     write_ini(ini, sizeof ini, SLOW_POLL);
-    CU_ASSERT_FATAL(actor_start(&r1, ini, "rw-wake") == 0);
-    CU_ASSERT_FATAL(actor_start(&r2, ini, "rw-wake") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&r1, ini, "rw-wake", NULL) == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&r2, ini, "rw-wake", NULL) == 0);
 
     RDT_ASSERT_RC(0, rdrwlock_wrlock(&rw));
-    actor_send(&r1, "rd");
-    actor_send(&r2, "rd");
+    CU_ASSERT_EQUAL(rdt_actor_send(&r1, "rdlock"), 0);
+    CU_ASSERT_EQUAL(rdt_actor_send(&r2, "rdlock"), 0);
     /* Both queued and subscribed. */
     WAIT_FOR(ok, zcard("rw-wake", ":r") == 2 && numsub("rw-wake") == 2, 5000);
     CU_ASSERT(ok);
     /* Let them settle into their 2 s wait (not synchronisation: it only
      * makes sure the unlock does not coincide with their own re-check). */
     rdt__nap_ms(300);
-    CU_ASSERT(actor_silent(&r1) && actor_silent(&r2));
+    CU_ASSERT(rdt_actor_silent(&r1) && rdt_actor_silent(&r2));
 
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
-    if (actor_reply(&r1, 5000, &rc1, NULL, NULL) == 0)
+    if ((rc1 = rdt_actor_reply(&r1, 5000, NULL, NULL)) != RDT_ACTOR_NOREPLY)
         took1 = rdt_now_ms() - t0;
-    if (actor_reply(&r2, 5000, &rc2, NULL, NULL) == 0)
+    if ((rc2 = rdt_actor_reply(&r2, 5000, NULL, NULL)) != RDT_ACTOR_NOREPLY)
         took2 = rdt_now_ms() - t0;
     printf("[readers in %lld and %lld ms after the writer's unlock, retry interval 2000] ", took1, took2);
     RDT_ASSERT_RC(0, rc1);
@@ -1942,10 +1788,10 @@ static void test_wakeup_readers_on_writer_unlock(void)
     CU_ASSERT_EQUAL(mode, 's');
     RDT_ASSERT_EQ_LL(0, zcard("rw-wake", ":r"));
 
-    RDT_ASSERT_RC(0, actor_do(&r1, "unlock", 5000, NULL));
-    RDT_ASSERT_RC(0, actor_do(&r2, "unlock", 5000, NULL));
-    actor_stop(&r1);
-    actor_stop(&r2);
+    RDT_ASSERT_RC(0, rdt_actor_call(&r1, "rwunlock", 5000, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&r2, "rwunlock", 5000, NULL, NULL));
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&r1));
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&r2));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
     rdt_close_client(cw);
 }
@@ -1954,7 +1800,7 @@ static void test_wakeup_writer_on_last_reader(void)
 {
     rdlock_client_t *ca;
     rdrwlock_t ra;
-    actor_t reader, writer;
+    rdt_actor_t reader, writer;
     char ini_r[400], ini_w[400], mode;
     long long t0, took = -1;
     int ok, rc = -1;
@@ -1964,36 +1810,36 @@ static void test_wakeup_writer_on_last_reader(void)
     RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, "rw-wake2", ca));
     write_ini(ini_r, sizeof ini_r, NULL);
     write_ini(ini_w, sizeof ini_w, SLOW_POLL);
-    CU_ASSERT_FATAL(actor_start(&reader, ini_r, "rw-wake2") == 0);
-    CU_ASSERT_FATAL(actor_start(&writer, ini_w, "rw-wake2") == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&reader, ini_r, "rw-wake2", NULL) == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&writer, ini_w, "rw-wake2", NULL) == 0);
 
     /* Two readers with 30 s leases (so the writer's re-check is its 2 s
      * interval). */
     RDT_ASSERT_RC(0, rdrwlock_rdlock(&ra));
-    RDT_ASSERT_RC(0, actor_do(&reader, "rd", 5000, NULL));
-    actor_send(&writer, "wr");
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rdlock", 5000, NULL, NULL));
+    CU_ASSERT_EQUAL(rdt_actor_send(&writer, "wrlock"), 0);
     WAIT_FOR(ok, zcard("rw-wake2", ":w") == 1 && numsub("rw-wake2") == 1, 5000);
     CU_ASSERT(ok);
     rdt__nap_ms(300); /* settle into the 2 s wait, as above */
 
     /* Not the last reader: the writer keeps waiting. */
-    RDT_ASSERT_RC(0, actor_do(&reader, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rwunlock", 5000, NULL, NULL));
     CU_ASSERT_EQUAL(holders("rw-wake2", &mode), 1);
-    CU_ASSERT(actor_silent(&writer));
+    CU_ASSERT(rdt_actor_silent(&writer));
 
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
-    if (actor_reply(&writer, 5000, &rc, NULL, NULL) == 0)
+    if ((rc = rdt_actor_reply(&writer, 5000, NULL, NULL)) != RDT_ACTOR_NOREPLY)
         took = rdt_now_ms() - t0;
     printf("[writer in %lld ms after the last reader left, retry interval 2000] ", took);
     RDT_ASSERT_RC(0, rc);
     CU_ASSERT(took >= 0 && took <= 700);
     CU_ASSERT_EQUAL(holders("rw-wake2", &mode), 1);
     CU_ASSERT_EQUAL(mode, 'x');
-    RDT_ASSERT_RC(0, actor_do(&writer, "unlock", 5000, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&writer, "rwunlock", 5000, NULL, NULL));
 
-    actor_stop(&reader);
-    actor_stop(&writer);
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&reader));
+    RDT_ASSERT_EQ_LL(0, rdt_actor_stop(&writer));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
     rdt_close_client(ca);
 }
