@@ -4,11 +4,12 @@
  * default client, mutual exclusion across processes and threads, wake-up
  * latency, unix sockets and fork().
  *
- * Threads other than the main one never call CUnit: "agents" run lock
- * calls on their own thread and report return codes through pipes; forked
- * children report through pipes or their exit code.  Nothing sleeps to
- * synchronise: waits are pipe reads with a deadline or bounded polls of
- * the real state in Redis. */
+ * Threads other than the main one never call CUnit: thread actors
+ * (testlib.h section 11) run lock calls on their own thread and report
+ * return codes through pipes; forked children, actors or not, report
+ * through pipes or their exit code.  Nothing sleeps to synchronise: waits
+ * are pipe reads with a deadline or bounded polls of the real state in
+ * Redis. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -109,129 +110,13 @@ static long long median5(long long v[5])
 }
 
 /* ------------------------------------------------------------------ */
-/* agents: a thread running lock calls on command                      */
+/* actors                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Commands (one line each), answered with "<rc>" or "<rc> <value>":
- *   lock | trylock | unlock | timed MS | clock MS | holdcount | token | quit
- * timed: rdlock_timedlock, deadline MS from now on CLOCK_REALTIME;
- * clock: rdlock_clocklock on CLOCK_MONOTONIC. */
-typedef struct agent {
-    rdlock_t *m;
-    int cmd[2];
-    int rsp[2];
-    pthread_t th;
-    int started;
-} agent_t;
-
-static void *agent_main(void *p)
-{
-    agent_t *ag = p;
-    char line[128], out[128];
-
-    while (rdt_recv(ag->cmd[0], line, sizeof line, -1) >= 0) {
-        struct timespec ts;
-        uint64_t tok = 0;
-        unsigned n = 0;
-        int rc;
-
-        if (strcmp(line, "quit") == 0)
-            break;
-        if (strcmp(line, "lock") == 0) {
-            rc = rdlock_lock(ag->m);
-            snprintf(out, sizeof out, "%d", rc);
-        } else if (strcmp(line, "trylock") == 0) {
-            rc = rdlock_trylock(ag->m);
-            snprintf(out, sizeof out, "%d", rc);
-        } else if (strcmp(line, "unlock") == 0) {
-            rc = rdlock_unlock(ag->m);
-            snprintf(out, sizeof out, "%d", rc);
-        } else if (strncmp(line, "timed ", 6) == 0) {
-            ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 6));
-            rc = rdlock_timedlock(ag->m, &ts);
-            snprintf(out, sizeof out, "%d", rc);
-        } else if (strncmp(line, "clock ", 6) == 0) {
-            ts = rdt_abstime(CLOCK_MONOTONIC, atoll(line + 6));
-            rc = rdlock_clocklock(ag->m, CLOCK_MONOTONIC, &ts);
-            snprintf(out, sizeof out, "%d", rc);
-        } else if (strcmp(line, "holdcount") == 0) {
-            rc = rdlock_holdcount(ag->m, &n);
-            snprintf(out, sizeof out, "%d %u", rc, n);
-        } else if (strcmp(line, "token") == 0) {
-            rc = rdlock_fencing_token(ag->m, &tok);
-            snprintf(out, sizeof out, "%d %" PRIu64, rc, tok);
-        } else {
-            snprintf(out, sizeof out, "%d", -3);
-        }
-        if (rdt_send(ag->rsp[1], out) != 0)
-            break;
-    }
-    return NULL;
-}
-
-static int agent_start(agent_t *ag, rdlock_t *m)
-{
-    memset(ag, 0, sizeof *ag);
-    ag->m = m;
-    if (pipe(ag->cmd) != 0)
-        return -1;
-    if (pipe(ag->rsp) != 0) {
-        close(ag->cmd[0]);
-        close(ag->cmd[1]);
-        return -1;
-    }
-    if (pthread_create(&ag->th, NULL, agent_main, ag) != 0) {
-        close(ag->cmd[0]);
-        close(ag->cmd[1]);
-        close(ag->rsp[0]);
-        close(ag->rsp[1]);
-        return -1;
-    }
-    ag->started = 1;
-    return 0;
-}
-
-static int agent_send(agent_t *ag, const char *line)
-{
-    return rdt_send(ag->cmd[1], line);
-}
-
-/* The return code of the last command (-1 on timeout or a broken pipe);
- * *val gets the value if any. */
-static int agent_reply(agent_t *ag, int timeout_ms, unsigned long long *val)
-{
-    char line[128], *end;
-    long rc;
-
-    if (rdt_recv(ag->rsp[0], line, sizeof line, timeout_ms) < 0) {
-        fprintf(stderr, "agent: no reply within %d ms\n", timeout_ms);
-        return -1;
-    }
-    rc = strtol(line, &end, 10);
-    if (val)
-        *val = *end == ' ' ? strtoull(end + 1, NULL, 10) : 0;
-    return (int)rc;
-}
-
-static int agent_call(agent_t *ag, const char *line, unsigned long long *val)
-{
-    if (agent_send(ag, line) != 0)
-        return -1;
-    return agent_reply(ag, 15000, val);
-}
-
-static void agent_stop(agent_t *ag)
-{
-    if (!ag->started)
-        return;
-    agent_send(ag, "quit");
-    pthread_join(ag->th, NULL);
-    close(ag->cmd[0]);
-    close(ag->cmd[1]);
-    close(ag->rsp[0]);
-    close(ag->rsp[1]);
-    ag->started = 0;
-}
+/* Another thread's calls on a handle of the test run on a thread actor
+ * (testlib.h section 11); this is how long a call that should not block
+ * may take. */
+#define CALL_MS 15000
 
 /* ------------------------------------------------------------------ */
 /* setup                                                               */
@@ -253,7 +138,9 @@ static int suite_setup(void)
 
 static int suite_teardown(void)
 {
-    int rc = rdt_close_clients(&g_c1, &g_c2, &g_cslow, NULL);
+    int rc;
+    rdt_actor_reap_all();
+    rc = rdt_close_clients(&g_c1, &g_c2, &g_cslow, NULL);
     rdt_suite_stop(&g_srv, &g_rc);
     return rc;
 }
@@ -291,30 +178,30 @@ static void test_lock_unlock(void)
 static void test_trylock(void)
 {
     rdlock_t m, m2;
-    agent_t ag;
+    rdt_actor_t ag;
 
     FRESH_DB();
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "try", g_c1, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&m2, "try", g_c2, 0));
-    CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&ag, &m, NULL), 0);
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m));                /* free */
-    RDT_ASSERT_RC(EBUSY, agent_call(&ag, "trylock", NULL)); /* another thread */
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&ag, "trylock", CALL_MS, NULL, NULL)); /* another thread */
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));            /* self, error-checking */
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m2));           /* this thread on another client */
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
 
-    RDT_ASSERT_RC(0, agent_call(&ag, "trylock", NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "trylock", CALL_MS, NULL, NULL));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m2));
-    RDT_ASSERT_RC(0, agent_call(&ag, "unlock", NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "unlock", CALL_MS, NULL, NULL));
 
     RDT_ASSERT_RC(0, rdlock_trylock(&m2));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
     RDT_ASSERT_RC(0, rdlock_unlock(&m2));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{try}"), 0);
 
-    agent_stop(&ag);
+    rdt_actor_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
 }
@@ -364,25 +251,25 @@ static void test_relock_codes(void)
 static void test_unlock_eperm(void)
 {
     rdlock_t m, fresh, other;
-    agent_t ag;
+    rdt_actor_t ag;
     unsigned n = 0;
 
     FRESH_DB();
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "perm", g_c1, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&fresh, "perm", g_c1, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&other, "perm", g_c2, 0));
-    CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&ag, &m, NULL), 0);
 
     /* never locked, by anyone */
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&fresh));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
 
     RDT_ASSERT_RC(0, rdlock_lock(&m));
-    RDT_ASSERT_RC(EPERM, agent_call(&ag, "unlock", NULL)); /* non-holder thread */
+    RDT_ASSERT_RC(EPERM, rdt_actor_call(&ag, "unlock", CALL_MS, NULL, NULL)); /* non-holder thread */
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&other));            /* this thread, other client */
     /* still held, by us */
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{perm}"), 1);
-    RDT_ASSERT_RC(EBUSY, agent_call(&ag, "trylock", NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&ag, "trylock", CALL_MS, NULL, NULL));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 1);
@@ -391,7 +278,7 @@ static void test_unlock_eperm(void)
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m)); /* double unlock */
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{perm}"), 0);
 
-    agent_stop(&ag);
+    rdt_actor_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&fresh));
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
@@ -400,7 +287,7 @@ static void test_unlock_eperm(void)
 static void test_recursive(void)
 {
     rdlock_t m;
-    agent_t ag;
+    rdt_actor_t ag;
     uint64_t t1 = 0, t = 0;
     unsigned n = 0;
     unsigned long long v = 0;
@@ -408,7 +295,7 @@ static void test_recursive(void)
 
     FRESH_DB();
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "rec", g_c1, RDLOCK_RECURSIVE));
-    CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&ag, &m, NULL), 0);
 
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &t1));
@@ -421,10 +308,10 @@ static void test_recursive(void)
     CU_ASSERT_EQUAL(t, t1);
     RDT_ASSERT_EQ_LL((long long)t1, rdt_get_ll(g_rc, "rdlock:{rec}:fence"));
     /* other threads see it held, and hold nothing themselves */
-    RDT_ASSERT_RC(EBUSY, agent_call(&ag, "trylock", NULL));
-    RDT_ASSERT_RC(0, agent_call(&ag, "holdcount", &v));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&ag, "trylock", CALL_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "holdcount", CALL_MS, &v, NULL));
     CU_ASSERT_EQUAL(v, 0);
-    RDT_ASSERT_RC(EPERM, agent_call(&ag, "unlock", NULL));
+    RDT_ASSERT_RC(EPERM, rdt_actor_call(&ag, "unlock", CALL_MS, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 3);
 
@@ -443,7 +330,7 @@ static void test_recursive(void)
     if (calls1 != calls0)
         fprintf(stderr, "inner unlocks sent %lld command(s) to Redis\n", calls1 - calls0);
     RDT_ASSERT_EQ_LL(calls0, calls1);
-    RDT_ASSERT_RC(EBUSY, agent_call(&ag, "trylock", NULL));
+    RDT_ASSERT_RC(EBUSY, rdt_actor_call(&ag, "trylock", CALL_MS, NULL, NULL));
 
     /* the last one releases */
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
@@ -454,20 +341,20 @@ static void test_recursive(void)
     RDT_ASSERT_RC(EPERM, rdlock_fencing_token(&m, &t));
 
     /* now another thread takes it, with a new token */
-    RDT_ASSERT_RC(0, agent_call(&ag, "lock", NULL));
-    RDT_ASSERT_RC(0, agent_call(&ag, "token", &v));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "lock", CALL_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "token", CALL_MS, &v, NULL));
     CU_ASSERT(v > t1);
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&m));
-    RDT_ASSERT_RC(0, agent_call(&ag, "unlock", NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "unlock", CALL_MS, NULL, NULL));
 
-    agent_stop(&ag);
+    rdt_actor_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
 static void test_holdcount(void)
 {
     rdlock_t m;
-    agent_t ag;
+    rdt_actor_t ag;
     unsigned n = 7;
     unsigned long long v = 7;
 
@@ -475,23 +362,23 @@ static void test_holdcount(void)
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "holdcount", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n)); /* never used */
     CU_ASSERT_EQUAL(n, 0);
-    CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&ag, &m, NULL), 0);
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 1);
-    RDT_ASSERT_RC(0, agent_call(&ag, "holdcount", &v));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "holdcount", CALL_MS, &v, NULL));
     CU_ASSERT_EQUAL(v, 0);
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_holdcount(&m, &n));
     CU_ASSERT_EQUAL(n, 0);
-    agent_stop(&ag);
+    rdt_actor_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
 static void test_fencing_tokens(void)
 {
     rdlock_t m1, m2, other;
-    agent_t ag;
+    rdt_actor_t ag;
     uint64_t tok = 0, prev = 0, otok = 0;
     unsigned long long v = 0;
     int i;
@@ -500,7 +387,7 @@ static void test_fencing_tokens(void)
     RDT_ASSERT_RC(0, rdt_mutex_on(&m1, "fence", g_c1, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&m2, "fence", g_c2, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&other, "fence-other", g_c1, 0));
-    CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m1), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&ag, &m1, NULL), 0);
 
     RDT_ASSERT_RC(EPERM, rdlock_fencing_token(&m1, &tok)); /* never held */
     CU_ASSERT_EQUAL(tok, 0);
@@ -514,18 +401,18 @@ static void test_fencing_tokens(void)
             fprintf(stderr, "acquisition %d: token %" PRIu64 " after %" PRIu64 "\n", i, tok, prev);
         CU_ASSERT(tok > prev);
         RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{fence}:fence"));
-        /* not the agent's hold */
-        RDT_ASSERT_RC(EPERM, agent_call(&ag, "token", &v));
+        /* not the actor's hold */
+        RDT_ASSERT_RC(EPERM, rdt_actor_call(&ag, "token", CALL_MS, &v, NULL));
         RDT_ASSERT_RC(0, rdlock_unlock(m));
         RDT_ASSERT_RC(EPERM, rdlock_fencing_token(m, &tok));
         prev = tok;
     }
     /* a token from another thread's hold also goes up */
-    RDT_ASSERT_RC(0, agent_call(&ag, "lock", NULL));
-    RDT_ASSERT_RC(0, agent_call(&ag, "token", &v));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "lock", CALL_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "token", CALL_MS, &v, NULL));
     CU_ASSERT(v > prev);
     RDT_ASSERT_RC(EPERM, rdlock_fencing_token(&m1, &tok));
-    RDT_ASSERT_RC(0, agent_call(&ag, "unlock", NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "unlock", CALL_MS, NULL, NULL));
 
     /* one counter per name: another name starts from its own */
     RDT_ASSERT_RC(0, rdlock_lock(&other));
@@ -534,7 +421,7 @@ static void test_fencing_tokens(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
     RDT_ASSERT_EQ_LL((long long)v, rdt_get_ll(g_rc, "rdlock:{fence}:fence"));
 
-    agent_stop(&ag);
+    rdt_actor_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m1));
     RDT_ASSERT_RC(0, rdlock_destroy(&m2));
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
@@ -558,7 +445,7 @@ static void check_timeout(const char *what, int rc, long long elapsed)
 static void test_timedlock_timeout(void)
 {
     rdlock_t mine, theirs;
-    agent_t holder;
+    rdt_actor_t holder;
     struct timespec ts;
     long long t0, el;
     unsigned n = 9;
@@ -567,8 +454,8 @@ static void test_timedlock_timeout(void)
     FRESH_DB();
     RDT_ASSERT_RC(0, rdt_mutex_on(&mine, "timed", g_c1, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&theirs, "timed", g_c2, 0));
-    CU_ASSERT_EQUAL_FATAL(agent_start(&holder, &theirs), 0);
-    RDT_ASSERT_RC(0, agent_call(&holder, "lock", NULL));
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&holder, &theirs, NULL), 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&holder, "lock", CALL_MS, NULL, NULL));
 
     t0 = rdt_now_ms();
     ts = rdt_abstime(CLOCK_REALTIME, TIMED_MS);
@@ -611,16 +498,16 @@ static void test_timedlock_timeout(void)
 
     /* Once the holder releases, a blocking caller of another owner gets
      * it at once rather than queueing behind a waiter who is gone. */
-    RDT_ASSERT_RC(0, agent_call(&holder, "unlock", NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&holder, "unlock", CALL_MS, NULL, NULL));
     t0 = rdt_now_ms();
-    RDT_ASSERT_RC(0, agent_call(&holder, "timed 3000", NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&holder, "timed 3000", CALL_MS, NULL, NULL));
     el = rdt_now_ms() - t0;
     if (el >= 1000)
         fprintf(stderr, "lock after a timed-out waiter took %lld ms\n", el);
     CU_ASSERT(el < 1000);
-    RDT_ASSERT_RC(0, agent_call(&holder, "unlock", NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&holder, "unlock", CALL_MS, NULL, NULL));
 
-    agent_stop(&holder);
+    rdt_actor_stop(&holder);
     RDT_ASSERT_RC(0, rdlock_destroy(&mine));
     RDT_ASSERT_RC(0, rdlock_destroy(&theirs));
 }
@@ -631,39 +518,39 @@ static void test_timedlock_success(void)
 {
     static const char *const forms[2] = { "timed 5000", "clock 5000" };
     rdlock_t mh, mw;
-    agent_t holder, waiter;
+    rdt_actor_t holder, waiter;
     int i;
 
     FRESH_DB();
     RDT_ASSERT_RC(0, rdt_mutex_on(&mh, "tsucc", g_c2, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&mw, "tsucc", g_c1, 0));
-    CU_ASSERT_EQUAL_FATAL(agent_start(&holder, &mh), 0);
-    CU_ASSERT_EQUAL_FATAL(agent_start(&waiter, &mw), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&holder, &mh, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&waiter, &mw, NULL), 0);
 
     for (i = 0; i < 2; i++) {
         long long t0, el;
         int queued;
         unsigned long long v = 0;
 
-        RDT_ASSERT_RC(0, agent_call(&holder, "lock", NULL));
-        CU_ASSERT_EQUAL_FATAL(agent_send(&waiter, forms[i]), 0);
+        RDT_ASSERT_RC(0, rdt_actor_call(&holder, "lock", CALL_MS, NULL, NULL));
+        CU_ASSERT_EQUAL_FATAL(rdt_actor_send(&waiter, forms[i]), 0);
         queued = rdt_wait_zcard(g_rc, "rdlock:{tsucc}:w", 1, 3000);
         CU_ASSERT(queued);
         t0 = rdt_now_ms();
-        RDT_ASSERT_RC(0, agent_call(&holder, "unlock", NULL));
-        RDT_ASSERT_RC(0, agent_reply(&waiter, 6000, NULL));
+        RDT_ASSERT_RC(0, rdt_actor_call(&holder, "unlock", CALL_MS, NULL, NULL));
+        RDT_ASSERT_RC(0, rdt_actor_reply(&waiter, 6000, NULL, NULL));
         el = rdt_now_ms() - t0;
         if (el >= 1000)
             fprintf(stderr, "%s: acquired %lld ms after the release\n", forms[i], el);
         CU_ASSERT(el < 1000);
-        RDT_ASSERT_RC(0, agent_call(&waiter, "holdcount", &v));
+        RDT_ASSERT_RC(0, rdt_actor_call(&waiter, "holdcount", CALL_MS, &v, NULL));
         CU_ASSERT_EQUAL(v, 1);
-        RDT_ASSERT_RC(EBUSY, agent_call(&holder, "trylock", NULL));
-        RDT_ASSERT_RC(0, agent_call(&waiter, "unlock", NULL));
+        RDT_ASSERT_RC(EBUSY, rdt_actor_call(&holder, "trylock", CALL_MS, NULL, NULL));
+        RDT_ASSERT_RC(0, rdt_actor_call(&waiter, "unlock", CALL_MS, NULL, NULL));
     }
 
-    agent_stop(&holder);
-    agent_stop(&waiter);
+    rdt_actor_stop(&holder);
+    rdt_actor_stop(&waiter);
     RDT_ASSERT_RC(0, rdlock_destroy(&mh));
     RDT_ASSERT_RC(0, rdlock_destroy(&mw));
 }
@@ -675,7 +562,7 @@ static void test_timedlock_success(void)
 static void test_destroy_busy(void)
 {
     rdlock_t m, a, b;
-    agent_t ag;
+    rdt_actor_t ag;
     unsigned n = 0;
 
     FRESH_DB();
@@ -691,11 +578,11 @@ static void test_destroy_busy(void)
 
     /* held through this handle by another thread of this process */
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "destroy-busy", g_c1, 0));
-    CU_ASSERT_EQUAL_FATAL(agent_start(&ag, &m), 0);
-    RDT_ASSERT_RC(0, agent_call(&ag, "lock", NULL));
+    CU_ASSERT_EQUAL_FATAL(rdt_actor_thread(&ag, &m, NULL), 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "lock", CALL_MS, NULL, NULL));
     RDT_ASSERT_RC(EBUSY, rdlock_destroy(&m));
-    RDT_ASSERT_RC(0, agent_call(&ag, "unlock", NULL));
-    agent_stop(&ag);
+    RDT_ASSERT_RC(0, rdt_actor_call(&ag, "unlock", CALL_MS, NULL, NULL));
+    rdt_actor_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 
     /* a hold through another handle of the name does not pin this one */
@@ -1143,83 +1030,53 @@ static void test_multiprocess_exclusion(void)
 #define WAKE_ROUNDS 5
 #define WAKE_MAX_MS 500 /* the waiter's retry interval is 2000 ms */
 
-/* Child: a waiter on its own client with retry_interval_ms = 2000.
- * "lock" -> "got <rc>" when rdlock_lock returns; "unlock" -> "unl <rc>". */
-static int wake_child(void *arg)
-{
-    rdt_pipe_t *pp = arg;
-    rdlock_client_t *cl = NULL;
-    rdlock_t m;
-    char line[64], out[64];
-
-    rdt_pipe_child(pp);
-    if (rdlock_client_open(&cl, g_ini_slow) != 0 || rdt_mutex_on(&m, "wake-proc", cl, 0) != 0)
-        return 1;
-    while (rdt_recv(pp->to_child[0], line, sizeof line, 30000) >= 0) {
-        if (strcmp(line, "lock") == 0)
-            snprintf(out, sizeof out, "got %d", rdlock_lock(&m));
-        else if (strcmp(line, "unlock") == 0)
-            snprintf(out, sizeof out, "unl %d", rdlock_unlock(&m));
-        else
-            break;
-        if (rdt_send(pp->to_parent[1], out) != 0)
-            return 2;
-    }
-    rdlock_destroy(&m);
-    rdlock_client_close(cl);
-    return 0;
-}
-
+/* The waiter is a process actor on its own client with
+ * retry_interval_ms = 2000: only a wake-up gets it the lock quickly. */
 static void test_wakeup_latency_process(void)
 {
-    rdt_pipe_t p;
+    rdt_actor_t w;
     rdlock_t m;
-    pid_t pid;
     long long lat[WAKE_ROUNDS], med;
-    int r, st;
+    int r, rc, st;
 
     FRESH_DB();
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "wake-proc", g_c1, 0));
-    CU_ASSERT_EQUAL_FATAL(rdt_pipe_open(&p), 0);
-    pid = rdt_fork(wake_child, &p);
-    CU_ASSERT_FATAL(pid > 0);
-    rdt_pipe_parent(&p);
+    CU_ASSERT_FATAL(rdt_actor_start(&w, g_ini_slow, "wake-proc", NULL) == 0);
 
     for (r = 0; r < WAKE_ROUNDS; r++) {
-        char line[64];
         long long t0;
         lat[r] = 99999;
         RDT_ASSERT_RC(0, rdlock_lock(&m));
-        CU_ASSERT_EQUAL(rdt_send(p.to_child[1], "lock"), 0);
+        CU_ASSERT_EQUAL(rdt_actor_send(&w, "lock"), 0);
         CU_ASSERT(rdt_wait_zcard(g_rc, "rdlock:{wake-proc}:w", 1, 5000)); /* it is waiting */
         t0 = rdt_now_ms();
         RDT_ASSERT_RC(0, rdlock_unlock(&m));
-        if (rdt_recv(p.to_parent[0], line, sizeof line, 10000) < 0) {
+        rc = rdt_actor_reply(&w, 10000, NULL, NULL);
+        if (rc == RDT_ACTOR_NOREPLY) {
             CU_FAIL("waiter did not report");
             break;
         }
         lat[r] = rdt_now_ms() - t0;
-        CU_ASSERT_STRING_EQUAL(line, "got 0");
-        CU_ASSERT_EQUAL(rdt_send(p.to_child[1], "unlock"), 0);
-        CU_ASSERT(rdt_recv(p.to_parent[0], line, sizeof line, 10000) >= 0);
-        CU_ASSERT_STRING_EQUAL(line, "unl 0");
+        RDT_ASSERT_RC(0, rc);
+        CU_ASSERT_EQUAL(rdt_actor_send(&w, "unlock"), 0);
+        rc = rdt_actor_reply(&w, 10000, NULL, NULL);
+        CU_ASSERT_NOT_EQUAL(rc, RDT_ACTOR_NOREPLY);
+        RDT_ASSERT_RC(0, rc);
     }
-    rdt_send(p.to_child[1], "quit");
-    st = rdt_wait(pid, 10000);
+    st = rdt_actor_stop(&w);
     CU_ASSERT(st >= 0 && st < 128); /* exited (results came through the pipe) */
-    rdt_pipe_close(&p);
     med = median5(lat);
     printf("(median %lld ms: %lld %lld %lld %lld %lld) ", med, lat[0], lat[1], lat[2], lat[3], lat[4]);
     CU_ASSERT(med < WAKE_MAX_MS);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
-/* One process: the holder (this thread) on holder_client, the waiter an
- * agent thread on the slow client. */
+/* One process: the holder (this thread) on holder_client, the waiter a
+ * thread actor on the slow client. */
 static long long wake_threads(const char *name, rdlock_client_t *holder_client)
 {
     rdlock_t mh, mw;
-    agent_t waiter;
+    rdt_actor_t waiter;
     long long lat[WAKE_ROUNDS], med;
     char wkey[128];
     int r;
@@ -1227,23 +1084,23 @@ static long long wake_threads(const char *name, rdlock_client_t *holder_client)
     snprintf(wkey, sizeof wkey, "rdlock:{%s}:w", name);
     RDT_ASSERT_RC(0, rdt_mutex_on(&mh, name, holder_client, 0));
     RDT_ASSERT_RC(0, rdt_mutex_on(&mw, name, g_cslow, 0));
-    if (agent_start(&waiter, &mw) != 0) {
-        CU_FAIL("agent_start");
+    if (rdt_actor_thread(&waiter, &mw, NULL) != 0) {
+        CU_FAIL("rdt_actor_thread");
         return 99999;
     }
     for (r = 0; r < WAKE_ROUNDS; r++) {
         long long t0;
         lat[r] = 99999;
         RDT_ASSERT_RC(0, rdlock_lock(&mh));
-        CU_ASSERT_EQUAL(agent_send(&waiter, "lock"), 0);
+        CU_ASSERT_EQUAL(rdt_actor_send(&waiter, "lock"), 0);
         CU_ASSERT(rdt_wait_zcard(g_rc, wkey, 1, 5000));
         t0 = rdt_now_ms();
         RDT_ASSERT_RC(0, rdlock_unlock(&mh));
-        RDT_ASSERT_RC(0, agent_reply(&waiter, 10000, NULL));
+        RDT_ASSERT_RC(0, rdt_actor_reply(&waiter, 10000, NULL, NULL));
         lat[r] = rdt_now_ms() - t0;
-        RDT_ASSERT_RC(0, agent_call(&waiter, "unlock", NULL));
+        RDT_ASSERT_RC(0, rdt_actor_call(&waiter, "unlock", CALL_MS, NULL, NULL));
     }
-    agent_stop(&waiter);
+    rdt_actor_stop(&waiter);
     RDT_ASSERT_RC(0, rdlock_destroy(&mh));
     RDT_ASSERT_RC(0, rdlock_destroy(&mw));
     med = median5(lat);
