@@ -429,7 +429,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 pool_put(c, conn); /* the server answered with an error */
                 if (rc != EAGAIN)
                     return rc;
-                snprintf(why, sizeof why, "server loading or busy");
+                snprintf(why, sizeof why, "server loading, busy or short of replicas");
             } else {
                 /* Sent, maybe run, but no answer: a retry may find the
                  * effect of this attempt.  A timeout (the server is alive

@@ -418,8 +418,11 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
             rdl_log(RDLOCK_LOG_WARN, "script %s: %s; reconnecting", script->name, r->str);
             rc = EROFS;
         } else if (rc == EIO && rdl_reply_transient(r)) {
-            /* The server is starting or busy: worth retrying. */
-            rdl_log(RDLOCK_LOG_DEBUG, "script %s: %s; retrying", script->name, r->str);
+            /* The server is starting or busy, or has too few replicas to
+             * take writes (NOREPLICAS: nothing was written, the request
+             * was not confirmed): worth retrying. */
+            rdl_log(rdl_reply_noreplicas(r) ? RDLOCK_LOG_WARN : RDLOCK_LOG_DEBUG, "script %s: %s; retrying",
+                    script->name, r->str);
             rc = EAGAIN;
         } else {
             rdl_log(RDLOCK_LOG_ERROR, "script %s failed: %s", script->name, r->str ? r->str : "?");

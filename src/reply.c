@@ -31,8 +31,17 @@ int rdl_reply_error(const redisReply *r)
 
 bool rdl_reply_transient(const redisReply *r)
 {
-    return is_error(r) &&
-           (starts(r, "LOADING") || starts(r, "BUSY") || starts(r, "TRYAGAIN") || starts(r, "MASTERDOWN"));
+    return is_error(r) && (starts(r, "LOADING") || starts(r, "BUSY") || starts(r, "TRYAGAIN") ||
+                           starts(r, "MASTERDOWN") || rdl_reply_noreplicas(r));
+}
+
+bool rdl_reply_noreplicas(const redisReply *r)
+{
+    /* Redis 7 passes a script's error code through; 6 wraps it in "ERR
+     * Error running script ... -NOREPLICAS Not enough good replicas ...". */
+    return is_error(r) && (starts(r, "NOREPLICAS") || starts(r, "NOTENOUGHREPLICAS") ||
+                           (starts(r, "ERR") && (strstr(r->str, "-NOREPLICAS ") != NULL ||
+                                                 strstr(r->str, "-NOTENOUGHREPLICAS ") != NULL)));
 }
 
 bool rdl_reply_noscript(const redisReply *r)

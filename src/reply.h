@@ -21,8 +21,14 @@
 /* An error reply: EACCES (authentication or permission), else EIO. */
 int rdl_reply_error(const redisReply *r);
 /* An error reply worth retrying: the server is loading, busy running a
- * script, or has no master (LOADING, BUSY, TRYAGAIN, MASTERDOWN). */
+ * script, has no master (LOADING, BUSY, TRYAGAIN, MASTERDOWN) or too few
+ * replicas to take writes (rdl_reply_noreplicas). */
 bool rdl_reply_transient(const redisReply *r);
+/* NOREPLICAS / NOTENOUGHREPLICAS: a master with min-replicas-to-write has
+ * too few good replicas and refused a write.  Nothing was written (a
+ * script fails at its first write), so the request was not confirmed: it
+ * may be retried, and counts as EIO when retries run out. */
+bool rdl_reply_noreplicas(const redisReply *r);
 /* NOSCRIPT: the server's script cache lost our script. */
 bool rdl_reply_noscript(const redisReply *r);
 /* READONLY: the server is a replica now (demoted by a failover): the
