@@ -29,6 +29,7 @@
 #include "fixture.h"
 #include "testlib.h"
 #include "testutil.h"
+#include "topology.h"
 
 #define MASTER_NAME "rdtmaster"
 
@@ -40,25 +41,24 @@ static char g_sentinels[128];
 /* The master's port according to the sentinel, -1 if it has none. */
 static int sentinel_says(void)
 {
-    redisReply *r = redisCommand(g_s, "SENTINEL get-master-addr-by-name %s", MASTER_NAME);
-    int port = -1;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
-        port = atoi(r->element[1]->str);
-    if (r)
-        freeReplyObject(r);
-    return port;
+    return rdt_sentinel_master_port(&g_sentinel, MASTER_NAME);
 }
 
 /* "master" or "slave" from ROLE on s, into buf.  A fresh connection each
  * time: Sentinel's reconfiguration kills the old master's clients. */
 static void role_of(const rdt_server_t *s, char *buf, size_t n)
 {
-    redisReply *r = rdt_cmd_on(s, "ROLE");
-    buf[0] = '\0';
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING)
-        snprintf(buf, n, "%s", r->element[0]->str);
-    if (r)
-        freeReplyObject(r);
+    rdt_role_of(s, buf, n);
+}
+
+/* Wait (bounded) until Sentinel could promote the replica of master: a
+ * SENTINEL FAILOVER sent before that fails with NOGOODSLAVE (the
+ * sentinel lists a replica as soon as the master's INFO names it, before
+ * it has a link to it and an INFO of its own). */
+static int wait_failover_ready(const rdt_server_t *master, const rdt_server_t *replica, int timeout_ms)
+{
+    const rdt_server_t *reps[1] = { replica }, *sents[1] = { &g_sentinel };
+    return rdt_topology_wait(master, reps, 1, sents, 1, MASTER_NAME, timeout_ms);
 }
 
 /* Wait (bounded) until a replica of master has every write made so far
@@ -79,25 +79,6 @@ static int sync_replica(const rdt_server_t *master)
     if (!ok)
         fprintf(stderr, "sync_replica: no replica of port %d caught up\n", master->port);
     return ok ? 0 : -1;
-}
-
-/* Wait (bounded) until the sentinel lists a replica for the master. */
-static int wait_sentinel_sees_replica(int timeout_ms)
-{
-    long long end = rdt_now_ms() + timeout_ms;
-    for (;;) {
-        redisReply *r = redisCommand(g_s, "SENTINEL replicas %s", MASTER_NAME);
-        int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-        if (r)
-            freeReplyObject(r);
-        if (ok)
-            return 0;
-        if (rdt_now_ms() >= end) {
-            fprintf(stderr, "the sentinel found no replica in %d ms\n", timeout_ms);
-            return -1;
-        }
-        rdt__nap_ms(50);
-    }
 }
 
 static const char *write_ini(const char *extra)
@@ -134,7 +115,7 @@ static int suite_setup(void)
     if (rdt_sentinel_start(&g_sentinel, &g_master, MASTER_NAME) != 0)
         return -1;
     g_s = rdt_connect(&g_sentinel);
-    if (!g_s || wait_sentinel_sees_replica(20000) != 0)
+    if (!g_s || wait_failover_ready(&g_master, &g_replica, 30000) != 0)
         return -1;
     /* A port where nothing listens: start a server and stop it. */
     if (rdt_server_start(&dead, NULL, NULL) != 0)
@@ -269,15 +250,11 @@ static void test_failover_followed(void)
     CU_ASSERT_FATAL(rdt_holder_wait(&h, 10000));
     RDT_ASSERT_RC(0, h.lock_rc);
     CU_ASSERT_EQUAL_FATAL(sync_replica(&g_master), 0); /* the replica has the hold */
+    CU_ASSERT_EQUAL_FATAL(wait_failover_ready(&g_master, &g_replica, 30000), 0);
 
     /* The failover, and Sentinel's reconfiguration of the old master. */
     t0 = rdt_now_ms();
-    {
-        redisReply *r = redisCommand(g_s, "SENTINEL FAILOVER %s", MASTER_NAME);
-        CU_ASSERT(r && r->type == REDIS_REPLY_STATUS);
-        if (r)
-            freeReplyObject(r);
-    }
+    CU_ASSERT_FATAL(rdt_sentinel_failover(&g_sentinel, MASTER_NAME) == 0);
     end = rdt_now_ms() + 40000;
     while (rdt_now_ms() < end) {
         role_of(&g_master, role, sizeof role);
