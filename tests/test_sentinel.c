@@ -10,6 +10,10 @@
  *       with fail_fast is EIO, a try on a patient client is EIO.
  *   config_rules  both keys or neither, no socket with Sentinel, host:port
  *       entries (IPv6 in brackets), at most 16.
+ *   sentinel_auth  a sentinel that wants a password (its own requirepass,
+ *       or an ACL user): [sentinel] password, password_file, username;
+ *       the right ones find the master; a wrong or missing password is EACCES at
+ *       client_open; the password is never logged.
  *   deposed_master_left_at_next_round  a failover Sentinel cannot finish
  *       on the old master (which keeps its clients): the watchdog asks the
  *       sentinels each round and moves to the new master, with the pool.
@@ -21,6 +25,7 @@
  *
  * The only sleeps let wall time pass (leases, Sentinel's own timers). */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +232,91 @@ static void test_config_rules(void)
     }
 }
 
+#define AUTH_NAME "rdtauth"        /* another name for the same master */
+#define AUTH_PW "Sx9-sentinel-pw" /* the fixture passes it on a command line */
+
+/* A client of the password sentinel sa with the [sentinel] lines extra. */
+static int open_auth_client(rdlock_client_t **c, const rdt_server_t *sa, const char *extra)
+{
+    char body[1024];
+    const char *ini;
+    snprintf(body, sizeof body,
+             "[redis]\nport = %d\n[lock]\nfail_fast = yes\n[sentinel]\nmaster_name = %s\nsentinels = 127.0.0.1:%d\n%s",
+             g_dead_port, AUTH_NAME, sa->port, extra);
+    ini = rdt_write_file(&g_master, "auth.ini", body);
+    *c = NULL;
+    return ini ? rdlock_client_open(c, ini) : -1;
+}
+
+/* Lock and unlock a name through c: 0 if it landed on the master. */
+static int lock_on_master(rdlock_client_t *c)
+{
+    rdlock_t m;
+    int rc = rdt_mutex_on(&m, "sent-auth", c, 0);
+    if (rc == 0 && (rc = rdlock_trylock(&m)) == 0) {
+        if (rdt_exists(g_m, rdt_key("sent-auth", "")) != 1)
+            rc = -1;
+        if (rdlock_unlock(&m) != 0)
+            rc = -1;
+    }
+    rdlock_destroy(&m);
+    return rc;
+}
+
+static void test_sentinel_auth(void)
+{
+    rdt_server_t sa;
+    rdlock_client_t *c = NULL;
+    char extra[PATH_MAX + 64];
+    const char *pf;
+    long long end;
+    redisReply *r;
+
+    /* A second sentinel, with a password, watching the same master under
+     * another name (so the suite's sentinel is not concerned). */
+    CU_ASSERT_FATAL(rdt_sentinel_start_opts(&sa, &g_master, AUTH_NAME, 1, AUTH_PW) == 0);
+    end = rdt_now_ms() + 10000;
+    while (rdt_sentinel_master_port(&sa, AUTH_NAME) != g_master.port && rdt_now_ms() < end)
+        rdt__nap_ms(20);
+    rdt_log_clear();
+
+    /* The right password. */
+    RDT_ASSERT_RC(0, open_auth_client(&c, &sa, "password = " AUTH_PW "\n"));
+    if (c != NULL) {
+        RDT_ASSERT_RC(0, lock_on_master(c));
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    }
+    /* From password_file. */
+    pf = rdt_write_file(&g_master, "sentinel.pw", AUTH_PW "\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
+    snprintf(extra, sizeof extra, "password_file = %s\n", pf);
+    RDT_ASSERT_RC(0, open_auth_client(&c, &sa, extra));
+    if (c != NULL) {
+        RDT_ASSERT_RC(0, lock_on_master(c));
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    }
+    /* An ACL user of the sentinel. */
+    r = rdt_cmd_on(&sa, "ACL SETUSER watcher on >watcher-pw +@all");
+    CU_ASSERT(r && r->type == REDIS_REPLY_STATUS);
+    if (r)
+        freeReplyObject(r);
+    RDT_ASSERT_RC(0, open_auth_client(&c, &sa, "username = watcher\npassword = watcher-pw\n"));
+    if (c != NULL) {
+        RDT_ASSERT_RC(0, lock_on_master(c));
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    }
+    /* Wrong or missing: refused, EACCES at open, whatever fail_fast says. */
+    rdt_log_clear();
+    RDT_ASSERT_RC(EACCES, open_auth_client(&c, &sa, "password = wrong-" AUTH_PW "\n"));
+    CU_ASSERT_PTR_NULL(c);
+    CU_ASSERT(rdt_log_has("sentinel 127.0.0.1:"));
+    RDT_ASSERT_RC(EACCES, open_auth_client(&c, &sa, "username = watcher\npassword = " AUTH_PW "\n"));
+    RDT_ASSERT_RC(EACCES, open_auth_client(&c, &sa, ""));
+    CU_ASSERT(!rdt_log_has(AUTH_PW));
+    CU_ASSERT(!rdt_log_has("watcher-pw"));
+    rdt_server_stop(&sa);
+}
+
 static void test_failover_followed(void)
 {
     rdlock_client_t *c = NULL;
@@ -348,6 +438,7 @@ static const rdt_test_t tests[] = {
     { "discovers_master", test_discovers_master },
     { "unknown_master_is_eio", test_unknown_master_is_eio },
     { "config_rules", test_config_rules },
+    { "sentinel_auth", test_sentinel_auth },
     { "failover_followed", test_failover_followed }, /* swaps the roles */
     { "deposed_master_left_at_next_round", test_deposed_master_left_at_next_round },
     { NULL, NULL },
