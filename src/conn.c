@@ -169,8 +169,10 @@ static bool sentinel_wants_auth(const redisReply *r)
 /* Ask the sentinels, in order, where the master is: the first that
  * knows wins.  0 (host, *port set), EACCES (none knows, and one refused
  * our credentials or wants some: logged) or EIO (last_error says why).  A
- * failover is followed because every new connection asks again, and a
- * demoted master's READONLY drops the old ones (client.c, events.c). */
+ * failover is followed because the background thread listens to a
+ * sentinel's notifications and drops the connections to the old master
+ * (events.c, sentinel.c), every new connection asks again, and a demoted
+ * master's READONLY drops the old ones (client.c, events.c). */
 static int sentinel_master(const rdl_config_t *cfg, char *host, size_t hostlen, int *port)
 {
     int k, first = __atomic_load_n(&cfg->sentinel_hint, __ATOMIC_RELAXED);

@@ -12,16 +12,18 @@
  *       entries (IPv6 in brackets), at most 16.
  *   sentinel_auth  a sentinel that wants a password (its own requirepass,
  *       or an ACL user): [sentinel] password, password_file, username;
- *       the right ones find the master; a wrong or missing password is EACCES at
+ *       the right ones find the master and the background thread's link
+ *       authenticates too; a wrong or missing password is EACCES at
  *       client_open; the password is never logged.
  *   deposed_master_left_at_next_round  a failover Sentinel cannot finish
  *       on the old master (which keeps its clients): the watchdog asks the
  *       sentinels each round and moves to the new master, with the pool.
- *   failover_followed  SENTINEL FAILOVER: the watchdog notices the new
- *       master at its next round (it asks the sentinels each round) and a
- *       hold taken before the failover is renewed there and unlocks with
- *       0; once the old master is a replica, new acquisitions land on the
- *       new master.
+ *   failover_followed  SENTINEL FAILOVER: a client that holds nothing
+ *       hears of it from its sentinel link and locks on the new master
+ *       at once, while the old one is still a master that takes writes
+ *       (Sentinel demotes it some 10 s later); a hold taken before the
+ *       failover is renewed there and unlocks with 0; once the old master
+ *       is a replica, new acquisitions land on the new master.
  *
  * The only sleeps let wall time pass (leases, Sentinel's own timers). */
 #include <errno.h>
@@ -232,6 +234,23 @@ static void test_config_rules(void)
     }
 }
 
+/* Where a trylock of m lands now: 1 on server `want`, 0 elsewhere, -1 if
+ * the trylock failed.  The hold is released again either way (ENOLCK is
+ * fine: the client may move to the new master in between). */
+static int trylock_lands_on(rdlock_t *m, const char *name, const rdt_server_t *want)
+{
+    int rc = rdlock_trylock(m), on;
+    if (rc != 0) {
+        fprintf(stderr, "trylock %s: %s\n", name, rdt_errname(rc));
+        return -1;
+    }
+    on = rdt_int_on(want, 0, "EXISTS %s", rdt_key(name, "")) == 1;
+    rc = rdlock_unlock(m);
+    if (rc != 0 && rc != ENOLCK)
+        fprintf(stderr, "unlock %s: %s\n", name, rdt_errname(rc));
+    return on;
+}
+
 #define AUTH_NAME "rdtauth"        /* another name for the same master */
 #define AUTH_PW "Sx9-sentinel-pw" /* the fixture passes it on a command line */
 
@@ -280,10 +299,14 @@ static void test_sentinel_auth(void)
         rdt__nap_ms(20);
     rdt_log_clear();
 
-    /* The right password. */
+    /* The right password: found, and the link listens. */
     RDT_ASSERT_RC(0, open_auth_client(&c, &sa, "password = " AUTH_PW "\n"));
     if (c != NULL) {
         RDT_ASSERT_RC(0, lock_on_master(c));
+        end = rdt_now_ms() + 5000;
+        while (!rdt_log_has("listening for failovers") && rdt_now_ms() < end)
+            rdt__nap_ms(10);
+        CU_ASSERT(rdt_log_has("listening for failovers"));
         RDT_ASSERT_RC(0, rdlock_client_close(c));
     }
     /* From password_file. */
@@ -319,12 +342,13 @@ static void test_sentinel_auth(void)
 
 static void test_failover_followed(void)
 {
-    rdlock_client_t *c = NULL;
+    rdlock_client_t *c = NULL, *idle = NULL;
     rdt_lockopts_t o;
-    rdlock_t held, fresh_m;
+    rdlock_t held, fresh_m, idle_m;
     rdt_holder_t h;
     char role[32] = "";
-    long long end, t0;
+    long long end, t0, t_switch, t_idle = -1;
+    int on;
     /* Longer than the time between the replica's promotion (it stops
      * replicating) and the sentinel naming it (about 1-2 s): renewals in
      * between go to the old master and are lost with it. */
@@ -333,28 +357,56 @@ static void test_failover_followed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
     rdt_log_clear();
     RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    RDT_ASSERT_RC(0, rdlock_client_open(&idle, ini));
     o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&held, "sent-held", &o), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&fresh_m, "sent-new", &o), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&idle_m, "sent-idle", idle, 0), 0);
+    /* The idle client has a pooled connection to the master, and then
+     * holds nothing. */
+    RDT_ASSERT_EQ_LL(1, trylock_lands_on(&idle_m, "sent-idle", &g_master));
     CU_ASSERT_EQUAL_FATAL(rdt_holder_start(&h, &held), 0);
     CU_ASSERT_FATAL(rdt_holder_wait(&h, 10000));
     RDT_ASSERT_RC(0, h.lock_rc);
     CU_ASSERT_EQUAL_FATAL(sync_replica(&g_master), 0); /* the replica has the hold */
     CU_ASSERT_EQUAL_FATAL(wait_failover_ready(&g_master, &g_replica, 30000), 0);
 
-    /* The failover, and Sentinel's reconfiguration of the old master. */
+    /* The failover.  Sentinel names the new master at once, but demotes
+     * the old one only seconds later; until then it takes writes. */
     t0 = rdt_now_ms();
     CU_ASSERT_FATAL(rdt_sentinel_failover(&g_sentinel, MASTER_NAME) == 0);
+    end = rdt_now_ms() + 20000;
+    while (sentinel_says() != g_replica.port && rdt_now_ms() < end)
+        rdt__nap_ms(5);
+    t_switch = rdt_now_ms();
+    CU_ASSERT_EQUAL_FATAL(sentinel_says(), g_replica.port);
+
+    /* The client that holds nothing follows +switch-master at once: its
+     * next lock call goes to the new master while the old one still
+     * takes writes.  (Looks a few ms apart: the notification reaches the
+     * client and this test at about the same time.) */
+    end = t_switch + 2000;
+    while ((on = trylock_lands_on(&idle_m, "sent-idle", &g_replica)) == 0 && rdt_now_ms() < end)
+        rdt__nap_ms(5);
+    if (on == 1)
+        t_idle = rdt_now_ms();
+    role_of(&g_master, role, sizeof role);
+    fprintf(stderr, "\n    failover: the sentinel named port %d %lld ms after SENTINEL FAILOVER; the idle client "
+                    "locked there %lld ms later, the old master still a '%s'\n",
+            g_replica.port, t_switch - t0, t_idle < 0 ? -1 : t_idle - t_switch, role);
+    RDT_ASSERT_EQ_LL(1, on);
+    CU_ASSERT_STRING_EQUAL(role, "master"); /* followed the notification, not READONLY */
+    CU_ASSERT(rdt_log_has("moved from"));
+
+    /* Sentinel's reconfiguration of the old master. */
     end = rdt_now_ms() + 40000;
     while (rdt_now_ms() < end) {
         role_of(&g_master, role, sizeof role);
-        if (sentinel_says() == g_replica.port && strcmp(role, "slave") == 0)
+        if (strcmp(role, "slave") == 0)
             break;
         rdt__nap_ms(100);
     }
-    fprintf(stderr, "failover: sentinel names port %d (replica %d), old master is '%s' after %lld ms\n",
-            sentinel_says(), g_replica.port, role, rdt_now_ms() - t0);
-    CU_ASSERT_EQUAL_FATAL(sentinel_says(), g_replica.port);
+    fprintf(stderr, "    old master is '%s' after %lld ms\n", role, rdt_now_ms() - t0);
     CU_ASSERT_STRING_EQUAL_FATAL(role, "slave");
 
     RDT_ASSERT_RC(0, rdlock_trylock(&fresh_m));
@@ -368,7 +420,9 @@ static void test_failover_followed(void)
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&g_replica, 0, "EXISTS %s", rdt_key("sent-held", "")));
     RDT_ASSERT_RC(0, rdlock_destroy(&held));
     RDT_ASSERT_RC(0, rdlock_destroy(&fresh_m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&idle_m));
     RDT_ASSERT_RC(0, rdlock_client_close(c));
+    RDT_ASSERT_RC(0, rdlock_client_close(idle));
 }
 
 /* A failover that Sentinel cannot finish on the old master (a partition
