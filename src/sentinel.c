@@ -163,6 +163,9 @@ static void check_replicas(rdl_sentinel_watch_t *w, const rdl_config_t *cfg)
                 "to a replica that did not confirm a hold can give the lock to two holders; set wait_replicas "
                 "to %zu (rdlock.ini(5))",
                 r->elements, cfg->sentinel_master, cfg->wait_replicas, r->elements);
+    } else if (r != NULL && r->type == REDIS_REPLY_ARRAY) {
+        rdl_log(RDLOCK_LOG_DEBUG, "Sentinel knows %zu replicas of master '%s'; wait_replicas %d covers them",
+                r->elements, cfg->sentinel_master, cfg->wait_replicas);
     }
     if (r != NULL)
         freeReplyObject(r);
