@@ -18,6 +18,10 @@
  *   deposed_master_left_at_next_round  a failover Sentinel cannot finish
  *       on the old master (which keeps its clients): the watchdog asks the
  *       sentinels each round and moves to the new master, with the pool.
+ *   dropped_hold_reported_in_one_round  the same, for a hold the new
+ *       master never got (taken after the promotion): the move renews it
+ *       there at once, the renewal finds it gone, and it is reported lost
+ *       (lost callback, then ENOLCK) within one renewal interval.
  *   failover_followed  SENTINEL FAILOVER: a client that holds nothing
  *       hears of it from its sentinel link and locks on the new master
  *       at once, while the old one is still a master that takes writes
@@ -488,6 +492,69 @@ static void test_deposed_master_left_at_next_round(void)
     RDT_ASSERT_RC(0, rdlock_client_close(c));
 }
 
+/* A failover by hand, as in deposed_master_left_at_next_round, but the
+ * hold is taken after the promotion, on the old master only.  The first
+ * renewal round after the sentinel names the new master moves there and
+ * renews every hold at once: this one is gone, so it is reported lost in
+ * that round, not a lease or two later. */
+static void test_dropped_hold_reported_in_one_round(void)
+{
+    rdlock_client_t *c = NULL;
+    rdt_lockopts_t o;
+    rdlock_t m;
+    rdt_lostrec_t rec;
+    rdt_server_t *cur, *other;
+    redisReply *r;
+    long long t0, el;
+    int port = sentinel_says();
+
+    /* Whoever the sentinel names is the master; the other one becomes
+     * its replica again (deposed_master_left_at_next_round leaves two). */
+    CU_ASSERT_FATAL(port == g_master.port || port == g_replica.port);
+    cur = port == g_master.port ? &g_master : &g_replica;
+    other = cur == &g_master ? &g_replica : &g_master;
+    r = rdt_cmd_on(other, "REPLICAOF 127.0.0.1 %d", cur->port);
+    if (r)
+        freeReplyObject(r);
+    CU_ASSERT_EQUAL_FATAL(wait_failover_ready(cur, other, 30000), 0);
+
+    rdt_lost_init(&rec);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, write_ini("[lock]\nlease_ms = 3000\n")));
+    o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
+    o.lostcb = rdt_lost_cb;
+    o.lostarg = &rec;
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&m, "drop-held", &o), 0);
+
+    /* The promotion, then the hold: on the old master only. */
+    r = rdt_cmd_on(other, "REPLICAOF NO ONE");
+    if (r)
+        freeReplyObject(r);
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(cur, 0, "EXISTS %s", rdt_key("drop-held", "")));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(other, 0, "EXISTS %s", rdt_key("drop-held", "")));
+
+    r = redisCommand(g_s, "SENTINEL REMOVE %s", MASTER_NAME);
+    if (r)
+        freeReplyObject(r);
+    r = redisCommand(g_s, "SENTINEL MONITOR %s 127.0.0.1 %d 1", MASTER_NAME, other->port);
+    CU_ASSERT(r && r->type == REDIS_REPLY_STATUS);
+    if (r)
+        freeReplyObject(r);
+    t0 = rdt_now_ms();
+    CU_ASSERT_EQUAL(sentinel_says(), other->port);
+
+    /* Renewals every 1000 ms: the next round moves and reports. */
+    CU_ASSERT_EQUAL(rdt_lost_wait(&rec, 1, 5000), 1);
+    el = rdt_now_ms() - t0;
+    fprintf(stderr, "\n    dropped hold reported lost %lld ms after the sentinel named the new master "
+                    "(renewal interval 1000 ms)\n", el);
+    CU_ASSERT(el <= 1000 + 500);
+    CU_ASSERT(rdt_log_has("moved from"));
+    RDT_ASSERT_RC(ENOLCK, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
 static const rdt_test_t tests[] = {
     { "discovers_master", test_discovers_master },
     { "unknown_master_is_eio", test_unknown_master_is_eio },
@@ -495,6 +562,7 @@ static const rdt_test_t tests[] = {
     { "sentinel_auth", test_sentinel_auth },
     { "failover_followed", test_failover_followed }, /* swaps the roles */
     { "deposed_master_left_at_next_round", test_deposed_master_left_at_next_round },
+    { "dropped_hold_reported_in_one_round", test_dropped_hold_reported_in_one_round },
     { NULL, NULL },
 };
 
