@@ -78,6 +78,17 @@ typedef struct rdl_event {
  * "<key><suffix>"; pointers into r.  RDL_EV_NONE for anything else. */
 int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev);
 
+/* A message on the link to a sentinel (sentinel.c), subscribed to
+ * +switch-master and +promoted-slave: */
+enum { RDL_SEV_NONE, RDL_SEV_SWITCH, RDL_SEV_PROMOTED, RDL_SEV_PONG };
+/* RDL_SEV_SWITCH ("<name> <old ip> <old port> <new ip> <new port>") or
+ * RDL_SEV_PROMOTED ("slave <ip>:<port> <ip> <port> @ <name> <master ip>
+ * <master port>") when about master `name`, with the new master's
+ * "ip:port" in addr (n bytes); RDL_SEV_PONG for the answer to a PING;
+ * RDL_SEV_NONE for anything else (other masters, confirmations, garbage;
+ * addr untouched). */
+int rdl_reply_sentinel(const redisReply *r, const char *name, char *addr, size_t n);
+
 /* status.lua: {now, mode, holders, writers, readers waiting, fence,
  * robust marker}.  0 (free with rdl_status_free), EIO or ENOMEM. */
 int rdl_reply_status(const redisReply *r, rdl_status_t *st);

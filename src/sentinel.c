@@ -11,6 +11,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "reply.h"
 #include "sentinel.h"
 #include "timeutil.h"
 
@@ -225,73 +226,6 @@ long long rdl_sentinel_watch_due(const rdl_sentinel_watch_t *w, const rdl_config
     return due;
 }
 
-/* "<name> <old ip> <old port> <new ip> <new port>": the new address if
- * name is ours.  Parsed from the right, so a name with blanks still
- * matches.  1 and addr, or 0. */
-static int parse_switch(const char *msg, size_t len, const char *name, char *addr, size_t n)
-{
-    const char *end = msg + len, *f[4], *p = end;
-    size_t fl[4];
-    int k;
-
-    for (k = 3; k >= 0; k--) {
-        const char *e = p;
-        while (p > msg && p[-1] != ' ')
-            p--;
-        if (p == e || p == msg)
-            return 0;
-        f[k] = p;
-        fl[k] = (size_t)(e - p);
-        p--; /* the blank */
-    }
-    if ((size_t)(p - msg) != strlen(name) || memcmp(msg, name, (size_t)(p - msg)) != 0)
-        return 0;
-    if (fl[2] + fl[3] + 2 > n)
-        return 0;
-    snprintf(addr, n, "%.*s:%.*s", (int)fl[2], f[2], (int)fl[3], f[3]);
-    return 1;
-}
-
-/* "slave <ip>:<port> <ip> <port> @ <master name> <master ip> <master
- * port>": the promoted replica's address if the master is ours.  1 and
- * addr, or 0. */
-static int parse_promoted(const char *msg, size_t len, const char *name, char *addr, size_t n)
-{
-    const char *end = msg + len, *p = end, *at;
-    const char *f[4];
-    size_t fl[4], nl = strlen(name);
-    int k;
-
-    /* From the right: master port, master ip, then the name up to " @ ". */
-    for (k = 0; k < 2; k++) {
-        while (p > msg && p[-1] != ' ')
-            p--;
-        if (p == msg)
-            return 0;
-        p--;
-    }
-    if ((size_t)(p - msg) < nl + 3 || memcmp(p - nl, name, nl) != 0 || memcmp(p - nl - 3, " @ ", 3) != 0)
-        return 0;
-    at = p - nl - 3;
-    /* From the left: "slave", its name, its ip, its port. */
-    p = msg;
-    for (k = 0; k < 4; k++) {
-        const char *s = p;
-        while (p < at && *p != ' ')
-            p++;
-        if (p == s)
-            return 0;
-        f[k] = s;
-        fl[k] = (size_t)(p - s);
-        if (p < at)
-            p++;
-    }
-    if (p != at || fl[0] != 5 || memcmp(f[0], "slave", 5) != 0 || fl[2] + fl[3] + 2 > n)
-        return 0;
-    snprintf(addr, n, "%.*s:%.*s", (int)fl[2], f[2], (int)fl[3], f[3]);
-    return 1;
-}
-
 int rdl_sentinel_watch_read(rdl_sentinel_watch_t *w, const rdl_config_t *cfg, char *addr, size_t n,
                             const char **event)
 {
@@ -307,6 +241,7 @@ int rdl_sentinel_watch_read(rdl_sentinel_watch_t *w, const rdl_config_t *cfg, ch
     for (;;) {
         void *v = NULL;
         redisReply *r;
+        int kind;
         if (redisGetReplyFromReader(w->ctx, &v) != REDIS_OK) {
             drop(w, cfg, rdl_now_ms(), "protocol error");
             return -1;
@@ -317,25 +252,21 @@ int rdl_sentinel_watch_read(rdl_sentinel_watch_t *w, const rdl_config_t *cfg, ch
         if (now == 0)
             now = rdl_now_ms();
         w->heard_at = now;
-        if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_STRING) {
-            const char *kind = r->element[0]->str;
-            if (strcmp(kind, "pong") == 0)
-                w->ping_at = 0;
-            else if (strcmp(kind, "message") == 0 && r->elements == 3 &&
-                     r->element[1]->type == REDIS_REPLY_STRING && r->element[2]->type == REDIS_REPLY_STRING &&
-                     (strcmp(r->element[1]->str, RDL_SWITCH_CHANNEL) == 0
-                          ? parse_switch(r->element[2]->str, r->element[2]->len, cfg->sentinel_master, addr, n)
-                      : strcmp(r->element[1]->str, RDL_PROMOTED_CHANNEL) == 0
-                          ? parse_promoted(r->element[2]->str, r->element[2]->len, cfg->sentinel_master, addr, n)
-                          : 0)) {
-                found = 1;
-                *event = strcmp(r->element[1]->str, RDL_SWITCH_CHANNEL) == 0 ? RDL_SWITCH_CHANNEL
-                                                                              : RDL_PROMOTED_CHANNEL;
-                /* New connections ask this sentinel first: it names the
-                 * new master too (Sentinel answers with the promoted
-                 * replica from the promotion on). */
-                __atomic_store_n((int *)&cfg->sentinel_hint, w->idx, __ATOMIC_RELAXED);
-            }
+        switch ((kind = rdl_reply_sentinel(r, cfg->sentinel_master, addr, n))) {
+        case RDL_SEV_PONG:
+            w->ping_at = 0;
+            break;
+        case RDL_SEV_SWITCH:
+        case RDL_SEV_PROMOTED:
+            found = 1;
+            *event = kind == RDL_SEV_SWITCH ? RDL_SWITCH_CHANNEL : RDL_PROMOTED_CHANNEL;
+            /* New connections ask this sentinel first: it names the new
+             * master too (Sentinel answers with the promoted replica from
+             * the promotion on). */
+            __atomic_store_n((int *)&cfg->sentinel_hint, w->idx, __ATOMIC_RELAXED);
+            break;
+        default:
+            break;
         }
         freeReplyObject(r);
     }
