@@ -158,8 +158,8 @@ static void atfork_register(void)
  * rdl_events_stop (process exit). */
 static void sentinel_follow_start(rdlock_client_t *c) /* mu held */
 {
-    if (c->cfg.nsentinels > 0 && !c->bg_running && !c->bg_stop && rdl_events_start(c) != 0)
-        rdl_log(RDLOCK_LOG_WARN, "no background thread: failovers are followed only when connections fail");
+    if (c->cfg.nsentinels > 0 && !c->bg_running && !c->bg_stop)
+        (void)rdl_events_start(c); /* logs why it could not; retried by the next call */
 }
 
 static void client_free(rdlock_client_t *c)
