@@ -883,8 +883,6 @@ static void *bg_main(void *arg)
             break;
         now = rdl_now_ms();
         timeout = 60000;
-        if (c->sw != NULL && rdl_sentinel_watch_due(c->sw, &c->cfg) - now < timeout)
-            timeout = rdl_sentinel_watch_due(c->sw, &c->cfg) - now;
         if (c->wd_next != 0)
             timeout = c->wd_next - now;
         if (c->wd_fails > 0 && c->wd_retry_at - now > timeout)
@@ -893,13 +891,14 @@ static void *bg_main(void *arg)
             timeout = c->sub_retry_at - now;
         if (c->waits.n > 0 && timeout > RDL_UNSUB_IDLE_MS)
             timeout = RDL_UNSUB_IDLE_MS; /* idle subscriptions to drop */
+        if (c->sw != NULL && rdl_sentinel_watch_due(c->sw, &c->cfg) - now < timeout)
+            timeout = rdl_sentinel_watch_due(c->sw, &c->cfg) - now; /* a reconnect, a PING */
         if (timeout < 0)
             timeout = 0;
         RDL_UNLOCK(c);
 
         pfd[0].fd = c->wake[0];
         pfd[0].events = POLLIN;
-        nfd = 1;
         pfd[1].fd = c->sub != NULL ? c->sub->ctx->fd : -1; /* poll() skips -1 */
         pfd[1].events = POLLIN;
         pfd[1].revents = 0;
