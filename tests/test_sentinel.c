@@ -15,6 +15,9 @@
  *       the right ones find the master and the background thread's link
  *       authenticates too; a wrong or missing password is EACCES at
  *       client_open; the password is never logged.
+ *   link_reconnects  the sentinel kills the client's link (CLIENT KILL
+ *       TYPE pubsub): the client says so, tries the next sentinel (the
+ *       dead one), and listens again on the live one.
  *   deposed_master_left_at_next_round  a failover Sentinel cannot finish
  *       on the old master (which keeps its clients): the watchdog asks the
  *       sentinels each round and moves to the new master, with the pool.
@@ -344,6 +347,43 @@ static void test_sentinel_auth(void)
     rdt_server_stop(&sa);
 }
 
+/* How many times s occurs in the captured log. */
+static int log_count(const char *s)
+{
+    const char *p = rdt_log_text();
+    int n = 0;
+    while ((p = strstr(p, s)) != NULL) {
+        n++;
+        p += strlen(s);
+    }
+    return n;
+}
+
+static void test_link_reconnects(void)
+{
+    rdlock_client_t *c = NULL;
+    redisReply *r;
+    long long end;
+
+    rdt_log_clear();
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, write_ini(NULL)));
+    end = rdt_now_ms() + 5000;
+    while (log_count("listening for failovers") < 1 && rdt_now_ms() < end)
+        rdt__nap_ms(5);
+    RDT_ASSERT_EQ_LL(1, log_count("listening for failovers"));
+    r = redisCommand(g_s, "CLIENT KILL TYPE pubsub");
+    CU_ASSERT(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
+    if (r)
+        freeReplyObject(r);
+    end = rdt_now_ms() + 5000;
+    while (log_count("listening for failovers") < 2 && rdt_now_ms() < end)
+        rdt__nap_ms(5);
+    RDT_ASSERT_EQ_LL(2, log_count("listening for failovers"));
+    CU_ASSERT(rdt_log_has("link lost"));
+    CU_ASSERT(rdt_log_has("cannot listen for failovers")); /* the dead one, tried in between */
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
+}
+
 static void test_failover_followed(void)
 {
     rdlock_client_t *c = NULL, *idle = NULL;
@@ -427,6 +467,8 @@ static void test_failover_followed(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&idle_m));
     RDT_ASSERT_RC(0, rdlock_client_close(c));
     RDT_ASSERT_RC(0, rdlock_client_close(idle));
+    /* More than 5 s of quiet links: their keepalive PINGs were answered. */
+    CU_ASSERT(!rdt_log_has("no answer to PING"));
 }
 
 /* A failover that Sentinel cannot finish on the old master (a partition
@@ -560,6 +602,7 @@ static const rdt_test_t tests[] = {
     { "unknown_master_is_eio", test_unknown_master_is_eio },
     { "config_rules", test_config_rules },
     { "sentinel_auth", test_sentinel_auth },
+    { "link_reconnects", test_link_reconnects },
     { "failover_followed", test_failover_followed }, /* swaps the roles */
     { "deposed_master_left_at_next_round", test_deposed_master_left_at_next_round },
     { "dropped_hold_reported_in_one_round", test_dropped_hold_reported_in_one_round },
