@@ -10,10 +10,12 @@
  * and left (one monotonic clock: one process), its fencing token, and
  * whether the hold was reported lost (unlock ENOLCK or a lost callback).
  * Once the load runs, `SENTINEL FAILOVER` goes to the second sentinel (the
- * clients listen to the first, which learns of it as any other would); the
- * load goes on until Sentinel has demoted the old master (until then it
- * takes writes from whoever still talks to it) and 40 more sections were
- * entered.  Then:
+ * clients listen to the first, which learns of it as any other would).
+ * When the first sentinel names the new master, a third client starts
+ * with two more threads, as a process started during a failover would: it
+ * connects to the new master.  The load goes on until Sentinel has demoted
+ * the old master (until then it takes writes from whoever still talks to
+ * it) and 40 more sections were entered.  Then:
  *
  *   with_wait_replicas  wait_replicas = 2, the number of replicas (what
  *       rdlock.ini(5) requires): no two sections overlap, no fencing token
@@ -49,6 +51,8 @@
 #define NSENTINELS 3
 #define NCLIENTS 2
 #define NTHREADS 4
+#define NLATE 2 /* threads of a client that starts during the failover */
+#define NWORKERS (NCLIENTS * NTHREADS + NLATE)
 #define HOLD_MS 20
 #define LEASE_MS 3000
 #define SECTIONS_BEFORE 40 /* before the failover */
@@ -92,6 +96,23 @@ static void on_lost(const char *name, void *arg)
     worker_t *w = arg;
     (void)name;
     __atomic_add_fetch(&w->lost_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *worker_main(void *arg);
+
+/* Worker id on client c: its own lock handle (its lost callback tells
+ * the hold's thread) and thread.  0, or -1 (a CUnit failure). */
+static int start_worker(worker_t *w, int id, rdlock_client_t *c)
+{
+    rdt_lockopts_t o = RDT_LOCKOPTS(c);
+    o.lostcb = on_lost;
+    o.lostarg = w;
+    w->id = id;
+    if (rdt_mutex_init(&w->m, LOCK_NAME, &o) != 0 || pthread_create(&w->th, NULL, worker_main, w) != 0) {
+        CU_FAIL("worker set-up");
+        return -1;
+    }
+    return 0;
 }
 
 static void *worker_main(void *arg)
@@ -308,7 +329,7 @@ static void analyse(result_t *res, worker_t *w)
         if (s->exit_us > last_exit)
             last_exit = s->exit_us;
     }
-    for (i = 0; i < NCLIENTS * NTHREADS; i++) {
+    for (i = 0; i < NWORKERS; i++) {
         res->lostcbs += w[i].lost_calls;
         res->lock_errors += w[i].lock_errors;
         res->unlock_eio += w[i].unlock_eio;
@@ -317,8 +338,8 @@ static void analyse(result_t *res, worker_t *w)
 
 static void run(int wait_replicas, result_t *res)
 {
-    rdlock_client_t *c[NCLIENTS] = { NULL };
-    worker_t w[NCLIENTS * NTHREADS];
+    rdlock_client_t *c[NCLIENTS + 1] = { NULL };
+    worker_t w[NWORKERS];
     char body[1024];
     const char *ini;
     long long t_fail, t_switch, t_demoted, t_moved = -1;
@@ -348,18 +369,11 @@ static void run(int wait_replicas, result_t *res)
         check_replica_warning(ini);
     for (i = 0; ini && i < NCLIENTS; i++)
         RDT_ASSERT_RC(0, rdlock_client_open(&c[i], ini));
-    for (i = 0; c[0] && c[NCLIENTS - 1] && i < NCLIENTS * NTHREADS; i++) {
-        rdt_lockopts_t o = RDT_LOCKOPTS(c[i / NTHREADS]);
-        o.lostcb = on_lost;
-        o.lostarg = &w[i];
-        w[i].id = i;
-        if (rdt_mutex_init(&w[i].m, LOCK_NAME, &o) != 0 ||
-            pthread_create(&w[i].th, NULL, worker_main, &w[i]) != 0) {
-            CU_FAIL("worker set-up");
+    for (i = 0; c[0] && c[NCLIENTS - 1] && i < NCLIENTS * NTHREADS; i++)
+        if (start_worker(&w[i], i, c[i / NTHREADS]) != 0)
             break;
-        }
-        started++;
-    }
+        else
+            started++;
 
     if (started == NCLIENTS * NTHREADS) {
         CU_ASSERT(wait_for(enough_sections, SECTIONS_BEFORE, 15000));
@@ -368,6 +382,14 @@ static void run(int wait_replicas, result_t *res)
         CU_ASSERT(rdt_sentinel_failover(&g_sent[1], MASTER_NAME) == 0);
         CU_ASSERT(wait_for(sentinel_moved, old_port, 20000));
         t_switch = rdt_now_ms();
+        /* A process that starts now asks the sentinels and gets the new
+         * master: the others must be there too. */
+        RDT_ASSERT_RC(0, rdlock_client_open(&c[NCLIENTS], ini));
+        for (i = NCLIENTS * NTHREADS; c[NCLIENTS] && i < NWORKERS; i++)
+            if (start_worker(&w[i], i, c[NCLIENTS]) != 0)
+                break;
+            else
+                started++;
         /* The clients move when they hear +switch-master (logged). */
         while (t_moved < 0 && rdt_now_ms() < t_switch + 5000) {
             if (rdt_log_has("moved from"))
@@ -394,7 +416,7 @@ static void run(int wait_replicas, result_t *res)
         pthread_join(w[i].th, NULL);
     for (i = 0; i < started; i++)
         RDT_ASSERT_RC(0, rdlock_destroy(&w[i].m));
-    for (i = 0; i < NCLIENTS; i++)
+    for (i = 0; i <= NCLIENTS; i++)
         if (c[i])
             RDT_ASSERT_RC(0, rdlock_client_close(c[i]));
     topology_stop();
