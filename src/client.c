@@ -154,6 +154,17 @@ static void atfork_register(void)
 
 static int clock_sample(rdlock_client_t *c, rdl_conn_t *conn);
 
+/* With [sentinel] the background thread runs from the opening on, holds or
+ * not: it listens for failovers (events.c, sentinel.h), so that even a
+ * client holding nothing stops using a deposed master at once.  Also
+ * restarted by the first call after fork() in the child, and never after
+ * rdl_events_stop (process exit). */
+static void sentinel_follow_start(rdlock_client_t *c) /* mu held */
+{
+    if (c->cfg.nsentinels > 0 && !c->bg_running && !c->bg_stop)
+        (void)rdl_events_start(c); /* logs why it could not; retried by the next call */
+}
+
 static void client_free(rdlock_client_t *c)
 {
     rdl_conn_t *conn;
@@ -252,6 +263,9 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
     c->reg_next = registry;
     registry = c;
     RDL_CHECK(pthread_mutex_unlock(&registry_mu));
+    RDL_LOCK(c);
+    sentinel_follow_start(c);
+    RDL_UNLOCK(c);
     *out = c;
     return 0;
 }
@@ -385,6 +399,7 @@ static rdl_conn_t *pool_get(rdlock_client_t *c)
 {
     rdl_conn_t *conn;
     RDL_LOCK(c);
+    sentinel_follow_start(c); /* after fork(), in the child */
     conn = c->idle;
     if (conn != NULL) {
         c->idle = conn->next;
@@ -427,6 +442,20 @@ void rdl_client_pool_flush(rdlock_client_t *c)
         list = conn->next;
         rdl_conn_close(conn);
     }
+}
+
+bool rdl_client_pool_elsewhere(rdlock_client_t *c, const char *addr, char *where, size_t n)
+{
+    rdl_conn_t *conn;
+    bool found = false;
+    RDL_LOCK(c);
+    for (conn = c->idle; conn != NULL && !found; conn = conn->next)
+        if (conn->master[0] != '\0' && strcmp(conn->master, addr) != 0) {
+            snprintf(where, n, "%s", conn->master);
+            found = true;
+        }
+    RDL_UNLOCK(c);
+    return found;
 }
 
 static void net_state(rdlock_client_t *c, bool down, const char *why)
@@ -562,7 +591,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 pool_put(c, conn); /* the server answered with an error */
                 if (rc != EAGAIN)
                     return rc;
-                snprintf(why, sizeof why, "server loading or busy");
+                snprintf(why, sizeof why, "server loading, busy or short of replicas");
             } else {
                 /* Sent, maybe run, but no answer: a retry may find the
                  * effect of this attempt, and the attempt itself may yet

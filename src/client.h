@@ -71,6 +71,8 @@ struct rdlock_client {
     int wake[2];              /* self-pipe: wakes the thread's poll() */
     rdl_conn_t *sub;          /* subscriber connection (bg thread only) */
     rdl_conn_t *wd;           /* watchdog connection (bg thread only) */
+    struct rdl_sentinel_watch *sw; /* [sentinel]: +switch-master listener
+                                      (bg thread only; sentinel.h) */
     long long sub_retry_at;
     long long wd_retry_at;
     int sub_fails, wd_fails;
@@ -98,6 +100,11 @@ void rdl_client_pool_flush(rdlock_client_t *c);
 
 /* Width of a call's stamp: a server time in ms, zero-padded. */
 #define RDL_STAMP_LEN 15
+
+/* With [sentinel]: does an idle pooled connection lead to a master other
+ * than addr ("host:port")?  If so, true and its address in where (n
+ * bytes). */
+bool rdl_client_pool_elsewhere(rdlock_client_t *c, const char *addr, char *where, size_t n);
 
 /* What a script call's retries mean for its result. */
 typedef struct rdl_call {

@@ -104,6 +104,8 @@ void rdl_config_free(rdl_config_t *cfg)
     free(cfg->sentinel_master);
     for (int i = 0; i < cfg->nsentinels; i++)
         free(cfg->sentinel_host[i]);
+    free(cfg->sentinel_username);
+    wipe_free(cfg->sentinel_password);
     /* Zeroed, so freeing twice is harmless (config.h promises it). */
     memset(cfg, 0, sizeof *cfg);
 }
@@ -721,7 +723,7 @@ enum rdl_key_id {
     K_CONNECT_TIMEOUT, K_COMMAND_TIMEOUT, K_RETRIES,
     K_PREFIX, K_LEASE, K_RETRY_INTERVAL, K_JITTER, K_FAIL_FAST,
     K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT, K_SENTINEL_MASTER,
-    K_SENTINELS
+    K_SENTINELS, K_SENTINEL_USERNAME, K_SENTINEL_PASSWORD, K_SENTINEL_PASSWORD_FILE
 };
 
 enum rdl_key_type { T_STR, T_SECRET, T_NUM, T_BOOL };
@@ -763,6 +765,11 @@ static const rdl_keydef_t keydefs[] = {
     { "sentinel", "master_name", K_SENTINEL_MASTER, T_STR, 0, 255 },
     /* "host:port, host:port ...": parsed by set_sentinels(). */
     { "sentinel", "sentinels", K_SENTINELS, T_STR, 0, 8192 },
+    /* AUTH to the sentinels themselves (Sentinel's requirepass / ACL):
+     * the same rules as [redis]'s. */
+    { "sentinel", "username", K_SENTINEL_USERNAME, T_STR, 0, 0 },
+    { "sentinel", "password", K_SENTINEL_PASSWORD, T_SECRET, 0, 0 },
+    { "sentinel", "password_file", K_SENTINEL_PASSWORD_FILE, T_STR, 0, PATH_MAX - 1 },
 };
 
 /* What one load collects beyond *cfg. */
@@ -772,6 +779,7 @@ typedef struct rdl_load {
     int problems;        /* EINVAL-class problems found */
     int oom;
     char *password_file; /* as written in the file */
+    char *sentinel_password_file; /* [sentinel]'s, as written */
     bool lease_bad;      /* lease_ms was invalid: skip the cross checks */
 } rdl_load_t;
 
@@ -962,6 +970,15 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     case K_SENTINELS:
         set_sentinels(ld, val);
         break;
+    case K_SENTINEL_USERNAME:
+        set_str(ld, &cfg->sentinel_username, val);
+        break;
+    case K_SENTINEL_PASSWORD:
+        set_str(ld, &cfg->sentinel_password, val);
+        break;
+    case K_SENTINEL_PASSWORD_FILE:
+        set_str(ld, &ld->sentinel_password_file, val);
+        break;
     default:
         break;
     }
@@ -1082,9 +1099,9 @@ static char *resolve_path(const char *file, const char *p)
     return out;
 }
 
-/* Read the first line of password_file into *out.  Returns 0, ENOENT,
- * EACCES, EINVAL or ENOMEM, logged (never the content). */
-static int read_password_file(const char *file, const char *pf, char **out)
+/* Read the first line of password_file (of [section]) into *out.  Returns
+ * 0, ENOENT, EACCES, EINVAL or ENOMEM, logged (never the content). */
+static int read_password_file(const char *file, const char *section, const char *pf, char **out)
 {
     struct stat st;
     char *buf;
@@ -1096,14 +1113,14 @@ static int read_password_file(const char *file, const char *pf, char **out)
     fd = open(pf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         e = errno;
-        key_problem(file, "redis", "password_file", "cannot open %s: %s", pf, strerror(e));
+        key_problem(file, section, "password_file", "cannot open %s: %s", pf, strerror(e));
         return open_errno(e);
     }
     /* A directory or device is not a readable password file; refusing
      * them also keeps a FIFO or /dev/zero from hanging the load. */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        key_problem(file, "redis", "password_file", "%s is not a readable regular file", pf);
+        key_problem(file, section, "password_file", "%s is not a readable regular file", pf);
         return EACCES;
     }
     buf = malloc(RDL_PASSWORD_MAX + 2);
@@ -1117,7 +1134,7 @@ static int read_password_file(const char *file, const char *pf, char **out)
             continue;
         if (r < 0) {
             e = errno;
-            key_problem(file, "redis", "password_file", "cannot read %s: %s", pf, strerror(e));
+            key_problem(file, section, "password_file", "cannot read %s: %s", pf, strerror(e));
             rc = e == ENOMEM ? ENOMEM : EACCES;
             goto out;
         }
@@ -1127,7 +1144,7 @@ static int read_password_file(const char *file, const char *pf, char **out)
     }
     nl = memchr(buf, '\n', n);
     if (nl == NULL && n > RDL_PASSWORD_MAX) {
-        key_problem(file, "redis", "password_file", "first line of %s is longer than %d bytes",
+        key_problem(file, section, "password_file", "first line of %s is longer than %d bytes",
                     pf, RDL_PASSWORD_MAX);
         rc = EINVAL;
         goto out;
@@ -1136,12 +1153,12 @@ static int read_password_file(const char *file, const char *pf, char **out)
     if (linelen > 0 && buf[linelen - 1] == '\r')
         linelen--;
     if (linelen == 0) {
-        key_problem(file, "redis", "password_file", "%s: the first line is empty", pf);
+        key_problem(file, section, "password_file", "%s: the first line is empty", pf);
         rc = EINVAL;
         goto out;
     }
     if (memchr(buf, '\0', linelen) != NULL) {
-        key_problem(file, "redis", "password_file", "%s: the first line contains a NUL byte", pf);
+        key_problem(file, section, "password_file", "%s: the first line contains a NUL byte", pf);
         rc = EINVAL;
         goto out;
     }
@@ -1156,6 +1173,35 @@ out:
     close(fd);
     explicit_bzero(buf, RDL_PASSWORD_MAX + 2);
     free(buf);
+    return rc;
+}
+
+/* [section] password_file pf (NULL: not given) into *pw, unless password
+ * was given too (a problem).  0 or ENOENT, EACCES, ENOMEM; EINVAL-class
+ * problems are counted in ld->problems. */
+static int password_from_file(rdl_load_t *ld, const char *section, const char *pf, char **pw)
+{
+    char *p;
+    int rc;
+
+    if (pf == NULL)
+        return 0;
+    if (*pw != NULL) {
+        /* Two sources for one secret: refusing is clearer than a silent
+         * precedence rule. */
+        key_problem(ld->file, section, "password_file", "give either password or password_file, not both");
+        ld->problems++;
+        return 0;
+    }
+    p = resolve_path(ld->file, pf);
+    if (p == NULL)
+        return ENOMEM;
+    rc = read_password_file(ld->file, section, p, pw);
+    free(p);
+    if (rc == EINVAL) {
+        ld->problems++;
+        rc = 0;
+    }
     return rc;
 }
 
@@ -1214,25 +1260,21 @@ static int finish(rdl_load_t *ld)
         }
     }
 
-    if (ld->password_file == NULL)
-        return 0;
-    if (cfg->password != NULL) {
-        /* Two sources for one secret: refusing is clearer than a silent
-         * precedence rule. */
-        key_problem(ld->file, "redis", "password_file",
-                    "give either password or password_file, not both");
+    /* Credentials for sentinels that are not used would hide a mistake
+     * (a [sentinel] block half commented out). */
+    if (cfg->nsentinels == 0 && cfg->sentinel_master == NULL &&
+        (cfg->sentinel_username != NULL || cfg->sentinel_password != NULL || ld->sentinel_password_file != NULL)) {
+        key_problem(ld->file, "sentinel",
+                    cfg->sentinel_password != NULL   ? "password"
+                    : ld->sentinel_password_file != NULL ? "password_file"
+                                                         : "username",
+                    "given without master_name and sentinels");
         ld->problems++;
-        return 0;
     }
-    p = resolve_path(ld->file, ld->password_file);
-    if (p == NULL)
-        return ENOMEM;
-    rc = read_password_file(ld->file, p, &cfg->password);
-    free(p);
-    if (rc == EINVAL) {
-        ld->problems++;
-        rc = 0;
-    }
+
+    rc = password_from_file(ld, "redis", ld->password_file, &cfg->password);
+    if (rc == 0)
+        rc = password_from_file(ld, "sentinel", ld->sentinel_password_file, &cfg->sentinel_password);
     return rc;
 }
 
@@ -1293,6 +1335,7 @@ static int load_file(rdl_config_t *cfg, const char *path)
     }
     pf_rc = ld.oom || ini_oom ? ENOMEM : finish(&ld);
     wipe_free(ld.password_file);
+    wipe_free(ld.sentinel_password_file);
 
     if (ld.oom || ini_oom || pf_rc == ENOMEM)
         rc = ENOMEM;

@@ -40,6 +40,8 @@ typedef struct rdl_config {
     int nsentinels;
     char *sentinel_host[RDL_SENTINELS_MAX];
     int sentinel_port[RDL_SENTINELS_MAX];
+    char *sentinel_username;       /* NULL = none; AUTH to the sentinels */
+    char *sentinel_password;       /* NULL = none; from password or password_file */
     /* Not configuration: the sentinel that answered last, asked first next
      * time (a dead one costs a connect timeout).  The one field written
      * after load, only with __atomic builtins (conn.c). */

@@ -106,23 +106,88 @@ static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const
     return rc;
 }
 
+/* Connect to sentinel i of cfg and authenticate if [sentinel] has a
+ * password.  The context, or NULL with the reason in why (n bytes); *refused
+ * set when the sentinel refused the credentials (or wants some). */
+static redisContext *sentinel_connect_io(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused)
+{
+    redisContext *sc = redisConnectWithTimeout(cfg->sentinel_host[i], cfg->sentinel_port[i],
+                                               ms_to_tv(cfg->connect_timeout_ms));
+    redisReply *r;
+
+    *refused = false;
+    if (sc == NULL) {
+        snprintf(why, n, "out of memory");
+        return NULL;
+    }
+    if (sc->err || redisSetTimeout(sc, ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
+        snprintf(why, n, "%s", sc->err ? sc->errstr : "cannot set the timeout");
+        redisFree(sc);
+        return NULL;
+    }
+    redisEnableKeepAlive(sc);
+    if (cfg->sentinel_password == NULL)
+        return sc;
+    {
+        const char *argv[3] = { "AUTH", cfg->sentinel_username, cfg->sentinel_password };
+        if (cfg->sentinel_username != NULL)
+            r = redisCommandArgv(sc, 3, argv, NULL);
+        else {
+            argv[1] = cfg->sentinel_password;
+            r = redisCommandArgv(sc, 2, argv, NULL);
+        }
+    }
+    if (r != NULL && r->type != REDIS_REPLY_ERROR) {
+        freeReplyObject(r);
+        return sc;
+    }
+    /* The server's text never contains the password we sent. */
+    snprintf(why, n, "AUTH %s: %s", r == NULL ? "failed" : "refused", r == NULL ? sc->errstr : r->str);
+    *refused = r != NULL;
+    if (r != NULL)
+        freeReplyObject(r);
+    redisFree(sc);
+    return NULL;
+}
+
+redisContext *rdl_sentinel_connect(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused)
+{
+    redisContext *sc;
+    nosigpipe_t st;
+    nosigpipe_enter(&st);
+    sc = sentinel_connect_io(cfg, i, why, n, refused);
+    nosigpipe_leave(&st);
+    return sc;
+}
+
+/* A sentinel's answer that needs credentials, or refuses ours. */
+static bool sentinel_wants_auth(const redisReply *r)
+{
+    return r != NULL && r->type == REDIS_REPLY_ERROR && rdl_reply_error(r) == EACCES;
+}
+
 /* Ask the sentinels, in order, where the master is: the first that
- * knows wins.  0 (host, *port set) or EIO (last_error says why).  A
- * failover is followed because every new connection asks again, and a
- * demoted master's READONLY drops the old ones (client.c, events.c). */
+ * knows wins.  0 (host, *port set), EACCES (none knows, and one refused
+ * our credentials or wants some: logged) or EIO (last_error says why).  A
+ * failover is followed because the background thread listens to a
+ * sentinel's notifications and drops the connections to the old master
+ * (events.c, sentinel.c), every new connection asks again, and a demoted
+ * master's READONLY drops the old ones (client.c, events.c). */
 static int sentinel_master(const rdl_config_t *cfg, char *host, size_t hostlen, int *port)
 {
     int k, first = __atomic_load_n(&cfg->sentinel_hint, __ATOMIC_RELAXED);
+    bool auth_refused = false;
     snprintf(last_error, sizeof last_error, "no sentinel knows master '%s'", cfg->sentinel_master);
     if (first < 0 || first >= cfg->nsentinels)
         first = 0;
     for (k = 0; k < cfg->nsentinels; k++) {
         int i = (first + k) % cfg->nsentinels;
-        redisContext *sc = redisConnectWithTimeout(cfg->sentinel_host[i], cfg->sentinel_port[i],
-                                                   ms_to_tv(cfg->connect_timeout_ms));
+        char why[200];
+        bool refused;
+        redisContext *sc = sentinel_connect_io(cfg, i, why, sizeof why, &refused);
         redisReply *r = NULL;
         bool ok = false;
-        if (sc != NULL && sc->err == 0 && redisSetTimeout(sc, ms_to_tv(cfg->command_timeout_ms)) == REDIS_OK)
+        if (sc != NULL)
             r = redisCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master);
         if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
             r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING &&
@@ -135,10 +200,16 @@ static int sentinel_master(const rdl_config_t *cfg, char *host, size_t hostlen, 
                 ok = true;
             }
         }
-        if (!ok)
+        if (sentinel_wants_auth(r)) {
+            refused = true;
+            snprintf(why, sizeof why, "%s", r->str);
+        }
+        if (refused) {
+            auth_refused = true;
+            rdl_log(RDLOCK_LOG_ERROR, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i], why);
+        } else if (!ok)
             rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i],
-                    sc == NULL ? "out of memory"
-                    : sc->err  ? sc->errstr
+                    sc == NULL ? why
                     : r == NULL ? "no answer"
                     : r->type == REDIS_REPLY_ERROR ? r->str
                                                    : "does not know the master");
@@ -152,6 +223,10 @@ static int sentinel_master(const rdl_config_t *cfg, char *host, size_t hostlen, 
             __atomic_store_n((int *)&cfg->sentinel_hint, i, __ATOMIC_RELAXED);
             return 0;
         }
+    }
+    if (auth_refused) {
+        snprintf(last_error, sizeof last_error, "a sentinel refused authentication");
+        return EACCES;
     }
     return EIO;
 }
@@ -181,10 +256,10 @@ static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out, bool prob
     if (cfg->nsentinels > 0) {
         char host[256];
         int port;
-        if (sentinel_master(cfg, host, sizeof host, &port) != 0) {
+        if ((rc = sentinel_master(cfg, host, sizeof host, &port)) != 0) {
             rdl_log(RDLOCK_LOG_DEBUG, "%s: %s", rdl_conn_where(cfg, where, sizeof where), last_error);
             free(c);
-            return EIO;
+            return rc; /* EIO, or EACCES: a sentinel refused our credentials */
         }
         c->ctx = redisConnectWithTimeout(host, port, ms_to_tv(cfg->connect_timeout_ms));
         snprintf(c->master, sizeof c->master, "%s:%d", host, port);
@@ -418,8 +493,11 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
             rdl_log(RDLOCK_LOG_WARN, "script %s: %s; reconnecting", script->name, r->str);
             rc = EROFS;
         } else if (rc == EIO && rdl_reply_transient(r)) {
-            /* The server is starting or busy: worth retrying. */
-            rdl_log(RDLOCK_LOG_DEBUG, "script %s: %s; retrying", script->name, r->str);
+            /* The server is starting or busy, or has too few replicas to
+             * take writes (NOREPLICAS: nothing was written, the request
+             * was not confirmed): worth retrying. */
+            rdl_log(rdl_reply_noreplicas(r) ? RDLOCK_LOG_WARN : RDLOCK_LOG_DEBUG, "script %s: %s; retrying",
+                    script->name, r->str);
             rc = EAGAIN;
         } else {
             rdl_log(RDLOCK_LOG_ERROR, "script %s failed: %s", script->name, r->str ? r->str : "?");

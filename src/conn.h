@@ -21,13 +21,21 @@ typedef struct rdl_conn {
 } rdl_conn_t;
 
 /* With [sentinel]: where the sentinels say the master is now, as
- * "host:port" in buf (at least 272 bytes).  0, or EIO (none knows, none
- * answers). */
+ * "host:port" in buf (at least 272 bytes).  0, EIO (none knows, none
+ * answers) or EACCES (none knows, and one refused our credentials).
+ * The sentinel that answers is asked first next time. */
 int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
+
+/* A connection to sentinel i of cfg (its connect and command timeouts),
+ * authenticated with [sentinel]'s credentials if any: the context, or NULL
+ * with the reason in why (n bytes, never the password) and *refused set if
+ * the sentinel refused the credentials. */
+redisContext *rdl_sentinel_connect(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused);
 
 /* Connect, authenticate and select the db.  Returns 0 and *out, or
  *   EIO     unreachable or no answer within the timeouts
- *   EACCES  authentication refused (also NOAUTH: a password is needed)
+ *   EACCES  authentication refused (also NOAUTH: a password is needed),
+ *           by the server or, with [sentinel], by the sentinels
  *   EINVAL  the server rejected the db number
  *   ENOMEM */
 int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out);

@@ -3,8 +3,10 @@
  * One thread per client, started on first need and joined at close.  It
  * owns two connections: a subscriber (SUBSCRIBE to the channels of names
  * that local threads wait on) and a watchdog connection that renews every
- * hold of the client with pipelined batch scripts.  It never holds the
- * client's mutex across network I/O. */
+ * hold of the client with pipelined batch scripts; with [sentinel], also a
+ * link to a sentinel that tells it of failovers (sentinel.h), for which it
+ * runs from the client's opening on.  It never holds the client's mutex
+ * across network I/O. */
 #include "rdl_build.h"
 
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include "log.h"
 #include "reply.h"
 #include "script.h"
+#include "sentinel.h"
 #include "timeutil.h"
 #include "waitq.h"
 
@@ -103,6 +106,8 @@ void rdl_events_stop(rdlock_client_t *c)
         free(owed);
         owed = next;
     }
+    rdl_sentinel_watch_free(c->sw);
+    c->sw = NULL;
 }
 
 void rdl_events_after_fork(rdlock_client_t *c)
@@ -111,6 +116,8 @@ void rdl_events_after_fork(rdlock_client_t *c)
     rdl_conn_close(c->wd);
     c->sub = c->wd = NULL;
     lost_later_free(c);
+    rdl_sentinel_watch_free(c->sw); /* closes the child's descriptor only */
+    c->sw = NULL;
     c->bg_running = false;
     c->bg_stop = false;
     c->wd_next = 0;
@@ -620,40 +627,9 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
     c->wd_fails = failed ? c->wd_fails + 1 : 0;
 }
 
-/* With [sentinel], once per renewal round, after it (mutex not held): has a
- * failover moved the master away from the watchdog's connection?  A
- * deposed master keeps serving its clients until Sentinel reconfigures
- * it, which can take many seconds; renewals that went there meanwhile
- * would be lost with it.  So the watchdog asks, and moves at once: its own
- * connection, the pool (lock calls) and the subscriber (wake-ups). */
-static bool master_check(rdlock_client_t *c)
-{
-    char now[272];
-    if (rdl_sentinel_master(&c->cfg, now, sizeof now) != 0) {
-        /* No sentinel answers: keep going where we are, and do not pay
-         * their timeouts every round. */
-        c->sentinel_check_at = rdl_now_ms() + RDL_SENTINEL_BACKOFF_MS;
-        return false;
-    }
-    if (strcmp(now, c->wd->master) == 0)
-        return false;
-    rdl_log(RDLOCK_LOG_WARN, "Sentinel: master '%s' moved from %s to %s; reconnecting", c->cfg.sentinel_master,
-            c->wd->master, now);
-    rdl_conn_close(c->wd);
-    c->wd = NULL;
-    rdl_client_pool_flush(c);
-    if (c->sub != NULL) {
-        rdl_conn_close(c->sub);
-        c->sub = NULL;
-        RDL_LOCK(c);
-        sub_reset(c);
-        RDL_UNLOCK(c);
-    }
-    return true;
-}
-
 /* Every watched hold is due now (mutex held): after a move to a new
- * master, whose copies of our holds date from before the failover. */
+ * master, whose copies of our holds date from before the failover.  The
+ * renewal that finds one gone reports it lost, in this very round. */
 static void renew_all_now(rdlock_client_t *c, long long now)
 {
     size_t i;
@@ -665,6 +641,88 @@ static void renew_all_now(rdlock_client_t *c, long long now)
             h->renew_at = now;
     }
     c->wd_next = now;
+    c->wd_fails = 0;
+    c->wd_retry_at = 0;
+}
+
+/* The master moved from `from` to `to` (mutex not held): leave the old
+ * one at once, wherever we are on it.  A deposed master keeps serving its
+ * clients until Sentinel reconfigures it, which can take many seconds;
+ * what went there meanwhile (acquisitions, renewals) is lost with it.  So
+ * the watchdog's connection, the pool (lock calls: connections in use are
+ * closed when they come back) and the subscriber (wake-ups: every waiter
+ * looks again) all go, and every hold is renewed on the new master now. */
+static void move_master(rdlock_client_t *c, const char *from, const char *to, const char *how)
+{
+    /* (from may be c->wd's, closed below.) */
+    rdl_log(RDLOCK_LOG_WARN, "Sentinel: master '%s' moved from %s to %s (%s); reconnecting", c->cfg.sentinel_master,
+            from[0] ? from : "?", to, how);
+    if (c->sw != NULL)
+        rdl_sentinel_watch_set_master(c->sw, to);
+    rdl_conn_close(c->wd);
+    c->wd = NULL;
+    rdl_client_pool_flush(c);
+    if (c->sub != NULL) {
+        rdl_conn_close(c->sub);
+        c->sub = NULL;
+    }
+    RDL_LOCK(c);
+    sub_reset(c);
+    c->sub_fails = 0; /* resubscribe on the new master at once, no backoff */
+    renew_all_now(c, rdl_now_ms());
+    RDL_UNLOCK(c);
+}
+
+/* With [sentinel], once per renewal round, after it (mutex not held): has a
+ * failover moved the master away from the watchdog's connection?  The
+ * sentinel link (below) hears of a failover at once; this question also
+ * catches a master moved without one (a sentinel reconfigured by hand)
+ * and a notification lost with a link. */
+static bool master_check(rdlock_client_t *c)
+{
+    char now[RDL_MASTER_ADDR_MAX];
+    if (rdl_sentinel_master(&c->cfg, now, sizeof now) != 0) {
+        /* No sentinel answers: keep going where we are, and do not pay
+         * their timeouts every round. */
+        c->sentinel_check_at = rdl_now_ms() + RDL_SENTINEL_BACKOFF_MS;
+        return false;
+    }
+    if (strcmp(now, c->wd->master) == 0)
+        return false;
+    move_master(c, c->wd->master, now, "asked after a renewal round");
+    return true;
+}
+
+/* The sentinel link says the master is at addr (mutex not held): move
+ * there if that is news. */
+static void sentinel_follow(rdlock_client_t *c, const char *addr, const char *how)
+{
+    char prev[RDL_MASTER_ADDR_MAX];
+    snprintf(prev, sizeof prev, "%s", rdl_sentinel_watch_master(c->sw));
+    if (strcmp(prev, addr) == 0)
+        return;
+    rdl_sentinel_watch_set_master(c->sw, addr);
+    if (prev[0] == '\0') {
+        /* Learned for the first time (the link came up): connections
+         * opened before asked the sentinels themselves, but a failover may
+         * have passed since.  Move only if one of them leads elsewhere. */
+        if (c->wd != NULL && strcmp(c->wd->master, addr) != 0)
+            snprintf(prev, sizeof prev, "%s", c->wd->master);
+        else if (!rdl_client_pool_elsewhere(c, addr, prev, sizeof prev))
+            return;
+    }
+    move_master(c, prev, addr, how);
+}
+
+/* The sentinel link's own chores (mutex not held): (re)connect, keepalive,
+ * and the question asked after each (re)connection. */
+static void sentinel_service(rdlock_client_t *c)
+{
+    char addr[RDL_MASTER_ADDR_MAX];
+    if (c->sw == NULL && (c->sw = rdl_sentinel_watch_new()) == NULL)
+        return; /* out of memory: renewal rounds still ask (master_check) */
+    if (rdl_sentinel_watch_service(c->sw, &c->cfg, rdl_now_ms(), addr, sizeof addr) == 1)
+        sentinel_follow(c, addr, "asked on a new sentinel link");
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -672,7 +730,7 @@ static void renew_all_now(rdlock_client_t *c, long long now)
 static void *bg_main(void *arg)
 {
     rdlock_client_t *c = arg; /* all signals blocked: see rdl_events_start */
-    struct pollfd pfd[2];
+    struct pollfd pfd[3];
     char drain[64];
 
     RDL_LOCK(c);
@@ -738,6 +796,8 @@ static void *bg_main(void *arg)
             free(owed);
             owed = next;
         }
+        if (c->cfg.nsentinels > 0)
+            sentinel_service(c);
 
         RDL_LOCK(c);
         if (c->bg_stop)
@@ -752,23 +812,32 @@ static void *bg_main(void *arg)
             timeout = c->sub_retry_at - now;
         if (rdl_waitq_any(c) && timeout > RDL_UNSUB_IDLE_MS)
             timeout = RDL_UNSUB_IDLE_MS; /* idle subscriptions to drop */
+        if (c->sw != NULL && rdl_sentinel_watch_due(c->sw, &c->cfg) - now < timeout)
+            timeout = rdl_sentinel_watch_due(c->sw, &c->cfg) - now; /* a reconnect, a PING */
         if (timeout < 0)
             timeout = 0;
         RDL_UNLOCK(c);
 
         pfd[0].fd = c->wake[0];
         pfd[0].events = POLLIN;
-        nfd = 1;
-        if (c->sub != NULL) {
-            pfd[1].fd = c->sub->ctx->fd;
-            pfd[1].events = POLLIN;
-            nfd = 2;
-        }
+        pfd[1].fd = c->sub != NULL ? c->sub->ctx->fd : -1; /* poll() skips -1 */
+        pfd[1].events = POLLIN;
+        pfd[1].revents = 0;
+        pfd[2].fd = rdl_sentinel_watch_fd(c->sw);
+        pfd[2].events = POLLIN;
+        pfd[2].revents = 0;
+        nfd = pfd[2].fd >= 0 ? 3 : 2;
         if (poll(pfd, (nfds_t)nfd, (int)timeout) > 0) {
+            char addr[RDL_MASTER_ADDR_MAX];
+            const char *event = "";
             if (pfd[0].revents & POLLIN)
                 while (read(c->wake[0], drain, sizeof drain) > 0)
                     ;
-            if (nfd == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && (src = sub_read(c)) != 0) {
+            if (nfd == 3 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                rdl_sentinel_watch_read(c->sw, &c->cfg, addr, sizeof addr, &event) == 1)
+                /* First: the subscriber below may be on the old master. */
+                sentinel_follow(c, addr, event);
+            if (c->sub != NULL && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && (src = sub_read(c)) != 0) {
                 if (src == EIO)
                     rdl_log(RDLOCK_LOG_WARN, "subscriber connection lost: %s", c->sub->ctx->errstr);
                 rdl_conn_close(c->sub);

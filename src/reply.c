@@ -31,8 +31,17 @@ int rdl_reply_error(const redisReply *r)
 
 bool rdl_reply_transient(const redisReply *r)
 {
-    return is_error(r) &&
-           (starts(r, "LOADING") || starts(r, "BUSY") || starts(r, "TRYAGAIN") || starts(r, "MASTERDOWN"));
+    return is_error(r) && (starts(r, "LOADING") || starts(r, "BUSY") || starts(r, "TRYAGAIN") ||
+                           starts(r, "MASTERDOWN") || rdl_reply_noreplicas(r));
+}
+
+bool rdl_reply_noreplicas(const redisReply *r)
+{
+    /* Redis 7 passes a script's error code through; 6 wraps it in "ERR
+     * Error running script ... -NOREPLICAS Not enough good replicas ...". */
+    return is_error(r) && (starts(r, "NOREPLICAS") || starts(r, "NOTENOUGHREPLICAS") ||
+                           (starts(r, "ERR") && (strstr(r->str, "-NOREPLICAS ") != NULL ||
+                                                 strstr(r->str, "-NOTENOUGHREPLICAS ") != NULL)));
 }
 
 bool rdl_reply_noscript(const redisReply *r)
@@ -203,6 +212,104 @@ int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev)
     if (kind->len == 11 && memcmp(kind->str, "unsubscribe", 11) == 0)
         return RDL_EV_UNSUBSCRIBED;
     return RDL_EV_NONE;
+}
+
+/* The n fields of msg[0, len) separated by single blanks, from the right:
+ * f[n - 1] is the last.  What is left of them, without the blank before
+ * the first, ends at *rest.  false if there are fewer or an empty one. */
+static bool fields_right(const char *msg, size_t len, int n, const char **f, size_t *fl, const char **rest)
+{
+    const char *p = msg + len;
+    int k;
+    for (k = n - 1; k >= 0; k--) {
+        const char *e = p;
+        while (p > msg && p[-1] != ' ')
+            p--;
+        if (p == e || p == msg)
+            return false;
+        f[k] = p;
+        fl[k] = (size_t)(e - p);
+        p--; /* the blank */
+    }
+    *rest = p;
+    return true;
+}
+
+/* Exactly n non-empty fields in msg[0, len), separated by single blanks,
+ * into f and fl: true, else false. */
+static bool fields_left(const char *msg, size_t len, int n, const char **f, size_t *fl)
+{
+    const char *p = msg, *end = msg + len;
+    int k;
+    for (k = 0; k < n; k++) {
+        const char *b = p;
+        while (p < end && *p != ' ')
+            p++;
+        if (p == b)
+            return false;
+        f[k] = b;
+        fl[k] = (size_t)(p - b);
+        if (k < n - 1) {
+            if (p == end)
+                return false;
+            p++; /* the blank */
+        }
+    }
+    return p == end;
+}
+
+/* "<ip>:<port>" of two fields into addr, if it fits.  The port is digits
+ * only: a field with a blank or a colon cannot pass for one. */
+static bool addr_of(const char *ip, size_t il, const char *port, size_t pl, char *addr, size_t n)
+{
+    size_t i;
+    if (il + pl + 2 > n || pl == 0 || pl > 5)
+        return false;
+    for (i = 0; i < pl; i++)
+        if (port[i] < '0' || port[i] > '9')
+            return false;
+    snprintf(addr, n, "%.*s:%.*s", (int)il, ip, (int)pl, port);
+    return true;
+}
+
+int rdl_reply_sentinel(const redisReply *r, const char *name, char *addr, size_t n)
+{
+    const redisReply *kind, *chan, *m;
+    const char *f[4], *rest;
+    size_t fl[4], nl = strlen(name);
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->element[0]->type != REDIS_REPLY_STRING)
+        return RDL_SEV_NONE;
+    kind = r->element[0];
+    if (kind->len == 4 && memcmp(kind->str, "pong", 4) == 0)
+        return RDL_SEV_PONG;
+    if (r->elements != 3 || kind->len != 7 || memcmp(kind->str, "message", 7) != 0)
+        return RDL_SEV_NONE;
+    chan = r->element[1];
+    m = r->element[2];
+    if (chan->type != REDIS_REPLY_STRING || m->type != REDIS_REPLY_STRING)
+        return RDL_SEV_NONE;
+    if (chan->len == 14 && memcmp(chan->str, "+switch-master", 14) == 0) {
+        /* From the right, so that a name with blanks still matches. */
+        if (!fields_right(m->str, m->len, 4, f, fl, &rest) || (size_t)(rest - m->str) != nl ||
+            memcmp(m->str, name, nl) != 0 || !addr_of(f[2], fl[2], f[3], fl[3], addr, n))
+            return RDL_SEV_NONE;
+        return RDL_SEV_SWITCH;
+    }
+    if (chan->len == 15 && memcmp(chan->str, "+promoted-slave", 15) == 0) {
+        const char *at;
+        /* The master's name ends two fields from the right, after " @ ";
+         * before that, exactly the replica's four fields. */
+        if (!fields_right(m->str, m->len, 2, f, fl, &rest) || (size_t)(rest - m->str) < nl + 3 ||
+            memcmp(rest - nl, name, nl) != 0 || memcmp(rest - nl - 3, " @ ", 3) != 0)
+            return RDL_SEV_NONE;
+        at = rest - nl - 3;
+        if (!fields_left(m->str, (size_t)(at - m->str), 4, f, fl) || fl[0] != 5 || memcmp(f[0], "slave", 5) != 0 ||
+            !addr_of(f[2], fl[2], f[3], fl[3], addr, n))
+            return RDL_SEV_NONE;
+        return RDL_SEV_PROMOTED;
+    }
+    return RDL_SEV_NONE;
 }
 
 /* A holder's "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>" or a

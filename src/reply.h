@@ -21,8 +21,14 @@
 /* An error reply: EACCES (authentication or permission), else EIO. */
 int rdl_reply_error(const redisReply *r);
 /* An error reply worth retrying: the server is loading, busy running a
- * script, or has no master (LOADING, BUSY, TRYAGAIN, MASTERDOWN). */
+ * script, has no master (LOADING, BUSY, TRYAGAIN, MASTERDOWN) or too few
+ * replicas to take writes (rdl_reply_noreplicas). */
 bool rdl_reply_transient(const redisReply *r);
+/* NOREPLICAS / NOTENOUGHREPLICAS: a master with min-replicas-to-write has
+ * too few good replicas and refused a write.  Nothing was written (a
+ * script fails at its first write), so the request was not confirmed: it
+ * may be retried, and counts as EIO when retries run out. */
+bool rdl_reply_noreplicas(const redisReply *r);
 /* NOSCRIPT: the server's script cache lost our script. */
 bool rdl_reply_noscript(const redisReply *r);
 /* READONLY: the server is a replica now (demoted by a failover): the
@@ -75,6 +81,17 @@ typedef struct rdl_event {
 /* RDL_EV_* for r, a reply read on a connection subscribed to channels
  * "<key><suffix>"; pointers into r.  RDL_EV_NONE for anything else. */
 int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev);
+
+/* A message on the link to a sentinel (sentinel.c), subscribed to
+ * +switch-master and +promoted-slave: */
+enum { RDL_SEV_NONE, RDL_SEV_SWITCH, RDL_SEV_PROMOTED, RDL_SEV_PONG };
+/* RDL_SEV_SWITCH ("<name> <old ip> <old port> <new ip> <new port>") or
+ * RDL_SEV_PROMOTED ("slave <ip>:<port> <ip> <port> @ <name> <master ip>
+ * <master port>") when about master `name`, with the new master's
+ * "ip:port" in addr (n bytes); RDL_SEV_PONG for the answer to a PING;
+ * RDL_SEV_NONE for anything else (other masters, confirmations, garbage;
+ * addr untouched). */
+int rdl_reply_sentinel(const redisReply *r, const char *name, char *addr, size_t n);
 
 /* status.lua: {now, mode, holders, writers, readers waiting, fence,
  * robust marker}.  0 (free with rdlock_status_free), EIO or ENOMEM. */

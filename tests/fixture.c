@@ -711,24 +711,36 @@ int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_ar
 
 int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name)
 {
+    return rdt_sentinel_start_opts(s, master, name, 1, NULL);
+}
+
+int rdt_sentinel_start_opts(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum,
+                            const char *password)
+{
     char exe[1024];
     FILE *f;
     int attempt, rc = -1;
 
-    if (!s || !master || !name)
+    if (!s || !master || !name || quorum < 1)
         return -1;
     memset(s, 0, sizeof *s);
     signal(SIGPIPE, SIG_IGN);
+    if (password && copy_str(s->password, sizeof s->password, password) != 0) {
+        fprintf(stderr, "fixture: password too long\n");
+        return -1;
+    }
     if (find_redis_server(exe, sizeof exe) != 0 || make_dir(s) != 0)
         return -1;
     snprintf(s->conf, sizeof s->conf, "%s/sentinel.conf", s->dir);
-    /* Sentinel rewrites its file as it learns: it lives in our dir. */
+    /* Sentinel rewrites its file as it learns: it lives in our dir.  (A
+     * password becomes --requirepass on the command line, as for a
+     * server, and the readiness probe authenticates with it.) */
     f = fopen(s->conf, "w");
     if (!f || fprintf(f,
-                      "sentinel monitor %s 127.0.0.1 %d 1\n"
+                      "sentinel monitor %s 127.0.0.1 %d %d\n"
                       "sentinel down-after-milliseconds %s 1000\n"
                       "sentinel failover-timeout %s 3000\n",
-                      name, master->port, name, name) < 0) {
+                      name, master->port, quorum, name, name) < 0) {
         fprintf(stderr, "fixture: cannot write %s: %s\n", s->conf, strerror(errno));
         if (f)
             fclose(f);

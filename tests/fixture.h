@@ -32,6 +32,10 @@ int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_ar
  * timers (down after 1 s, failover timeout 3 s), at its own port, socket
  * and temp dir.  Stopped with rdt_server_stop.  0, or -1 (printed). */
 int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name);
+/* The same with a quorum (for several sentinels) and, when password is not
+ * NULL, a password that the sentinel's own clients must give (AUTH). */
+int rdt_sentinel_start_opts(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum,
+                            const char *password);
 /* SIGTERM, wait (SIGKILL after 5 s), remove the temp dir. */
 void rdt_server_stop(rdt_server_t *s);
 

@@ -1175,6 +1175,94 @@ static void test_password_file(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* [sentinel] credentials                                              */
+/* ------------------------------------------------------------------ */
+
+#define SENT_KEYS "[sentinel]\nmaster_name = m\nsentinels = 127.0.0.1:26379\n"
+
+/* AUTH to the sentinels: username, password, password_file, validated as
+ * [redis]'s are, and independent of them. */
+static void test_sentinel_credentials(void)
+{
+    rdl_config_t c;
+    char pf[TP], text[PATH_MAX + 256];
+
+    /* None by default; username and password as given. */
+    EXPECT_INT(load_text(&c, SENT_KEYS), 0);
+    EXPECT_STR(c.sentinel_username, NULL);
+    EXPECT_STR(c.sentinel_password, NULL);
+    rdl_config_free(&c);
+    EXPECT_INT(load_text(&c, "[redis]\nusername = app\npassword = forredis\n" SENT_KEYS
+                             "username = watcher\npassword = \"for;sentinel\"\n"),
+               0);
+    EXPECT_STR(c.username, "app");
+    EXPECT_STR(c.password, "forredis");
+    EXPECT_STR(c.sentinel_username, "watcher");
+    EXPECT_STR(c.sentinel_password, "for;sentinel");
+    rdl_config_free(&c);
+
+    /* password_file: first line, relative to the ini file's directory. */
+    CU_ASSERT_FATAL(write_file(pf, "spw1", "  sentinel pw \r\nsecond\n") != NULL);
+    EXPECT_INT(load_text(&c, SENT_KEYS "password_file = spw1\n"), 0);
+    EXPECT_STR(c.sentinel_password, "  sentinel pw ");
+    EXPECT_STR(c.password, NULL);
+    rdl_config_free(&c);
+
+    /* Missing ENOENT, not a regular file EACCES, empty EINVAL, both
+     * password and password_file EINVAL: each said about [sentinel]. */
+    snprintf(text, sizeof text, SENT_KEYS "password_file = %s\n", tpath(pf, "no-such-spw"));
+    EXPECT_INT(load_text(&c, text), ENOENT);
+    EXPECT_LOG("sentinel:password_file", "no-such-spw");
+    CU_ASSERT(is_zeroed(&c));
+    tpath(pf, "spwdir");
+    mkdir(pf, 0700);
+    snprintf(text, sizeof text, SENT_KEYS "password_file = %s\n", pf);
+    EXPECT_INT(load_text(&c, text), EACCES);
+    EXPECT_LOG("sentinel:password_file", "spwdir");
+    CU_ASSERT_FATAL(write_file(pf, "spwempty", "\n") != NULL);
+    snprintf(text, sizeof text, SENT_KEYS "password_file = %s\n", pf);
+    EXPECT_INT(load_text(&c, text), EINVAL);
+    EXPECT_LOG("sentinel:password_file", "empty");
+    CU_ASSERT_FATAL(write_file(pf, "spw2", "fromfile\n") != NULL);
+    snprintf(text, sizeof text, SENT_KEYS "password = inline\npassword_file = %s\n", pf);
+    EXPECT_INT(load_text(&c, text), EINVAL);
+    EXPECT_LOG("sentinel:password_file", "not both");
+    /* [redis]'s password_file does not count for [sentinel]'s password. */
+    snprintf(text, sizeof text, "[redis]\npassword_file = %s\n" SENT_KEYS "password = inline\n", pf);
+    EXPECT_INT(load_text(&c, text), 0);
+    EXPECT_STR(c.password, "fromfile");
+    EXPECT_STR(c.sentinel_password, "inline");
+    rdl_config_free(&c);
+
+    /* Credentials without sentinels to use them on. */
+    EXPECT_INT(load_text(&c, "[sentinel]\npassword = x\n"), EINVAL);
+    EXPECT_LOG("sentinel:password", "without master_name");
+    EXPECT_INT(load_text(&c, "[sentinel]\nusername = x\n"), EINVAL);
+    EXPECT_LOG("sentinel:username", "without master_name");
+
+    /* Never the secret in a log line. */
+    {
+        static const char *const bad[] = {
+            "[sentinel]\npassword = Zq9-sentinel-SECRET\n",
+            SENT_KEYS "pasword = Zq9-sentinel-SECRET\n",
+            SENT_KEYS "password = Zq9-sentinel-SECRET\nport = 1\n",
+            SENT_KEYS "password Zq9-sentinel-SECRET\n",
+            SENT_KEYS "password = \"Zq9-sentinel-SECRET\n",
+        };
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            EXPECT_INT(load_text(&c, bad[i]), EINVAL);
+            CU_ASSERT(log_n > 0);
+            EXPECT_NO_LOG("Zq9-sentinel-SECRET");
+        }
+    }
+    CU_ASSERT_FATAL(write_file(pf, "spw3", "Zq9-sentinel-SECRET\n") != NULL);
+    snprintf(text, sizeof text, SENT_KEYS "password_file = %s\nsentinels = x\n", pf);
+    EXPECT_INT(load_text(&c, text), EINVAL);
+    EXPECT_NO_LOG("Zq9-sentinel-SECRET");
+}
+
+/* ------------------------------------------------------------------ */
 /* No log line ever holds a password                                   */
 /* ------------------------------------------------------------------ */
 
@@ -1437,6 +1525,7 @@ int main(void)
         { "file search", test_search },
         { "password_file", test_password_file },
         { "password never logged", test_password_never_logged },
+        { "sentinel credentials", test_sentinel_credentials },
         { "iniparser's own errors scrubbed", test_iniparser_errors_scrubbed },
         { "concurrent loads", test_concurrent },
     };

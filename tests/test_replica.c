@@ -20,6 +20,11 @@
  *       return until it continues.
  *   config_rules  wait_timeout_ms must be below command_timeout_ms;
  *       wait_replicas is 0..1000.
+ *   noreplicas_is_not_confirmed  a master with min-replicas-to-write
+ *       above its replicas refuses writes (NOREPLICAS): an unlock retries,
+ *       then returns EIO and keeps the hold (held, renewed, unlock may be
+ *       retried), and succeeds once the master takes writes again; an
+ *       acquisition is EIO and leaves nothing behind.
  *   demoted_master_reconnects  a failover by hand (the replica promoted,
  *       the master made its replica, the client's socket path pointed at
  *       the new master, as a DNS name or a proxy would move): the client's
@@ -398,6 +403,53 @@ static void test_demoted_master_reconnects(void)
     CU_ASSERT_EQUAL(switch_roles(&g_master, g_m, g_r), 0);
 }
 
+/* CONFIG SET min-replicas-to-write n on the master: 0 or -1 (printed). */
+static int min_replicas(int n)
+{
+    redisReply *r = redisCommand(g_m, "CONFIG SET min-replicas-to-write %d", n);
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    if (!ok)
+        fprintf(stderr, "CONFIG SET min-replicas-to-write %d: %s\n", n, r && r->str ? r->str : "no reply");
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+static void test_noreplicas_is_not_confirmed(void)
+{
+    rdlock_t m, other;
+    unsigned count = 0;
+    long long t0, el;
+    int rc;
+    const char *k = rdt_key("rep-norep", "");
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "rep-norep", g_c0, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&other, "rep-norep2", g_c0, 0), 0);
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    CU_ASSERT_FATAL(min_replicas(2) == 0);
+
+    t0 = rdt_now_ms();
+    rc = rdlock_unlock(&m);
+    el = rdt_now_ms() - t0;
+    fprintf(stderr, "unlock against NOREPLICAS: %s after %lld ms\n", rdt_errname(rc), el);
+    RDT_ASSERT_RC(EIO, rc);
+    CU_ASSERT(el >= 70); /* retried: 10 + 20 + 40 ms of backoff */
+    CU_ASSERT(rdt_log_has("NOREPLICAS"));
+    RDT_ASSERT_EQ_LL(1, rdt_exists(g_m, k)); /* not released ... */
+    RDT_ASSERT_RC(0, rdlock_holdcount(&m, &count));
+    RDT_ASSERT_EQ_LL(1, count);              /* ... and still ours */
+    RDT_ASSERT_RC(EIO, rdlock_trylock(&other));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, rdt_key("rep-norep2", "")));
+
+    CU_ASSERT(min_replicas(0) == 0);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, k));
+    RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
 static const rdt_test_t tests[] = {
     { "confirmed_hold_is_on_the_replica", test_confirmed_hold_is_on_the_replica },
     { "unconfirmed_try_is_undone", test_unconfirmed_try_is_undone },
@@ -405,6 +457,7 @@ static const rdt_test_t tests[] = {
     { "robust_marker_survives_undo", test_robust_marker_survives_undo },
     { "handover_confirmed", test_handover_confirmed },
     { "config_rules", test_config_rules },
+    { "noreplicas_is_not_confirmed", test_noreplicas_is_not_confirmed },
     { "demoted_master_reconnects", test_demoted_master_reconnects },
     { NULL, NULL },
 };

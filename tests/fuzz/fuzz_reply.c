@@ -3,7 +3,8 @@
  * hiredis parses it into replies (as on our connections), and every reply,
  * and every element of it down to a small depth, goes through every
  * decoder of src/reply.c: the scripts' replies (acquire, release, renew,
- * status), the subscription's messages and the error classification.  A
+ * status), the subscription's messages, a sentinel's notifications and
+ * the error classification.  A
  * malicious or broken server (or a man in the middle of a plain TCP link)
  * must get at most EIO out of the library, never a crash, a leak or
  * undefined behaviour.  Built and run by tests/fuzz/run-fuzz.sh. */
@@ -45,10 +46,24 @@ static void exercise(const redisReply *r, int depth)
     rdlock_status_t st;
     int res[64];
     size_t i, n;
+    char addr[32];
 
     (void)rdl_reply_error(r);
     (void)rdl_reply_transient(r);
     (void)rdl_reply_noscript(r);
+    (void)rdl_reply_noreplicas(r);
+    memset(addr, 'x', sizeof addr);
+    switch (rdl_reply_sentinel(r, "mymaster", addr, sizeof addr)) {
+    case RDL_SEV_SWITCH:
+    case RDL_SEV_PROMOTED:
+        /* A bounded "ip:port" with a port of digits. */
+        if (memchr(addr, '\0', sizeof addr) == NULL || strrchr(addr, ':') == NULL ||
+            strspn(strrchr(addr, ':') + 1, "0123456789") != strlen(strrchr(addr, ':') + 1))
+            __builtin_trap();
+        break;
+    default:
+        break;
+    }
     if (rdl_reply_acquire(r, &a) == ESTALE && a.now < 0)
         __builtin_trap(); /* a void attempt's server clock is never negative */
     if (memchr(a.prev, '\0', sizeof a.prev) == NULL)

@@ -1,0 +1,474 @@
+/* test_failover.c - a Sentinel failover under load (docs/CONTRACT.md section 9,
+ * Sentinel): what the protected sections saw.
+ *
+ * Each test starts its own topology: a master, two replicas of it and three
+ * sentinels (quorum 2), all redis-server on free loopback ports, stopped by
+ * PID, and waits until Sentinel could promote either replica (topology.h).
+ * Two clients that know only the sentinels run four threads each; every
+ * thread takes one lock name over and over (rdlock_timedlock), holds it for
+ * 20 ms and unlocks, recording each protected section: when it was entered
+ * and left (one monotonic clock: one process), its fencing token, and
+ * whether the hold was reported lost (unlock ENOLCK or a lost callback).
+ * Once the load runs, `SENTINEL FAILOVER` goes to the second sentinel (the
+ * clients listen to the first, which learns of it as any other would).
+ * When the first sentinel names the new master, a third client starts
+ * with two more threads, as a process started during a failover would: it
+ * connects to the new master.  The load goes on until Sentinel has demoted
+ * the old master (until then it takes writes from whoever still talks to
+ * it) and 40 more sections were entered.  Then:
+ *
+ *   with_wait_replicas  wait_replicas = 2, the number of replicas (what
+ *       rdlock.ini(5) requires): no two sections overlap, no fencing token
+ *       is repeated or goes back.  (Before the load: a client with
+ *       wait_replicas = 1 is warned that Sentinel knows 2 replicas; one
+ *       with 2 is not.)
+ *   without_wait_replicas  no confirmation: writes the old master took
+ *       after the promotion are lost, so holds can be dropped and sections
+ *       overlap, but every overlapping pair has a hold that was reported
+ *       lost (docs/CONTRACT.md section 9.3: the holds the failover dropped are reported lost).
+ *
+ * Each prints what it measured (sections, overlaps, regressions, losses,
+ * the longest time without a section and when the clients moved).  The
+ * only sleeps are the 20 ms holds (the work being protected) and naps
+ * between looks at a condition. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fixture.h"
+#include "testlib.h"
+#include "testutil.h"
+#include "topology.h"
+
+#define MASTER_NAME "rdtfo"
+#define LOCK_NAME "fo"
+#define NREPLICAS 2
+#define NSENTINELS 3
+#define NCLIENTS 2
+#define NTHREADS 4
+#define NLATE 2 /* threads of a client that starts during the failover */
+#define NWORKERS (NCLIENTS * NTHREADS + NLATE)
+#define HOLD_MS 20
+#define LEASE_MS 3000
+#define SECTIONS_BEFORE 40 /* before the failover */
+#define SECTIONS_AFTER 40  /* entered after the sentinels name the new master */
+#define MAX_SECTIONS 20000
+
+static rdt_server_t g_srv[1 + NREPLICAS]; /* [0] the first master */
+static rdt_server_t g_sent[NSENTINELS];
+
+typedef struct section {
+    long long enter_us, exit_us;
+    uint64_t token;
+    int worker;
+    int unlock_rc;
+    bool lost; /* unlock said ENOLCK, or the lost callback ran during it */
+} section_t;
+
+typedef struct worker {
+    int id;
+    rdlock_t m;
+    pthread_t th;
+    int lost_calls;  /* lost callbacks (atomic: the client's thread) */
+    int lock_errors; /* timed locks that returned EIO or ETIMEDOUT */
+    int unlock_eio;  /* unlocks that returned EIO (retried) */
+} worker_t;
+
+static pthread_mutex_t g_rec_mu = PTHREAD_MUTEX_INITIALIZER;
+static section_t *g_secs;
+static size_t g_nsecs;
+static int g_stop;
+
+static long long now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void on_lost(const char *name, void *arg)
+{
+    worker_t *w = arg;
+    (void)name;
+    __atomic_add_fetch(&w->lost_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *worker_main(void *arg);
+
+/* Worker id on client c: its own lock handle (its lost callback tells
+ * the hold's thread) and thread.  0, or -1 (a CUnit failure). */
+static int start_worker(worker_t *w, int id, rdlock_client_t *c)
+{
+    rdt_lockopts_t o = RDT_LOCKOPTS(c);
+    o.lostcb = on_lost;
+    o.lostarg = w;
+    w->id = id;
+    if (rdt_mutex_init(&w->m, LOCK_NAME, &o) != 0 || pthread_create(&w->th, NULL, worker_main, w) != 0) {
+        CU_FAIL("worker set-up");
+        return -1;
+    }
+    return 0;
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    while (!__atomic_load_n(&g_stop, __ATOMIC_SEQ_CST)) {
+        struct timespec dl = rdt_abstime(CLOCK_REALTIME, 1000);
+        section_t s;
+        int lost0, rc, tries;
+
+        rc = rdlock_timedlock(&w->m, &dl);
+        if (rc != 0) {
+            if (rc != ETIMEDOUT && rc != EIO)
+                fprintf(stderr, "worker %d: timedlock %s\n", w->id, rdt_errname(rc));
+            w->lock_errors++;
+            continue;
+        }
+        memset(&s, 0, sizeof s);
+        s.enter_us = now_us();
+        s.token = rdt_mutex_token(&w->m);
+        s.worker = w->id;
+        lost0 = __atomic_load_n(&w->lost_calls, __ATOMIC_SEQ_CST);
+        rdt__nap_ms(HOLD_MS); /* the protected work */
+        s.exit_us = now_us();
+        /* EIO keeps the hold (the release was not confirmed): retry. */
+        for (tries = 0; (rc = rdlock_unlock(&w->m)) == EIO && tries < 100; tries++)
+            w->unlock_eio++;
+        s.unlock_rc = rc;
+        s.lost = rc == ENOLCK || __atomic_load_n(&w->lost_calls, __ATOMIC_SEQ_CST) != lost0;
+        if (rc != 0 && rc != ENOLCK)
+            fprintf(stderr, "worker %d: unlock %s\n", w->id, rdt_errname(rc));
+        pthread_mutex_lock(&g_rec_mu);
+        if (g_nsecs < MAX_SECTIONS)
+            g_secs[g_nsecs++] = s;
+        pthread_mutex_unlock(&g_rec_mu);
+    }
+    return NULL;
+}
+
+static size_t sections(void)
+{
+    size_t n;
+    pthread_mutex_lock(&g_rec_mu);
+    n = g_nsecs;
+    pthread_mutex_unlock(&g_rec_mu);
+    return n;
+}
+
+/* Sections entered after t (us). */
+static size_t sections_after(long long t)
+{
+    size_t i, n = 0;
+    pthread_mutex_lock(&g_rec_mu);
+    for (i = 0; i < g_nsecs; i++)
+        if (g_secs[i].enter_us > t)
+            n++;
+    pthread_mutex_unlock(&g_rec_mu);
+    return n;
+}
+
+static int by_enter(const void *a, const void *b)
+{
+    const section_t *x = a, *y = b;
+    return x->enter_us < y->enter_us ? -1 : x->enter_us > y->enter_us;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void topology_stop(void)
+{
+    int i;
+    for (i = 0; i < NSENTINELS; i++)
+        rdt_server_stop(&g_sent[i]);
+    for (i = 0; i <= NREPLICAS; i++)
+        rdt_server_stop(&g_srv[i]);
+}
+
+static int topology_start(void)
+{
+    const rdt_server_t *reps[NREPLICAS], *sents[NSENTINELS];
+    char extra[64];
+    int i;
+
+    memset(g_srv, 0, sizeof g_srv);
+    memset(g_sent, 0, sizeof g_sent);
+    if (rdt_server_start(&g_srv[0], NULL, NULL) != 0)
+        return -1;
+    snprintf(extra, sizeof extra, "--replicaof 127.0.0.1 %d", g_srv[0].port);
+    for (i = 1; i <= NREPLICAS; i++) {
+        if (rdt_server_start(&g_srv[i], NULL, extra) != 0)
+            return -1;
+        reps[i - 1] = &g_srv[i];
+    }
+    for (i = 0; i < NSENTINELS; i++) {
+        if (rdt_sentinel_start_opts(&g_sent[i], &g_srv[0], MASTER_NAME, 2, NULL) != 0)
+            return -1;
+        sents[i] = &g_sent[i];
+    }
+    return rdt_topology_wait(&g_srv[0], reps, NREPLICAS, sents, NSENTINELS, MASTER_NAME, 30000);
+}
+
+/* Wait (bounded) until cond(arg) holds: 1, or 0 after timeout_ms. */
+static int wait_for(int (*cond)(long long), long long arg, int timeout_ms)
+{
+    long long end = rdt_now_ms() + timeout_ms;
+    while (!cond(arg)) {
+        if (rdt_now_ms() >= end)
+            return 0;
+        rdt__nap_ms(10);
+    }
+    return 1;
+}
+
+static int enough_sections(long long n)
+{
+    return sections() >= (size_t)n;
+}
+
+static long long g_after_t;
+static int enough_after(long long n)
+{
+    return sections_after(g_after_t) >= (size_t)n;
+}
+
+static int sentinel_moved(long long old_port)
+{
+    int p = rdt_sentinel_master_port(&g_sent[0], MASTER_NAME);
+    return p > 0 && p != old_port;
+}
+
+/* The first master is a replica now. */
+static int demoted(long long unused)
+{
+    char role[32];
+    (void)unused;
+    rdt_role_of(&g_srv[0], role, sizeof role);
+    return strcmp(role, "slave") == 0;
+}
+
+/* wait_replicas below the number of replicas Sentinel knows is warned
+ * about (rdlock.ini(5)); at the number, as in ini, it is not. */
+static void check_replica_warning(const char *ini)
+{
+    char body[1024];
+    const char *low;
+    rdlock_client_t *c = NULL;
+    long long end;
+
+    snprintf(body, sizeof body,
+             "[sentinel]\nmaster_name = %s\nsentinels = 127.0.0.1:%d\n[replication]\nwait_replicas = 1\n"
+             "wait_timeout_ms = 300\n",
+             MASTER_NAME, g_sent[0].port);
+    low = rdt_write_file(&g_srv[0], "low.ini", body);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(low);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    end = rdt_now_ms() + 5000;
+    while (!rdt_log_has("wait_replicas 2 covers them") && rdt_now_ms() < end)
+        rdt__nap_ms(10);
+    CU_ASSERT(rdt_log_has("wait_replicas 2 covers them"));
+    if (c)
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    CU_ASSERT(!rdt_log_has("but [replication] wait_replicas"));
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, low));
+    end = rdt_now_ms() + 5000;
+    while (!rdt_log_has("but [replication] wait_replicas is 1") && rdt_now_ms() < end)
+        rdt__nap_ms(10);
+    CU_ASSERT(rdt_log_has("Sentinel knows 2 replicas of master 'rdtfo' but [replication] wait_replicas is 1"));
+    if (c)
+        RDT_ASSERT_RC(0, rdlock_client_close(c));
+    rdt_log_clear();
+}
+
+typedef struct result {
+    size_t n, after;
+    int overlaps, unreported, regressions, duplicates;
+    int enolck, lostcbs, lock_errors, unlock_eio, lost_sections;
+    long long longest_gap_ms;
+} result_t;
+
+static void analyse(result_t *res, worker_t *w)
+{
+    size_t i, j;
+    uint64_t maxtok = 0;
+    long long last_exit = 0;
+
+    memset(res, 0, sizeof *res);
+    qsort(g_secs, g_nsecs, sizeof *g_secs, by_enter);
+    res->n = g_nsecs;
+    for (i = 0; i < g_nsecs; i++) {
+        section_t *s = &g_secs[i];
+        if (s->unlock_rc == ENOLCK)
+            res->enolck++;
+        if (s->lost)
+            res->lost_sections++;
+        for (j = i + 1; j < g_nsecs && g_secs[j].enter_us < s->exit_us; j++) {
+            res->overlaps++;
+            if (!s->lost && !g_secs[j].lost && ++res->unreported <= 10) {
+                fprintf(stderr,
+                        "  unreported overlap: worker %d token %llu [%lld, %lld] and worker %d token %llu "
+                        "[%lld, %lld] (us)\n",
+                        s->worker, (unsigned long long)s->token, s->enter_us, s->exit_us, g_secs[j].worker,
+                        (unsigned long long)g_secs[j].token, g_secs[j].enter_us, g_secs[j].exit_us);
+            }
+        }
+        if (i > 0 && s->token <= maxtok) {
+            res->regressions++;
+            if (s->token == maxtok)
+                res->duplicates++;
+        }
+        if (s->token > maxtok)
+            maxtok = s->token;
+        if (i > 0 && s->enter_us - last_exit > res->longest_gap_ms * 1000)
+            res->longest_gap_ms = (s->enter_us - last_exit) / 1000;
+        if (s->exit_us > last_exit)
+            last_exit = s->exit_us;
+    }
+    for (i = 0; i < NWORKERS; i++) {
+        res->lostcbs += w[i].lost_calls;
+        res->lock_errors += w[i].lock_errors;
+        res->unlock_eio += w[i].unlock_eio;
+    }
+}
+
+static void run(int wait_replicas, result_t *res)
+{
+    rdlock_client_t *c[NCLIENTS + 1] = { NULL };
+    worker_t w[NWORKERS];
+    char body[1024];
+    const char *ini;
+    long long t_fail, t_switch, t_demoted, t_moved = -1;
+    int i, old_port, started = 0;
+
+    memset(w, 0, sizeof w);
+    memset(res, 0, sizeof *res);
+    g_nsecs = 0;
+    g_stop = 0;
+    g_secs = calloc(MAX_SECTIONS, sizeof *g_secs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g_secs);
+    if (topology_start() != 0) {
+        topology_stop();
+        free(g_secs);
+        CU_FAIL_FATAL("topology not ready");
+    }
+    old_port = g_srv[0].port;
+    snprintf(body, sizeof body,
+             "[lock]\nlease_ms = %d\n[sentinel]\nmaster_name = %s\nsentinels = 127.0.0.1:%d, 127.0.0.1:%d, "
+             "127.0.0.1:%d\n%s",
+             LEASE_MS, MASTER_NAME, g_sent[0].port, g_sent[1].port, g_sent[2].port,
+             wait_replicas ? "[replication]\nwait_replicas = 2\nwait_timeout_ms = 300\n" : "");
+    ini = rdt_write_file(&g_srv[0], "failover.ini", body);
+    CU_ASSERT_PTR_NOT_NULL(ini);
+    rdt_log_clear();
+    if (wait_replicas && ini)
+        check_replica_warning(ini);
+    for (i = 0; ini && i < NCLIENTS; i++)
+        RDT_ASSERT_RC(0, rdlock_client_open(&c[i], ini));
+    for (i = 0; c[0] && c[NCLIENTS - 1] && i < NCLIENTS * NTHREADS; i++)
+        if (start_worker(&w[i], i, c[i / NTHREADS]) != 0)
+            break;
+        else
+            started++;
+
+    if (started == NCLIENTS * NTHREADS) {
+        CU_ASSERT(wait_for(enough_sections, SECTIONS_BEFORE, 15000));
+        rdt_log_clear(); /* room for what the clients say about the failover */
+        t_fail = rdt_now_ms();
+        CU_ASSERT(rdt_sentinel_failover(&g_sent[1], MASTER_NAME) == 0);
+        CU_ASSERT(wait_for(sentinel_moved, old_port, 20000));
+        t_switch = rdt_now_ms();
+        /* A process that starts now asks the sentinels and gets the new
+         * master: the others must be there too. */
+        RDT_ASSERT_RC(0, rdlock_client_open(&c[NCLIENTS], ini));
+        for (i = NCLIENTS * NTHREADS; c[NCLIENTS] && i < NWORKERS; i++)
+            if (start_worker(&w[i], i, c[NCLIENTS]) != 0)
+                break;
+            else
+                started++;
+        /* The clients move when they hear +switch-master (logged). */
+        while (t_moved < 0 && rdt_now_ms() < t_switch + 5000) {
+            if (rdt_log_has("moved from"))
+                t_moved = rdt_now_ms();
+            else
+                rdt__nap_ms(2);
+        }
+        /* Until Sentinel demotes the old master it takes writes from
+         * whoever still talks to it: the load goes on past that. */
+        CU_ASSERT(wait_for(demoted, 0, 30000));
+        t_demoted = rdt_now_ms();
+        g_after_t = now_us();
+        CU_ASSERT(wait_for(enough_after, SECTIONS_AFTER, 30000));
+        fprintf(stderr,
+                "\n  failover: sentinel 0 named the new master %lld ms after SENTINEL FAILOVER; a client moved "
+                "%lld ms after that; the old master was demoted %lld ms after the switch\n",
+                t_switch - t_fail, t_moved < 0 ? -1 : t_moved - t_switch, t_demoted - t_switch);
+        /* The clients left the old master when their sentinel named the
+         * new one, not when it was demoted. */
+        CU_ASSERT(t_moved >= 0 && t_moved < t_switch + 1000);
+    }
+    __atomic_store_n(&g_stop, 1, __ATOMIC_SEQ_CST);
+    for (i = 0; i < started; i++)
+        pthread_join(w[i].th, NULL);
+    for (i = 0; i < started; i++)
+        RDT_ASSERT_RC(0, rdlock_destroy(&w[i].m));
+    for (i = 0; i <= NCLIENTS; i++)
+        if (c[i])
+            RDT_ASSERT_RC(0, rdlock_client_close(c[i]));
+    topology_stop();
+
+    analyse(res, w);
+    res->after = sections_after(g_after_t);
+    fprintf(stderr,
+            "  wait_replicas %d: %zu sections (%zu after the old master's demotion), %d overlapping pairs (%d with no hold "
+            "reported lost), %d token regressions (%d duplicates), %d sections reported lost (%d ENOLCK, %d "
+            "lost callbacks), %d lock timeouts/EIO, %d unlock EIO, longest time without a section %lld ms\n",
+            wait_replicas ? NREPLICAS : 0, res->n, res->after, res->overlaps, res->unreported, res->regressions, res->duplicates,
+            res->lost_sections, res->enolck, res->lostcbs, res->lock_errors, res->unlock_eio, res->longest_gap_ms);
+    free(g_secs);
+    g_secs = NULL;
+}
+
+static void test_with_wait_replicas(void)
+{
+    result_t r;
+    run(1, &r);
+    RDT_ASSERT_EQ_LL(0, r.overlaps);
+    RDT_ASSERT_EQ_LL(0, r.regressions);
+    CU_ASSERT(r.after >= SECTIONS_AFTER);
+}
+
+static void test_without_wait_replicas(void)
+{
+    result_t r;
+    run(0, &r);
+    RDT_ASSERT_EQ_LL(0, r.unreported);
+    CU_ASSERT(r.after >= SECTIONS_AFTER);
+}
+
+static int suite_setup(void)
+{
+    rdt_log_capture();
+    return 0;
+}
+
+static int suite_teardown(void)
+{
+    topology_stop();
+    return 0;
+}
+
+static const rdt_test_t tests[] = {
+    { "without_wait_replicas", test_without_wait_replicas },
+    { "with_wait_replicas", test_with_wait_replicas },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "failover", tests, suite_setup, suite_teardown, 120);
+}
