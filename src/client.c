@@ -16,6 +16,7 @@
 #include "hold.h"
 #include "log.h"
 #include "timeutil.h"
+#include "topology.h"
 #include "waitq.h"
 
 #ifndef RDLOCK_SYSCONFDIR
@@ -161,7 +162,7 @@ static int clock_sample(rdlock_client_t *c, rdl_conn_t *conn);
  * rdl_events_stop (process exit). */
 static void sentinel_follow_start(rdlock_client_t *c) /* mu held */
 {
-    if (c->cfg.nsentinels > 0 && !c->bg_running && !c->bg_stop)
+    if (c->topo->always_on && !c->bg_running && !c->bg_stop)
         (void)rdl_events_start(c); /* logs why it could not; retried by the next call */
 }
 
@@ -215,7 +216,8 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
 
     /* Connect once: refused authentication or a rejected db is an error
      * now; an unreachable server only with fail_fast (docs/CONTRACT.md section 3). */
-    rc = rdl_conn_open(&c->cfg, &conn);
+    c->topo = rdl_topology_of(&c->cfg);
+    rc = c->topo->connect(c, NULL, 0, true, &conn);
     if (rc == 0) {
         /* Wake-ups need PUBLISH and SUBSCRIBE on the lock channels: a Redis
          * 7 user without channel permissions (ACL resetchannels, the
@@ -543,7 +545,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
         if (conn == NULL) {
             /* The script's own reply reports NOAUTH: no probe needed. */
             unsigned gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
-            rc = rdl_conn_open_lazy(&c->cfg, &conn);
+            rc = rdl_topo_connect(c, NULL, 0, &conn);
             if (rc == 0)
                 conn->gen = gen; /* read before connecting: a flush meanwhile wins */
             if (rc != 0 && rc != EIO)

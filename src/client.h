@@ -30,6 +30,7 @@ typedef struct rdl_lostcb {
 
 struct rdlock_client {
     rdl_config_t cfg;
+    const struct rdl_topology_ops *topo; /* which server serves a name (topology.h) */
     char id[RDL_ID_HEX + 1];  /* 128 random bits from the OS, hex */
     char host[256];
     pid_t pid;
@@ -58,7 +59,13 @@ struct rdlock_client {
 
     rdl_table_t holds;        /* rdl_hold_t by (key, thread) */
     uint64_t next_serial;
-    long long wd_next;        /* earliest renewal / expiry due (monotonic ms) */
+    /* The watchdog's state: only watchdog.c touches it. */
+    struct {
+        rdl_conn_t *conn;     /* its own connection (bg thread only) */
+        long long next;       /* earliest renewal / expiry due (monotonic ms), 0 none */
+        long long retry_at;   /* after a failed round, not before */
+        int fails;            /* failed rounds in a row */
+    } wdog;
 
     rdl_table_t waits;        /* rdl_waitq_t by key */
 
@@ -70,12 +77,10 @@ struct rdlock_client {
     pthread_t bg;
     int wake[2];              /* self-pipe: wakes the thread's poll() */
     rdl_conn_t *sub;          /* subscriber connection (bg thread only) */
-    rdl_conn_t *wd;           /* watchdog connection (bg thread only) */
     struct rdl_sentinel_watch *sw; /* [sentinel]: +switch-master listener
                                       (bg thread only; sentinel.h) */
     long long sub_retry_at;
-    long long wd_retry_at;
-    int sub_fails, wd_fails;
+    int sub_fails;
     bool sub_denied;          /* the server refused a SUBSCRIBE (logged once) */
 
     bool is_default;

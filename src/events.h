@@ -20,6 +20,11 @@ void rdl_events_poke(rdlock_client_t *c);
 /* Run fn(name, arg) on the background thread, soon (mu held): a lost
  * callback owed by an unlock that found its hold gone. */
 void rdl_events_lost_later(rdlock_client_t *c, rdlock_lost_fn fn, void *arg, const char *name, size_t namelen);
+/* The server(s) serving the client's names moved (a failover; mu not
+ * held): drop the pool, the watchdog's and the subscriber's connections
+ * (every waiter looks again) and renew every hold on the new server at
+ * once.  Background thread only. */
+void rdl_events_moved(rdlock_client_t *c);
 /* After fork(), in the child (mu held by the fork handler): forget the
  * thread and close (not shut down) its connections. */
 void rdl_events_after_fork(rdlock_client_t *c);

@@ -24,6 +24,7 @@
 #include "script.h"
 #include "timeutil.h"
 #include "waitq.h"
+#include "watchdog.h"
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
@@ -327,16 +328,7 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
     /* Insert cannot fail: the table grows before it is full, and a failed
      * grow still leaves room in the existing buckets. */
     rdl_hold_insert(c, hold);
-    if (hold->watchdog) {
-        if (c->wd_next == 0 || hold->renew_at < c->wd_next) {
-            c->wd_next = hold->renew_at;
-            if (c->bg_running)
-                rdl_events_poke(c); /* it may be asleep with a longer timeout */
-        }
-        if (rdl_events_start(c) != 0)
-            rdl_log(RDLOCK_LOG_ERROR, "cannot start the watchdog thread; lock %.*s will not be renewed",
-                    (int)hold->namelen, hold->name);
-    }
+    rdl_watchdog_add(c, hold);
 }
 
 /* Wait until no attempt that got no answer can act on the server any more

@@ -1,0 +1,43 @@
+/* topology.c - choosing a topology and calling its hooks; see topology.h. */
+#include "rdl_build.h"
+
+#include "client.h"
+#include "topology.h"
+
+const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg)
+{
+    return cfg->nsentinels > 0 ? &rdl_topology_sentinel : &rdl_topology_single;
+}
+
+int rdl_topo_connect(rdlock_client_t *c, const char *key, size_t keylen, rdl_conn_t **out)
+{
+    return c->topo->connect(c, key, keylen, false, out);
+}
+
+int rdl_topo_fd(rdlock_client_t *c)
+{
+    return c->topo->fd != NULL ? c->topo->fd(c) : -1;
+}
+
+long long rdl_topo_due(rdlock_client_t *c)
+{
+    return c->topo->due != NULL ? c->topo->due(c) : 0;
+}
+
+void rdl_topo_service(rdlock_client_t *c, bool readable)
+{
+    if (c->topo->service != NULL)
+        c->topo->service(c, readable);
+}
+
+void rdl_topo_after_round(rdlock_client_t *c)
+{
+    if (c->topo->after_round != NULL)
+        c->topo->after_round(c);
+}
+
+void rdl_topo_release(rdlock_client_t *c, bool after_fork)
+{
+    if (c->topo->release != NULL)
+        c->topo->release(c, after_fork);
+}

@@ -1,0 +1,68 @@
+/* topology.h - which server serves a lock name, and how the client follows
+ * it when it moves.  One small interface, a struct of function pointers
+ * (as hiredis's async adapters are), with one implementation per topology
+ * of the configuration:
+ *
+ *   topology_single.c    [redis]: one server (host:port or a socket); a
+ *                        failover behind a DNS name or proxy is followed
+ *                        by reconnecting when the old one answers READONLY
+ *   topology_sentinel.c  [sentinel]: the master that the sentinels name,
+ *                        followed through a kept, subscribed sentinel link
+ *                        and a question after each renewal round
+ *
+ * Redis Cluster and Redlock are planned as topology_cluster.c and
+ * topology_redlock.c behind the same interface (routing by the name's
+ * slot, and a quorum of masters), so that lock.c does not change.
+ *
+ * Everything above it (the pool and retries in client.c, the subscriber and
+ * the watchdog) reaches servers only through rdl_topo_connect(); the
+ * background thread gives a topology its own descriptor and timer. */
+#ifndef RDL_TOPOLOGY_H
+#define RDL_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conn.h"
+
+struct rdlock_client;
+
+typedef struct rdl_topology_ops {
+    const char *name;
+    /* A new connection to the server that serves key now (keylen 0: the
+     * server every name lives on, for one-server topologies).  probe: find
+     * out at once whether the server wants a password (client open).  0, or
+     * EIO, EACCES, EINVAL (db), ENOMEM. */
+    int (*connect)(struct rdlock_client *c, const char *key, size_t keylen, bool probe, rdl_conn_t **out);
+    /* Whether the background thread must run from the client's opening on
+     * (to follow the topology even while the client holds nothing). */
+    bool always_on;
+    /* Background thread only, mu not held.  The descriptor to poll (-1:
+     * none), when the topology next has work (monotonic ms, 0: never), its
+     * work when that descriptor is readable or the time has come, and a
+     * look after each renewal round that went to the server.  Any of them
+     * may be NULL. */
+    int (*fd)(struct rdlock_client *c);
+    long long (*due)(struct rdlock_client *c);
+    void (*service)(struct rdlock_client *c, bool readable);
+    void (*after_round)(struct rdlock_client *c);
+    /* Free what the topology keeps (mu not held; after_fork: in a fork
+     * child, where only descriptors are closed). */
+    void (*release)(struct rdlock_client *c, bool after_fork);
+} rdl_topology_ops_t;
+
+extern const rdl_topology_ops_t rdl_topology_single;
+extern const rdl_topology_ops_t rdl_topology_sentinel;
+
+/* The topology a configuration chooses. */
+const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg);
+
+/* rdl_topo_*: the client's topology, NULL hooks skipped. */
+int rdl_topo_connect(struct rdlock_client *c, const char *key, size_t keylen, rdl_conn_t **out);
+int rdl_topo_fd(struct rdlock_client *c);
+long long rdl_topo_due(struct rdlock_client *c);
+void rdl_topo_service(struct rdlock_client *c, bool readable);
+void rdl_topo_after_round(struct rdlock_client *c);
+void rdl_topo_release(struct rdlock_client *c, bool after_fork);
+
+#endif

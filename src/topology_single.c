@@ -1,0 +1,21 @@
+/* topology_single.c - [redis]: every name lives on one server, reached at
+ * host:port or through a unix socket.  A failover that moves what that
+ * address leads to (a DNS record, a virtual IP, a proxy) is followed
+ * without help from here: a demoted master answers READONLY, and the pool
+ * (client.c) and the watchdog drop their connections and connect again. */
+#include "rdl_build.h"
+
+#include "client.h"
+#include "topology.h"
+
+static int single_connect(rdlock_client_t *c, const char *key, size_t keylen, bool probe, rdl_conn_t **out)
+{
+    (void)key;
+    (void)keylen;
+    return probe ? rdl_conn_open(&c->cfg, out) : rdl_conn_open_lazy(&c->cfg, out);
+}
+
+const rdl_topology_ops_t rdl_topology_single = {
+    .name = "single",
+    .connect = single_connect,
+};

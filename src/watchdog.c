@@ -1,0 +1,424 @@
+/* watchdog.c - renewing the client's holds: which are due, pipelined
+ * batches of renew.lua on the watchdog's own connection, and what the
+ * replies mean (renewed, lost, unknown).  See watchdog.h. */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "events.h"
+#include "hold.h"
+#include "log.h"
+#include "reply.h"
+#include "script.h"
+#include "timeutil.h"
+#include "topology.h"
+#include "watchdog.h"
+
+#define RDL_RENEW_BATCH 500        /* holds per renew script call */
+#define RDL_BACKOFF_MAX_MS 1000
+
+static long long backoff_ms(int fails)
+{
+    long long ms = 50LL << (fails < 5 ? fails : 5);
+    return ms > RDL_BACKOFF_MAX_MS ? RDL_BACKOFF_MAX_MS : ms;
+}
+
+
+typedef struct renew_item {
+    char *key;
+    size_t keylen;
+    unsigned thread;
+    uint64_t serial;
+    char owner[RDL_OWNER_MAX];
+    char lease[16];
+    char count[16];
+    char call[21];
+    int result; /* 0 renewed, 1 lost, -1 unknown (I/O failed) */
+} renew_item_t;
+
+typedef struct lost_cb {
+    rdlock_lost_fn fn;
+    void *arg;
+    char *name;
+} lost_cb_t;
+
+struct rdl_wd_round {
+    renew_item_t *items;
+    size_t n, cap;
+    long long sent_at;
+    lost_cb_t *cbs;
+    size_t ncb, cbcap;
+};
+typedef struct rdl_wd_round renew_batch_t;
+
+static void batch_clear(renew_batch_t *b)
+{
+    size_t i;
+    for (i = 0; i < b->n; i++)
+        free(b->items[i].key);
+    free(b->items);
+    for (i = 0; i < b->ncb; i++)
+        free(b->cbs[i].name);
+    free(b->cbs);
+    memset(b, 0, sizeof *b);
+}
+
+/* Mark a hold lost (mutex held) and queue its callback, once. */
+static void hold_lost(renew_batch_t *b, rdl_hold_t *h)
+{
+    h->lost = true;
+    if (h->notified || h->lostcb == NULL)
+        return;
+    h->notified = true;
+    if (b->ncb == b->cbcap) {
+        size_t cap = b->cbcap ? b->cbcap * 2 : 8;
+        lost_cb_t *v = realloc(b->cbs, cap * sizeof *v);
+        if (v == NULL)
+            return;
+        b->cbs = v;
+        b->cbcap = cap;
+    }
+    b->cbs[b->ncb].fn = h->lostcb;
+    b->cbs[b->ncb].arg = h->lostarg;
+    b->cbs[b->ncb].name = strndup(h->name, h->namelen);
+    if (b->cbs[b->ncb].name != NULL)
+        b->ncb++;
+}
+
+static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
+{
+    renew_item_t *it;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        renew_item_t *v = realloc(b->items, cap * sizeof *v);
+        if (v == NULL)
+            return ENOMEM;
+        b->items = v;
+        b->cap = cap;
+    }
+    it = &b->items[b->n];
+    it->key = malloc(h->keylen + 1);
+    if (it->key == NULL)
+        return ENOMEM;
+    memcpy(it->key, h->key, h->keylen + 1);
+    it->keylen = h->keylen;
+    it->thread = h->thread;
+    it->serial = h->serial;
+    rdl_owner(c, h->thread, it->owner);
+    it->lease[rdl_fmt_u64(it->lease, h->lease_ms)] = '\0';
+    it->count[rdl_fmt_u64(it->count, h->count)] = '\0';
+    memcpy(it->call, h->call, sizeof it->call);
+    it->result = -1;
+    b->n++;
+    return 0;
+}
+
+/* Collect the holds to renew now (mutex held): every watched hold due
+ * within half its interval, so renewals line up into few batches.  Holds
+ * past max_hold_ms stop being renewed and are reported lost when their
+ * lease runs out; so are holds whose renewals have failed until past
+ * their lease end (the server may already have given them away). */
+static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
+{
+    size_t i;
+    rdl_tnode_t *nd;
+    long long next = 0;
+
+    RDL_TABLE_FOREACH(&c->holds, i, nd)
+    {
+        rdl_hold_t *h = (rdl_hold_t *)nd;
+        long long due;
+        if (!h->watchdog || h->lost || h->releasing)
+            continue;
+        if (h->expires_at <= now && (h->renew_stopped || h->renew_at <= now)) {
+            hold_lost(b, h);
+            continue;
+        }
+        if (!h->renew_stopped && h->max_hold_ms != 0 && now - h->acquired_at >= h->max_hold_ms) {
+            h->renew_stopped = true;
+            rdl_log(RDLOCK_LOG_WARN, "lock %.*s held past max_hold_ms: no longer renewed",
+                    (int)h->namelen, h->name);
+        }
+        due = h->renew_stopped ? h->expires_at : h->renew_at;
+        if (!h->renew_stopped && h->renew_at <= now + h->interval_ms / 2 && batch_add(c, b, h) == 0)
+            due = now + h->interval_ms; /* provisional, until the reply */
+        if (next == 0 || due < next)
+            next = due;
+    }
+    c->wdog.next = next;
+}
+
+/* Arguments of one renew script call: chunk [start, start+n) of the batch. */
+static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const char **argv, size_t *lens)
+{
+    size_t i, argc = 0;
+    for (i = 0; i < n; i++) {
+        argv[argc] = b->items[start + i].key;
+        lens[argc++] = b->items[start + i].keylen;
+    }
+    for (i = 0; i < n; i++) {
+        argv[argc] = b->items[start + i].owner;
+        lens[argc++] = strlen(b->items[start + i].owner);
+        argv[argc] = b->items[start + i].lease;
+        lens[argc++] = strlen(b->items[start + i].lease);
+        argv[argc] = b->items[start + i].count;
+        lens[argc++] = strlen(b->items[start + i].count);
+        argv[argc] = b->items[start + i].call;
+        lens[argc++] = strlen(b->items[start + i].call);
+    }
+    return argc;
+}
+
+/* Record one chunk's reply.  Returns 1 if the server lost its script cache
+ * (NOSCRIPT): the chunk must be sent again; 2 if it is a replica now
+ * (READONLY): the connection must be made again. */
+static int renew_result(renew_batch_t *b, size_t start, size_t n, const redisReply *r)
+{
+    int res[RDL_RENEW_BATCH];
+    size_t i;
+    if (rdl_reply_noscript(r))
+        return 1;
+    if (rdl_reply_readonly(r)) {
+        rdl_log(RDLOCK_LOG_WARN, "watchdog: %s; reconnecting", r->str);
+        return 2;
+    }
+    if (rdl_reply_renew(r, n, res) == 0) /* else results stay unknown: retried soon */
+        for (i = 0; i < n; i++)
+            b->items[start + i].result = res[i];
+    return 0;
+}
+
+#define CHUNK(b, start) ((b)->n - (start) < RDL_RENEW_BATCH ? (b)->n - (start) : RDL_RENEW_BATCH)
+
+/* Run the batch on the watchdog connection: pipelined renew scripts of up
+ * to RDL_RENEW_BATCH holds each (mutex not held).  Every pipelined reply is
+ * read before anything else is sent, so replies never pair with the wrong
+ * chunk; chunks that met NOSCRIPT are sent again after a SCRIPT LOAD. */
+static int renew_send(rdlock_client_t *c, renew_batch_t *b)
+{
+    size_t start, argc;
+    const char **argv = NULL;
+    size_t *lens = NULL;
+    bool reload = false, fresh = false, readonly = false;
+    int rc = 0;
+
+    if (c->wdog.conn == NULL) {
+        if ((rc = rdl_topo_connect(c, NULL, 0, &c->wdog.conn)) != 0)
+            return rc;
+        /* Load once per connection, in the same pipeline as the first
+         * batch, so a fresh connection costs no extra round trip. */
+        fresh = true;
+        if ((rc = rdl_conn_append_load(c->wdog.conn, &rdl_script_renew)) != 0)
+            goto out;
+    }
+    argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
+    lens = malloc(5 * RDL_RENEW_BATCH * sizeof *lens);
+    if (argv == NULL || lens == NULL) {
+        rc = ENOMEM;
+        goto out;
+    }
+    b->sent_at = rdl_now_ms();
+    for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+        argc = renew_args(b, start, CHUNK(b, start), argv, lens);
+        rc = rdl_conn_append_script(c->wdog.conn, &rdl_script_renew, (int)CHUNK(b, start), (int)argc, argv,
+                                    lens);
+    }
+    if (rc == 0 && fresh) {
+        redisReply *r;
+        if ((rc = rdl_conn_read(c->wdog.conn, &r)) == 0) {
+            if (r->type == REDIS_REPLY_ERROR) {
+                rc = rdl_reply_error(r);
+                rdl_log(RDLOCK_LOG_ERROR, "watchdog: SCRIPT LOAD failed: %s", r->str ? r->str : "?");
+            }
+            freeReplyObject(r);
+        }
+    }
+    for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+        redisReply *r;
+        if ((rc = rdl_conn_read(c->wdog.conn, &r)) != 0)
+            break;
+        switch (renew_result(b, start, CHUNK(b, start), r)) {
+        case 1: reload = true; break;
+        case 2: readonly = true; break;
+        }
+        freeReplyObject(r);
+    }
+    if (rc == 0 && readonly)
+        rc = EIO; /* below: the connection is dropped; the caller retries on a new one */
+    if (rc == 0 && reload) {
+        rc = rdl_conn_load(c->wdog.conn, &rdl_script_renew);
+        for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+            redisReply *r;
+            if (b->items[start].result != -1)
+                continue; /* this chunk was answered */
+            argc = renew_args(b, start, CHUNK(b, start), argv, lens);
+            rc = rdl_conn_script(c->wdog.conn, &rdl_script_renew, (int)CHUNK(b, start), (int)argc, argv, lens,
+                                 &r);
+            if (rc == 0) {
+                renew_result(b, start, CHUNK(b, start), r);
+                freeReplyObject(r);
+            }
+        }
+    }
+out:
+    free(argv);
+    free(lens);
+    if (c->wdog.conn != NULL && (rc != 0 || !rdl_conn_ok(c->wdog.conn))) {
+        /* Replies may be left unread: never reuse such a connection. */
+        rdl_conn_close(c->wdog.conn);
+        c->wdog.conn = NULL;
+        if (rc == 0)
+            rc = EIO;
+    }
+    return rc;
+}
+
+/* Apply the replies (mutex held).  Holds released or replaced meanwhile
+ * (serial mismatch, or an unlock in flight) are left alone: a release
+ * racing a renewal must not look like a loss. */
+static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
+{
+    size_t i;
+    bool failed = false;
+    for (i = 0; i < b->n; i++) {
+        renew_item_t *it = &b->items[i];
+        rdl_hold_t *h = rdl_hold_find(c, it->key, it->keylen, it->thread);
+        if (h == NULL || h->serial != it->serial || h->releasing || h->lost)
+            continue;
+        if (it->result == 0) {
+            h->renew_at = b->sent_at + h->interval_ms;
+            h->expires_at = b->sent_at + h->lease_ms;
+        } else if (it->result == 1) {
+            rdl_log(RDLOCK_LOG_WARN, "lock %.*s: lease lost (expired, taken over or deleted)",
+                    (int)h->namelen, h->name);
+            hold_lost(b, h);
+        } else {
+            failed = true;
+            /* Try again soon, and while the lease still has time left;
+             * hold_lost() comes when it runs out. */
+            h->renew_at = now + backoff_ms(c->wdog.fails);
+            if (h->expires_at > now && h->renew_at > now + (h->expires_at - now) / 2)
+                h->renew_at = now + (h->expires_at - now) / 2;
+        }
+        if (!h->lost && (c->wdog.next == 0 || h->renew_at < c->wdog.next))
+            c->wdog.next = h->renew_at;
+    }
+    c->wdog.fails = failed ? c->wdog.fails + 1 : 0;
+}
+
+/* Every watched hold is due now (mutex held): after a move to a new
+ * master, whose copies of our holds date from before the failover.  The
+ * renewal that finds one gone reports it lost, in this very round. */
+void rdl_watchdog_renew_all_now(rdlock_client_t *c, long long now)
+{
+    size_t i;
+    rdl_tnode_t *nd;
+    RDL_TABLE_FOREACH(&c->holds, i, nd)
+    {
+        rdl_hold_t *h = (rdl_hold_t *)nd;
+        if (h->watchdog && !h->lost && !h->releasing && !h->renew_stopped && h->renew_at > now)
+            h->renew_at = now;
+    }
+    c->wdog.next = now;
+    c->wdog.fails = 0;
+    c->wdog.retry_at = 0;
+}
+
+void rdl_watchdog_add(rdlock_client_t *c, const rdl_hold_t *hold)
+{
+    if (!hold->watchdog)
+        return;
+    if (c->wdog.next == 0 || hold->renew_at < c->wdog.next) {
+        c->wdog.next = hold->renew_at;
+        if (c->bg_running)
+            rdl_events_poke(c); /* it may be asleep with a longer timeout */
+    }
+    if (rdl_events_start(c) != 0)
+        rdl_log(RDLOCK_LOG_ERROR, "cannot start the watchdog thread; lock %.*s will not be renewed",
+                (int)hold->namelen, hold->name);
+}
+
+rdl_wd_round_t *rdl_watchdog_collect(rdlock_client_t *c, long long now)
+{
+    rdl_wd_round_t *b;
+    if (c->wdog.next == 0 || c->wdog.next > now || now < c->wdog.retry_at)
+        return NULL;
+    b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return NULL; /* tried again next time round */
+    renew_collect(c, now, b);
+    return b;
+}
+
+int rdl_watchdog_send(rdlock_client_t *c, rdl_wd_round_t *b)
+{
+    int rc;
+    if (b->n == 0)
+        return 0;
+    rc = renew_send(c, b);
+    if (rc == EIO)
+        /* Usually the connection died while idle (server restart, CLIENT
+         * KILL, idle timeout): a fresh one, at once, before backing off.
+         * Renewing twice is harmless. */
+        rc = renew_send(c, b);
+    if (rc != 0)
+        rdl_log(c->wdog.fails == 0 ? RDLOCK_LOG_WARN : RDLOCK_LOG_DEBUG,
+                "watchdog: renewal round failed (%s); retrying", rdlock_strerror(rc));
+    return rc;
+}
+
+bool rdl_watchdog_sent(const rdl_wd_round_t *b)
+{
+    return b != NULL && b->n > 0;
+}
+
+void rdl_watchdog_apply(rdlock_client_t *c, rdl_wd_round_t *b, long long now)
+{
+    if (b->n == 0)
+        return;
+    renew_apply(c, b, now);
+    /* The per-hold retry times already respect the leases. */
+    c->wdog.retry_at = c->wdog.fails > 0 ? c->wdog.next : 0;
+}
+
+void rdl_watchdog_finish(rdl_wd_round_t *b)
+{
+    size_t i;
+    if (b == NULL)
+        return;
+    for (i = 0; i < b->ncb; i++)
+        b->cbs[i].fn(b->cbs[i].name, b->cbs[i].arg); /* on this thread, unlocked */
+    batch_clear(b);
+    free(b);
+}
+
+long long rdl_watchdog_timeout(const rdlock_client_t *c, long long now, long long timeout)
+{
+    if (c->wdog.next != 0)
+        timeout = c->wdog.next - now;
+    if (c->wdog.fails > 0 && c->wdog.retry_at - now > timeout)
+        timeout = c->wdog.retry_at - now;
+    return timeout;
+}
+
+const char *rdl_watchdog_master(const rdlock_client_t *c)
+{
+    return c->wdog.conn != NULL ? c->wdog.conn->master : NULL;
+}
+
+void rdl_watchdog_close(rdlock_client_t *c)
+{
+    rdl_conn_close(c->wdog.conn);
+    c->wdog.conn = NULL;
+}
+
+void rdl_watchdog_after_fork(rdlock_client_t *c)
+{
+    rdl_watchdog_close(c);
+    c->wdog.next = 0;
+    c->wdog.fails = 0;
+    c->wdog.retry_at = 0;
+}
