@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "conn.h"
+#include "fmt.h"
 #include "log.h"
 #include "reply.h"
 
@@ -326,19 +327,6 @@ void rdl_conn_close(rdl_conn_t *c)
 int rdl_conn_ok(const rdl_conn_t *c)
 {
     return c->ctx != NULL && c->ctx->err == 0 && !c->broken;
-}
-
-size_t rdl_fmt_u64(char *buf, unsigned long long v)
-{
-    char tmp[20];
-    size_t n = 0, i;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
-    return n;
 }
 
 /* Append "*N\r\n" or "$N\r\n". */

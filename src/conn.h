@@ -10,6 +10,7 @@
 #include <hiredis/hiredis.h>
 
 #include "config.h"
+#include "fmt.h"
 #include "script.h"
 
 typedef struct rdl_conn {
@@ -91,9 +92,6 @@ int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
 /* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read). */
 int rdl_conn_append_load(rdl_conn_t *c, const rdl_script_t *script);
 
-/* Decimal digits of v into buf (no NUL); returns the length (<= 20).
- * Argument building on the hot path avoids stdio. */
-size_t rdl_fmt_u64(char *buf, unsigned long long v);
 
 /* "host:port" or "unix:path", for log lines. */
 const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n);
