@@ -39,6 +39,7 @@
 
 static void *bg_main(void *arg);
 static void lost_later_free(rdlock_client_t *c);
+static void run_owed(rdlock_client_t *c);
 
 int rdl_events_start(rdlock_client_t *c)
 {
@@ -72,7 +73,6 @@ void rdl_events_poke(rdlock_client_t *c)
 void rdl_events_stop(rdlock_client_t *c)
 {
     bool running;
-    rdl_lostcb_t *owed;
     RDL_LOCK(c);
     running = c->bg_running;
     c->bg_stop = true;
@@ -95,18 +95,7 @@ void rdl_events_stop(rdlock_client_t *c)
     rdl_conn_close(c->sub);
     c->sub = NULL;
     rdl_watchdog_close(c);
-    /* Callbacks owed but not yet run by the thread: run here, not lost. */
-    RDL_LOCK(c);
-    owed = c->lost_later;
-    c->lost_later = NULL;
-    RDL_UNLOCK(c);
-    while (owed != NULL) {
-        rdl_lostcb_t *next = owed->next;
-        owed->fn(owed->name, owed->arg);
-        free(owed->name);
-        free(owed);
-        owed = next;
-    }
+    run_owed(c); /* callbacks owed but not yet run by the thread: not lost */
     rdl_topo_release(c, false);
 }
 
@@ -152,6 +141,23 @@ void rdl_events_lost_later(rdlock_client_t *c, rdlock_lost_fn fn, void *arg, con
     *pp = cb;
     if (rdl_events_start(c) == 0)
         rdl_events_poke(c);
+}
+
+/* Run the lost callbacks that unlocks owe (mu not held), in order. */
+static void run_owed(rdlock_client_t *c)
+{
+    rdl_lostcb_t *owed;
+    RDL_LOCK(c);
+    owed = c->lost_later;
+    c->lost_later = NULL;
+    RDL_UNLOCK(c);
+    while (owed != NULL) {
+        rdl_lostcb_t *next = owed->next;
+        owed->fn(owed->name, owed->arg);
+        free(owed->name);
+        free(owed);
+        owed = next;
+    }
 }
 
 /* Free callbacks still owed (close; fork child: the parent runs its own). */
@@ -371,7 +377,6 @@ static void *bg_main(void *arg)
         rdl_wd_round_t *round;
         long long now = rdl_now_ms(), timeout, due;
         int src;
-        rdl_lostcb_t *owed;
 
         if (c->sub_fails > 0 && now >= c->sub_retry_at)
             c->sub_fails = 0; /* time to try the subscriber connection again */
@@ -400,17 +405,7 @@ static void *bg_main(void *arg)
                 rdl_topo_after_round(c);
             rdl_watchdog_finish(round); /* the lost callbacks, unlocked */
         }
-        RDL_LOCK(c);
-        owed = c->lost_later;
-        c->lost_later = NULL;
-        RDL_UNLOCK(c);
-        while (owed != NULL) {
-            rdl_lostcb_t *next = owed->next;
-            owed->fn(owed->name, owed->arg);
-            free(owed->name);
-            free(owed);
-            owed = next;
-        }
+        run_owed(c);
         rdl_topo_service(c, false);
 
         RDL_LOCK(c);
