@@ -48,6 +48,30 @@ static char *make_key(const rdlock_client_t *c, const rdl_handle_t *h, size_t *k
     return rdl_make_key(c, h->name, h->namelen, keylen);
 }
 
+/* The registry of live handles, by the address of the lock object they
+ * serve: what tells a second init of a live lock (EBUSY) without reading
+ * the object, which before its first init is uninitialised memory. */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static rdl_table_t live;
+
+static int live_eq(const rdl_tnode_t *nd, const void *obj)
+{
+    return ((const rdl_handle_t *)nd)->obj == obj;
+}
+
+static size_t live_hash(const void *obj)
+{
+    return rdl_hash(&obj, sizeof obj, 0);
+}
+
+/* Register h as serving obj (live_mu held).  0 or ENOMEM. */
+static int live_add(rdl_handle_t *h, const void *obj)
+{
+    h->obj = obj;
+    h->node.hash = live_hash(obj);
+    return rdl_table_insert(&live, &h->node);
+}
+
 static void handle_free(rdl_handle_t *h)
 {
     if (h == NULL)
@@ -109,19 +133,29 @@ int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const 
     int rc;
     if (obj == NULL)
         return EINVAL;
+    if ((rc = handle_new(name, a, api, &h)) != 0)
+        return rc;
     /* Initialising a lock that is initialised (and not destroyed) would
      * leak its handle and leave its client's close EBUSY forever: EBUSY,
      * as pthread_mutex_init(3p) allows.  A static initialiser not yet used
-     * has no handle and may be initialised.  (Stack garbage matching the
-     * magic and a pointer is the only false alarm; destroy clears both.) */
-    if ((obj->magic == magic ||
-         obj->magic == (magic == RDLOCK__MAGIC ? RDLOCK__STATIC_MAGIC : RDRWLOCK__STATIC_MAGIC)) &&
-        __atomic_load_n((rdl_handle_t **)&obj->impl, __ATOMIC_ACQUIRE) != NULL) {
-        rdl_log(RDLOCK_LOG_ERROR, "init of a lock that is initialised and not destroyed");
-        return EBUSY;
-    }
-    if ((rc = handle_new(name, a, api, &h)) != 0)
+     * has no handle and may be initialised. */
+    RDL_CHECK(pthread_mutex_lock(&live_mu));
+    if (rdl_table_find(&live, live_hash(obj), live_eq, obj) != NULL)
+        rc = EBUSY;
+    else
+        rc = live_add(h, obj);
+    RDL_CHECK(pthread_mutex_unlock(&live_mu));
+    if (rc != 0) {
+        if (rc == EBUSY)
+            rdl_log(RDLOCK_LOG_ERROR, "init of a lock that is initialised and not destroyed");
+        if (h->explicit_client != NULL) {
+            RDL_LOCK(h->explicit_client);
+            h->explicit_client->nhandles--;
+            RDL_UNLOCK(h->explicit_client);
+        }
+        handle_free(h);
         return rc;
+    }
     obj->static_name = NULL;
     obj->impl = h;
     obj->magic = magic;
@@ -161,6 +195,11 @@ int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rd
                                      __ATOMIC_ACQUIRE)) {
         handle_free(h);
         h = expected;
+    } else {
+        /* Now in use: an init of it is EBUSY (best effort without memory). */
+        RDL_CHECK(pthread_mutex_lock(&live_mu));
+        (void)live_add(h, obj);
+        RDL_CHECK(pthread_mutex_unlock(&live_mu));
     }
     *out = h;
     return 0;
@@ -172,10 +211,13 @@ static pthread_mutex_t resolve_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void rdl_handle_atfork(int after)
 {
-    if (after)
+    if (after) {
+        RDL_CHECK(pthread_mutex_unlock(&live_mu));
         RDL_CHECK(pthread_mutex_unlock(&resolve_mu));
-    else
+    } else {
         RDL_CHECK(pthread_mutex_lock(&resolve_mu));
+        RDL_CHECK(pthread_mutex_lock(&live_mu));
+    }
 }
 
 int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out)
@@ -223,6 +265,11 @@ int rdl_handle_destroy(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic
     }
     obj->magic = 0;
     obj->impl = NULL;
+    if (h != NULL && h->obj != NULL) {
+        RDL_CHECK(pthread_mutex_lock(&live_mu));
+        rdl_table_remove(&live, &h->node);
+        RDL_CHECK(pthread_mutex_unlock(&live_mu));
+    }
     handle_free(h);
     return 0;
 }

@@ -8,8 +8,11 @@
 #include <stddef.h>
 
 #include "rdlock.h"
+#include "table.h"
 
 typedef struct rdl_handle {
+    rdl_tnode_t node;       /* in the registry of live handles, by obj address */
+    const void *obj;        /* the rdlock_t / rdrwlock_t it serves */
     char *name;             /* owned copy, NUL-terminated for callbacks */
     size_t namelen;
     int api;                /* RDL_API_MUTEX or RDL_API_RWLOCK */
