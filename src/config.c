@@ -1,30 +1,32 @@
 /* config.c - the client configuration: built-in defaults, the ini file
- * search, parsing with iniparser and validation of every key (docs/CONTRACT.md section
- * 3).
+ * search, parsing with iniparser and validation of every key
+ * (docs/CONTRACT.md section 3, rdlock.ini(5)).
  *
- * Loading a file takes four steps, each reporting every problem it finds
- * (not just the first) through the log hook:
+ * Loading a file takes four steps:
  *
  *  1. read the file ourselves: a clear ENOENT/EACCES, refusal of
  *     directories and other non-regular files (iniparser 4.1 silently
  *     returns an empty dictionary for a directory), a size cap;
- *  2. a "lint" pass over the raw text that splits and classifies lines
- *     exactly as iniparser 4.1 does, and reports the syntax errors itself
- *     (iniparser's own report echoes the line, which may hold a password)
- *     together with the malformed lines iniparser accepts silently (an
- *     unterminated quote, text after a closing quote, an empty or
- *     ':'-containing section name, a backslash continuation on the last
- *     line, a NUL byte);
- *  3. iniparser_load() with our own error callback, which counts and logs
- *     (scrubbed) anything iniparser still reports.  If the lint pass
- *     rejected lines, iniparser gets a copy with those lines blanked, so
- *     the rest of the file is still checked and every problem reported in
- *     one go (iniparser 4.1 returns nothing for a file with a bad line);
- *  4. a walk over the dictionary checking sections, keys, numbers, ranges
- *     and booleans, then the cross-key rules and password_file.
+ *  2. scan its form line by line against the syntax rdlock.ini(5)
+ *     describes, reporting each bad line by number, and note the line of
+ *     every section and key for later messages.  The rules are ours; they
+ *     are stricter than iniparser's reader where iniparser would accept a
+ *     mistake silently (an unterminated quote, text after a closing quote
+ *     or a section's ']', "[a:b]", a continuation on the last line, a NUL
+ *     byte, a line longer than its buffer), so a file that passes reads
+ *     the same to both;
+ *  3. only then iniparser_load(), with an error callback that scrubs what
+ *     iniparser reports (it echoes lines, which may hold a password);
+ *  4. the keys, through iniparser's public API only (getnsec, getsecname,
+ *     getseckeys, getstring), against a validation table: sections, keys,
+ *     numbers, ranges, booleans, then the cross-key rules and
+ *     password_file.  Every problem of steps 2 and 4 is reported, each
+ *     with its line, not just the first.
  *
- * Nothing here ever logs a value of an unknown key, of a key in an unknown
- * section or of the password, nor a raw line of the file. */
+ * Written against iniparser 4.1 (Debian bookworm's 4.1-6); nothing here
+ * reads its dictionary's fields.  Nothing here ever logs a value of an
+ * unknown key, of a key in an unknown section or of the password, nor a
+ * raw line of the file. */
 #include "rdl_build.h"
 
 #include <ctype.h>
@@ -37,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -67,12 +68,6 @@
 /* Longest unix socket path that fits sockaddr_un with its NUL; hiredis
  * would otherwise truncate it silently. */
 #define RDL_SOCKET_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
-
-/* In the copy of a file given to iniparser after lint rejected lines, a
- * rejected section header becomes this one, so that the keys under it are
- * not taken for keys of the previous section.  No section of the file can
- * have this name: a ':' in a section name is rejected. */
-#define RDL_REJECTED_SECTION "rdl:rejected"
 
 /* How much of a name is shown in a log line. */
 #define RDL_SHOW_MAX 64
@@ -183,21 +178,6 @@ static const char *show(const char *s, char *buf, size_t bufsz)
     return buf;
 }
 
-/* One problem with a key: "config FILE: section:key: reason". */
-static void key_problem(const char *file, const char *section, const char *key,
-                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void key_problem(const char *file, const char *section, const char *key,
-                        const char *fmt, ...)
-{
-    char reason[256], sbuf[RDL_SHOW_MAX + 4], kbuf[RDL_SHOW_MAX + 4];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    rdl_log(RDLOCK_LOG_ERROR, "config %s: %s:%s: %s", file,
-            show(section, sbuf, sizeof sbuf), show(key, kbuf, sizeof kbuf), reason);
-}
 
 /* ------------------------------------------------------------------ */
 /* Step 1: reading the file                                            */
@@ -313,16 +293,40 @@ static int read_config_file(const char *path, char **out, size_t *len)
 }
 
 /* ------------------------------------------------------------------ */
-/* Step 2: lint, an emulation of iniparser 4.1's line reader           */
+/* Step 2: the file's form, and where each key is                      */
 /* ------------------------------------------------------------------ */
 
-/* iniparser 4.1 reads with fgets() into a buffer of this many bytes
- * (ASCIILINESZ), continuation lines included. */
-#define RDL_INI_LINESZ 1024
+/* The longest logical line, continuations and their line breaks
+ * included.  Ours to choose, and chosen below iniparser 4.1's line buffer
+ * (1024 bytes, ASCIILINESZ), so that iniparser never sees a line it would
+ * split or refuse. */
+#define RDL_LINE_MAX 1022
 
-static void lint_problem(const char *file, int lineno, const char *fmt, ...)
+/* Where a section header or a key stands in the file, for log lines: the
+ * first header of a section, the last line of a key (the last one wins, as
+ * in iniparser).  key NULL: a header. */
+typedef struct rdl_loc {
+    char *section;
+    char *key;
+    int line;
+} rdl_loc_t;
+
+/* What one load collects beyond *cfg. */
+typedef struct rdl_load {
+    const char *file;
+    rdl_config_t *cfg;
+    int problems;        /* EINVAL-class problems found */
+    int oom;
+    char *password_file; /* as written in the file */
+    char *sentinel_password_file; /* [sentinel]'s, as written */
+    bool lease_bad;      /* lease_ms was invalid: skip the cross checks */
+    rdl_loc_t *locs;     /* from the scan, in file order */
+    size_t nlocs, caplocs;
+} rdl_load_t;
+
+static void line_problem(rdl_load_t *ld, int lineno, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void lint_problem(const char *file, int lineno, const char *fmt, ...)
+static void line_problem(rdl_load_t *ld, int lineno, const char *fmt, ...)
 {
     char reason[256];
     va_list ap;
@@ -330,18 +334,84 @@ static void lint_problem(const char *file, int lineno, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    rdl_log(RDLOCK_LOG_ERROR, "config %s:%d: %s", file, lineno, reason);
+    rdl_log(RDLOCK_LOG_ERROR, "config %s:%d: %s", ld->file, lineno, reason);
+    ld->problems++;
 }
 
-/* "[section]: " for a message about a line, "" before any section. */
-static const char *in_section(const char *section, char *buf, size_t bufsz)
+/* The line of section:key (key NULL: of the section's header), 0 if the
+ * file does not have it. */
+static int line_of(const rdl_load_t *ld, const char *section, const char *key)
 {
-    char sbuf[RDL_SHOW_MAX + 4];
+    int line = 0;
 
-    if (section[0] == '\0')
-        return "";
-    snprintf(buf, bufsz, "[%s]: ", show(section, sbuf, sizeof sbuf));
-    return buf;
+    for (size_t i = 0; i < ld->nlocs; i++) {
+        const rdl_loc_t *l = &ld->locs[i];
+        if (strcmp(l->section, section) != 0 || (key == NULL) != (l->key == NULL))
+            continue;
+        if (key == NULL)
+            return l->line;
+        if (strcmp(l->key, key) == 0)
+            line = l->line;
+    }
+    return line;
+}
+
+/* One problem with a key, with its line when the file has the key:
+ * "config FILE:LINE: section:key: reason". */
+static void key_problem(const rdl_load_t *ld, const char *section, const char *key,
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void key_problem(const rdl_load_t *ld, const char *section, const char *key,
+                        const char *fmt, ...)
+{
+    char reason[256], where[32] = "", sbuf[RDL_SHOW_MAX + 4], kbuf[RDL_SHOW_MAX + 4];
+    int line = line_of(ld, section, key);
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    if (line > 0)
+        snprintf(where, sizeof where, ":%d", line);
+    rdl_log(RDLOCK_LOG_ERROR, "config %s%s: %s:%s: %s", ld->file, where,
+            show(section, sbuf, sizeof sbuf), show(key, kbuf, sizeof kbuf), reason);
+}
+
+static void locs_free(rdl_load_t *ld)
+{
+    for (size_t i = 0; i < ld->nlocs; i++) {
+        free(ld->locs[i].section);
+        free(ld->locs[i].key);
+    }
+    free(ld->locs);
+    ld->locs = NULL;
+    ld->nlocs = ld->caplocs = 0;
+}
+
+static void note_loc(rdl_load_t *ld, const char *section, const char *key, int line)
+{
+    rdl_loc_t *l;
+
+    if (ld->nlocs == ld->caplocs) {
+        size_t ncap = ld->caplocs ? ld->caplocs * 2 : 16;
+        rdl_loc_t *n = realloc(ld->locs, ncap * sizeof *n);
+        if (n == NULL) {
+            ld->oom = 1;
+            return;
+        }
+        ld->locs = n;
+        ld->caplocs = ncap;
+    }
+    l = &ld->locs[ld->nlocs];
+    l->section = strdup(section);
+    l->key = key != NULL ? strdup(key) : NULL;
+    l->line = line;
+    if (l->section == NULL || (key != NULL && l->key == NULL)) {
+        free(l->section);
+        free(l->key);
+        ld->oom = 1;
+        return;
+    }
+    ld->nlocs++;
 }
 
 static char *strip(char *s)
@@ -356,211 +426,156 @@ static char *strip(char *s)
     return s;
 }
 
-/* Check one logical line (continuations joined, as iniparser joins them)
- * the way iniparser_line() classifies it.  section (RDL_SHOW_MAX + 1
- * bytes) tracks the current section for messages.  Returns the number of
- * problems reported: syntax errors iniparser would report (it echoes the
- * line, which may hold a password, so we report them instead, without the
- * text) and malformed lines it would accept silently. */
-static int lint_line(const char *file, int lineno, char *s, char *section, int *is_section)
+static void lower(char *s)
+{
+    for (; *s != '\0'; s++)
+        *s = (char)tolower((unsigned char)*s);
+}
+
+/* One logical line (continuations joined) that starts on line lineno.
+ * section (RDL_LINE_MAX + 1 bytes) is the current section, "" before the
+ * first header. */
+static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
 {
     char sbuf[RDL_SHOW_MAX + 4], kbuf[RDL_SHOW_MAX + 4];
-    size_t len;
     char *eq, *v, *q;
 
-    *is_section = 0;
     s = strip(s);
-    len = strlen(s);
-    if (len == 0 || s[0] == '#' || s[0] == ';')
-        return 0;
+    if (s[0] == '\0' || s[0] == '#' || s[0] == ';')
+        return;
 
-    if (s[0] == '[' && s[len - 1] == ']') {
-        /* Not NULL: the line ends with ']'. */
+    if (s[0] == '[') {
         char *name = s + 1, *rb = strchr(name, ']');
-        int problems = 0;
 
-        *is_section = 1;
-        if (rb == NULL)
-            return 0;
+        if (rb == NULL) {
+            line_problem(ld, lineno, "syntax error: a section header is `[name]`");
+            section[0] = '\0';
+            return;
+        }
         *rb = '\0';
         name = strip(name);
-        for (q = name; *q != '\0'; q++)
-            *q = (char)tolower((unsigned char)*q);
-        snprintf(section, RDL_SHOW_MAX + 1, "%s", name);
-        /* iniparser 4.1 keeps (a garbled copy of) the previous section
-         * for "[]", stores "[a:b]" where keys of [a] would go, and ignores
-         * what follows the first ']'. */
-        if (name[0] == '\0') {
-            lint_problem(file, lineno, "empty section name");
-            problems++;
-        } else if (strchr(name, ':') != NULL) {
-            lint_problem(file, lineno, "[%s]: a section name cannot contain ':'",
+        lower(name);
+        /* Keys under a rejected header belong to no section we know:
+         * they are not checked (nor taken for the previous section's). */
+        snprintf(section, RDL_LINE_MAX + 1, "%s", name[0] != '\0' && !strchr(name, ':') ? name : ":");
+        if (name[0] == '\0')
+            line_problem(ld, lineno, "empty section name");
+        else if (strchr(name, ':') != NULL)
+            /* iniparser names keys "section:key"; [a:b] would read as [a]. */
+            line_problem(ld, lineno, "[%s]: a section name cannot contain ':'",
                          show(name, sbuf, sizeof sbuf));
-            problems++;
-        }
-        if (rb[1] != '\0') {
-            lint_problem(file, lineno, "unexpected text after the ']' of a section name");
-            problems++;
-        }
-        return problems;
+        else if (line_of(ld, name, NULL) == 0)
+            note_loc(ld, name, NULL, lineno);
+        if (strip(rb + 1)[0] != '\0')
+            line_problem(ld, lineno, "unexpected text after the ']' of a section name "
+                                     "(a header takes no comment)");
+        return;
     }
 
     eq = strchr(s, '=');
     if (eq == NULL || eq == s) {
-        lint_problem(file, lineno,
-                     "%ssyntax error: expected `key = value`, `[section]` or a comment "
-                     "(line text not shown: it may hold a secret)",
-                     in_section(section, sbuf, sizeof sbuf));
-        return 1;
+        line_problem(ld, lineno, "syntax error: expected `key = value`, `[section]` or a comment "
+                                 "(line text not shown: it may hold a secret)");
+        return;
     }
     *eq = '\0';
     s = strip(s);
-    for (q = s; *q != '\0'; q++)
-        *q = (char)tolower((unsigned char)*q);
-
+    lower(s);
+    if (section[0] == '\0') {
+        line_problem(ld, lineno, "%s: key outside any section", show(s, kbuf, sizeof kbuf));
+        return;
+    }
     v = eq + 1;
     while (isspace((unsigned char)*v))
         v++;
-    if (*v != '"' && *v != '\'')
-        return 0;
-    /* A quoted value: iniparser 4.1 takes `"abc` as abc and ignores
-     * anything after the closing quote; both hide mistakes. */
-    q = strchr(v + 1, *v);
-    if (q == NULL) {
-        lint_problem(file, lineno, "%s:%s: unterminated quote",
-                     show(section, sbuf, sizeof sbuf), show(s, kbuf, sizeof kbuf));
-        return 1;
-    }
-    q++;
-    while (isspace((unsigned char)*q))
+    if (*v == '"' || *v == '\'') {
+        /* iniparser takes `"abc` as abc and drops what follows a closing
+         * quote; both would hide a mistake. */
+        q = strchr(v + 1, *v);
+        if (q == NULL) {
+            line_problem(ld, lineno, "%s:%s: unterminated quote", show(section, sbuf, sizeof sbuf),
+                         show(s, kbuf, sizeof kbuf));
+            return;
+        }
         q++;
-    if (*q != '\0' && *q != ';' && *q != '#') {
-        lint_problem(file, lineno, "%s:%s: unexpected text after the closing quote",
-                     show(section, sbuf, sizeof sbuf), show(s, kbuf, sizeof kbuf));
-        return 1;
+        while (isspace((unsigned char)*q))
+            q++;
+        if (*q != '\0' && *q != ';' && *q != '#') {
+            line_problem(ld, lineno, "%s:%s: unexpected text after the closing quote",
+                         show(section, sbuf, sizeof sbuf), show(s, kbuf, sizeof kbuf));
+            return;
+        }
     }
-    return 0;
+    if (section[0] != ':')
+        note_loc(ld, section, s, lineno);
 }
 
-/* Lint the whole file, splitting and joining lines exactly as iniparser
- * 4.1's iniparser_load() does.  Returns the number of problems reported
- * (0 if none), or -1 on ENOMEM.  When there are problems, *cleaned is a
- * copy of buf (*cleaned_len bytes) with every rejected line emptied (line
- * numbers kept), for a second iniparser pass that checks the rest of the
- * file; else NULL. */
-static int lint(const char *file, const char *buf, size_t len, char **cleaned,
-                size_t *cleaned_len)
+/* Check the file's form, line by line, and note where each section and
+ * key is.  This is the contract's own syntax (rdlock.ini(5)), not a copy
+ * of iniparser's reader: a file that passes means the same to both, and a
+ * file that does not is refused with the line named, before iniparser
+ * sees it.  Returns the number of problems (logged); ld->oom on ENOMEM. */
+static int scan(rdl_load_t *ld, const char *buf, size_t len)
 {
-    char section[RDL_SHOW_MAX + 1] = "";
-    char sbuf[RDL_SHOW_MAX + 8];
-    char *lb;            /* the logical line being assembled */
-    char *clean;
-    size_t lbn = 0;      /* its length */
-    size_t cn = 0;       /* length of clean */
-    size_t pos = 0, lstart = 0;
-    int lineno = 0, start = 1, problems = 0, n;
-    int cont = 0;        /* a continuation is pending */
-    int bad = 0;         /* the logical line is rejected */
-    int is_section = 0;  /* it is a section header */
+    char section[RDL_LINE_MAX + 1] = "";
+    char lb[RDL_LINE_MAX + 1];  /* the logical line being joined */
+    size_t lbn = 0, raw = 0, pos = 0;
+    int lineno = 0, start = 1, before = ld->problems;
+    bool cont = false, bad = false;
 
-    *cleaned = NULL;
-    *cleaned_len = 0;
-    lb = malloc(len + 1);
-    /* Room for a placeholder section per line of up to 2 bytes. */
-    clean = malloc(len + 1 + (len / 2 + 1) * (sizeof RDL_REJECTED_SECTION + 1));
-    if (lb == NULL || clean == NULL) {
-        free(lb);
-        free(clean);
-        return -1;
+    if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+        /* iniparser would read the mark as part of the first line. */
+        line_problem(ld, 1, "the file starts with a UTF-8 byte order mark: save it without one");
+        return ld->problems - before;
     }
     while (pos < len) {
         const char *line = buf + pos;
         const char *nl = memchr(line, '\n', len - pos);
-        size_t plen = nl != NULL ? (size_t)(nl - line) : len - pos;
+        size_t plen = nl != NULL ? (size_t)(nl - line) : len - pos, e;
 
         lineno++;
         if (!cont) {
             start = lineno;
-            lstart = pos;
+            lbn = raw = 0;
+            bad = false;
         }
         pos += plen + (nl != NULL);
-        if (memchr(line, '\0', plen) != NULL) {
-            /* Mid-file iniparser calls it a too long line; on the last line
-             * it silently drops everything after the NUL. */
-            lint_problem(file, lineno, "the line contains a NUL byte");
-            problems++;
-            bad = 1;
-        } else if (lbn + plen >= RDL_INI_LINESZ - 1) {
-            lint_problem(file, lineno, "line too long (iniparser's limit is %d bytes%s)",
-                         RDL_INI_LINESZ - 2, cont ? ", continuations included" : "");
-            problems++;
-            bad = 1;
-        } else if (nl == NULL && plen == 1 && !cont && !isspace((unsigned char)line[0]) &&
-                   line[0] != '#' && line[0] != ';') {
-            /* iniparser skips a one-byte last line ("len <= 0"). */
-            lint_problem(file, lineno, "%ssyntax error: a lone character at the end of the file",
-                         in_section(section, sbuf, sizeof sbuf));
-            problems++;
-            bad = 1;
+        raw += plen + 1;
+        if (!bad && memchr(line, '\0', plen) != NULL) {
+            line_problem(ld, lineno, "the line contains a NUL byte");
+            bad = true;
+        } else if (!bad && raw > RDL_LINE_MAX + 1) {
+            line_problem(ld, start, "line too long (at most %d bytes%s)", RDL_LINE_MAX,
+                         cont ? ", continuations included" : "");
+            bad = true;
         }
-        memcpy(lb + lbn, line, plen);
-        lbn += plen;
-        while (lbn > 0 && isspace((unsigned char)lb[lbn - 1]))
-            lbn--;
-        cont = 0;
-        if (lbn > 0 && lb[lbn - 1] == '\\') {
-            /* Continuation: the next line replaces the backslash. */
-            lbn--;
-            if (lbn > 0 && pos < len) {
-                cont = 1;
-                continue;
-            }
-            if (lbn > 0 && !bad) {
-                lint_problem(file, start, "continuation ('\\' at the end) on the last line: "
-                             "iniparser would ignore the line");
-                problems++;
-                bad = 1;
-            }
-        }
-        lb[lbn] = '\0';
-        is_section = 0;
+        e = plen;
+        while (e > 0 && isspace((unsigned char)line[e - 1]))
+            e--;
+        /* A backslash at the end joins the next line in its place. */
+        cont = e > 0 && line[e - 1] == '\\';
+        if (cont)
+            e--;
         if (!bad) {
-            n = lint_line(file, start, lb, section, &is_section);
-            problems += n;
-            bad = n > 0;
+            memcpy(lb + lbn, line, e);
+            lbn += e;
         }
-        if (bad) {
-            /* Keep only the newlines: line numbers stay right, and
-             * nothing of the line (too long, NUL...) reaches iniparser. */
-            size_t i;
-            if (is_section) {
-                memcpy(clean + cn, "[" RDL_REJECTED_SECTION "]", sizeof RDL_REJECTED_SECTION + 1);
-                cn += sizeof RDL_REJECTED_SECTION + 1;
+        if (cont) {
+            if (pos < len)
+                continue;
+            cont = false;
+            if (!bad) {
+                line_problem(ld, start, "a continuation ('\\' at the end) on the last line");
+                bad = true;
             }
-            for (i = lstart; i < pos; i++) {
-                if (buf[i] == '\n')
-                    clean[cn++] = '\n';
-            }
-        } else {
-            memcpy(clean + cn, buf + lstart, pos - lstart);
-            cn += pos - lstart;
         }
-        lbn = 0;
-        bad = 0;
+        if (!bad) {
+            lb[lbn] = '\0';
+            scan_line(ld, start, lb, section);
+        }
     }
-    /* A continuation pending at the end was reported above; its lines
-     * are dropped from the copy like any rejected line. */
-    explicit_bzero(lb, len + 1);
-    free(lb);
-    clean[cn] = '\0';
-    if (problems > 0) {
-        *cleaned = clean;
-        *cleaned_len = cn;
-    } else {
-        explicit_bzero(clean, len + 1);
-        free(clean);
-    }
-    return problems;
+    explicit_bzero(lb, sizeof lb);
+    return ld->problems - before;
 }
 
 /* ------------------------------------------------------------------ */
@@ -572,7 +587,6 @@ static int lint(const char *file, const char *buf, size_t len, char **cleaned,
 static pthread_mutex_t ini_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     const char *file;    /* the name to log */
-    const char *ininame; /* the name iniparser was given */
     int errors;
     int oom;
 } ini_state;
@@ -580,9 +594,9 @@ static struct {
 /* iniparser 4.1 prints "syntax error in FILE (N):\n-> LINE": the echoed
  * line may be `password = ...`.  Keep only the first line of the message,
  * and as a second guard cut anything after an '=' or "->" that follows the
- * file name, in case another iniparser version puts it on one line.  (The
- * lint pass reports the syntax errors it can predict, so this is a
- * fallback.) */
+ * file name, in case another iniparser version puts it on one line.  The
+ * scan refuses every line iniparser 4.1 calls an error, so this is for
+ * other versions. */
 static int ini_errback(const char *fmt, ...)
 {
     char msg[512];
@@ -598,8 +612,8 @@ static int ini_errback(const char *fmt, ...)
     if (p != NULL)
         *p = '\0';
     from = msg;
-    if (ini_state.ininame != NULL && (p = strstr(msg, ini_state.ininame)) != NULL)
-        from = p + strlen(ini_state.ininame);
+    if (ini_state.file != NULL && (p = strstr(msg, ini_state.file)) != NULL)
+        from = p + strlen(ini_state.file);
     if ((p = strchr(from, '=')) != NULL)
         *p = '\0';
     if ((p = strstr(from, "->")) != NULL)
@@ -607,15 +621,6 @@ static int ini_errback(const char *fmt, ...)
     n = strlen(msg);
     while (n > 0 && (msg[n - 1] == ':' || isspace((unsigned char)msg[n - 1])))
         msg[--n] = '\0';
-    /* The second pass reads /proc/self/fd/N: name the real file. */
-    if (ini_state.ininame != NULL && ini_state.file != NULL &&
-        strcmp(ini_state.ininame, ini_state.file) != 0 &&
-        (p = strstr(msg, ini_state.ininame)) != NULL) {
-        char tail[sizeof msg];
-        snprintf(tail, sizeof tail, "%s", p + strlen(ini_state.ininame));
-        snprintf(p, sizeof msg - (size_t)(p - msg), "%s%s", ini_state.file, tail);
-    }
-
     if (strstr(msg, "memory allocation") != NULL)
         ini_state.oom = 1;
     ini_state.errors++;
@@ -624,94 +629,28 @@ static int ini_errback(const char *fmt, ...)
     return 0;
 }
 
-/* iniparser_load(ininame) with our callback; errors are logged as coming
- * from file.  Returns the dictionary or NULL; *errors = iniparser's error
- * count, *oom set if it ran out of memory. */
-static dictionary *ini_load(const char *file, const char *ininame, int *errors, int *oom)
+/* iniparser_load(file) with our callback.  Returns the dictionary or NULL;
+ * *errors = iniparser's error count, *oom set if it ran out of memory. */
+static dictionary *ini_load(const char *file, int *errors, int *oom)
 {
     dictionary *d;
 
     pthread_mutex_lock(&ini_mu);
     ini_state.file = file;
-    ini_state.ininame = ininame;
     ini_state.errors = 0;
     ini_state.oom = 0;
     iniparser_set_error_callback(ini_errback);
-    d = iniparser_load(ininame);
+    d = iniparser_load(file);
     /* There is no getter for the previous callback; restore the default
      * so that no later iniparser user reaches our (stale) state. */
     iniparser_set_error_callback(NULL);
     *errors = ini_state.errors;
     *oom = ini_state.oom;
     ini_state.file = NULL;
-    ini_state.ininame = NULL;
     pthread_mutex_unlock(&ini_mu);
     if (d == NULL && *errors == 0)
         *oom = 1; /* iniparser fails silently only when malloc fails */
     return d;
-}
-
-/* iniparser 4.1 loads only from a path.  To check the rest of a file after
- * its rejected lines were blanked, hand it the cleaned text through an
- * anonymous memory file: nothing of the (password-holding) text touches
- * the disk.  Returns NULL, logged, where that is not possible. */
-static dictionary *ini_load_text(const char *file, const char *text, size_t len, int *errors,
-                                 int *oom)
-{
-    dictionary *d = NULL;
-
-    *errors = 0;
-    *oom = 0;
-#if defined(__linux__) && defined(MFD_CLOEXEC)
-    {
-        char ininame[64];
-        size_t off = 0;
-        int fd = memfd_create("rdlock-config", MFD_CLOEXEC);
-
-        if (fd < 0)
-            goto unavailable;
-        while (off < len) {
-            ssize_t w = write(fd, text + off, len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                close(fd);
-                goto unavailable;
-            }
-            off += (size_t)w;
-        }
-        snprintf(ininame, sizeof ininame, "/proc/self/fd/%d", fd);
-        if (access(ininame, R_OK) != 0) {
-            close(fd);
-            goto unavailable;
-        }
-        d = ini_load(file, ininame, errors, oom);
-        close(fd);
-        return d;
-    }
-unavailable:
-#else
-    (void)text;
-    (void)len;
-#endif
-    rdl_log(RDLOCK_LOG_ERROR, "config %s: fix the lines above to have the rest of the file checked",
-            file);
-    return NULL;
-}
-
-/* Free a dictionary after overwriting every value: one may be the
- * password. */
-static void ini_free(dictionary *d)
-{
-    ssize_t i;
-
-    if (d == NULL)
-        return;
-    for (i = 0; i < d->size; i++) {
-        if (d->key[i] != NULL && d->val[i] != NULL)
-            explicit_bzero(d->val[i], strlen(d->val[i]));
-    }
-    iniparser_freedict(d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -772,16 +711,6 @@ static const rdl_keydef_t keydefs[] = {
     { "sentinel", "password_file", K_SENTINEL_PASSWORD_FILE, T_STR, 0, PATH_MAX - 1 },
 };
 
-/* What one load collects beyond *cfg. */
-typedef struct rdl_load {
-    const char *file;
-    rdl_config_t *cfg;
-    int problems;        /* EINVAL-class problems found */
-    int oom;
-    char *password_file; /* as written in the file */
-    char *sentinel_password_file; /* [sentinel]'s, as written */
-    bool lease_bad;      /* lease_ms was invalid: skip the cross checks */
-} rdl_load_t;
 
 enum { NUM_OK, NUM_GARBAGE, NUM_NEGATIVE, NUM_HUGE };
 
@@ -831,21 +760,21 @@ static void apply_num(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
 
     switch (parse_num(val, &v)) {
     case NUM_NEGATIVE:
-        key_problem(ld->file, kd->section, kd->key, "must not be negative (range %llu..%llu)",
+        key_problem(ld, kd->section, kd->key, "must not be negative (range %llu..%llu)",
                     kd->min, kd->max);
         goto bad;
     case NUM_GARBAGE:
-        key_problem(ld->file, kd->section, kd->key, "not a decimal number");
+        key_problem(ld, kd->section, kd->key, "not a decimal number");
         goto bad;
     case NUM_HUGE:
-        key_problem(ld->file, kd->section, kd->key, "number too large (range %llu..%llu)",
+        key_problem(ld, kd->section, kd->key, "number too large (range %llu..%llu)",
                     kd->min, kd->max);
         goto bad;
     default:
         break;
     }
     if (v < kd->min || v > kd->max) {
-        key_problem(ld->file, kd->section, kd->key, "%llu is out of range %llu..%llu",
+        key_problem(ld, kd->section, kd->key, "%llu is out of range %llu..%llu",
                     v, kd->min, kd->max);
         goto bad;
     }
@@ -908,13 +837,13 @@ static void set_sentinels(rdl_load_t *ld, const char *val)
                 port = *q >= '0' && *q <= '9' ? port * 10 + (unsigned long)(*q - '0') : 65536;
         if (colon == NULL || he <= h || (size_t)(he - h) > RDL_HOST_MAX || colon + 1 == end || port < 1 ||
             port > 65535) {
-            key_problem(ld->file, "sentinel", "sentinels", "entry %d is not host:port with a port 1..65535",
+            key_problem(ld, "sentinel", "sentinels", "entry %d is not host:port with a port 1..65535",
                         n + 1);
             ld->problems++;
             return;
         }
         if (n == RDL_SENTINELS_MAX) {
-            key_problem(ld->file, "sentinel", "sentinels", "more than %d entries", RDL_SENTINELS_MAX);
+            key_problem(ld, "sentinel", "sentinels", "more than %d entries", RDL_SENTINELS_MAX);
             ld->problems++;
             return;
         }
@@ -934,7 +863,7 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     size_t len = strlen(val);
 
     if (kd->max != 0 && len > kd->max) {
-        key_problem(ld->file, kd->section, kd->key, "longer than %llu bytes", kd->max);
+        key_problem(ld, kd->section, kd->key, "longer than %llu bytes", kd->max);
         ld->problems++;
         return;
     }
@@ -958,7 +887,7 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
         /* The prefix is outside the hash tag "{name}": a brace in it would
          * move the tag and split a lock's keys across cluster slots. */
         if (strpbrk(val, "{}") != NULL) {
-            key_problem(ld->file, kd->section, kd->key, "must not contain '{' or '}'");
+            key_problem(ld, kd->section, kd->key, "must not contain '{' or '}'");
             ld->problems++;
             return;
         }
@@ -989,7 +918,7 @@ static void apply_bool(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     bool b;
 
     if (rdl_config_parse_bool(val, &b) != 0) {
-        key_problem(ld->file, kd->section, kd->key,
+        key_problem(ld, kd->section, kd->key,
                     "not a boolean (yes/no, true/false, on/off, 1/0)");
         ld->problems++;
         return;
@@ -1000,82 +929,94 @@ static void apply_bool(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
         ld->cfg->watchdog_enabled = b;
 }
 
-static const char *known_section(const char *entry, size_t *seclen)
+static bool known_section(const char *name)
 {
-    size_t i, n;
+    for (size_t i = 0; i < sizeof known_sections / sizeof known_sections[0]; i++)
+        if (strcmp(name, known_sections[i]) == 0)
+            return true;
+    return false;
+}
 
-    for (i = 0; i < sizeof known_sections / sizeof known_sections[0]; i++) {
-        n = strlen(known_sections[i]);
-        if (strncmp(entry, known_sections[i], n) == 0 && (entry[n] == ':' || entry[n] == '\0')) {
-            *seclen = n;
-            return known_sections[i];
-        }
-    }
+static const rdl_keydef_t *keydef_of(const char *section, const char *key)
+{
+    for (size_t i = 0; i < sizeof keydefs / sizeof keydefs[0]; i++)
+        if (strcmp(keydefs[i].section, section) == 0 && strcmp(keydefs[i].key, key) == 0)
+            return &keydefs[i];
     return NULL;
 }
 
-/* Walk the dictionary in file order (iniparser appends entries and this
- * loader never deletes any).  Sections are entries with a NULL value,
- * keys are "section:key". */
-static void apply_dict(rdl_load_t *ld, const dictionary *d)
+/* Check and apply every key of section sec, read through iniparser's
+ * public API (names come lowercased, as "sec:key", in file order). */
+static void apply_section(rdl_load_t *ld, dictionary *d, const char *sec)
 {
-    ssize_t i;
-    size_t j, seclen;
+    int nkeys = iniparser_getsecnkeys(d, sec);
+    const char **keys;
+    size_t seclen = strlen(sec);
+    char sbuf[RDL_SHOW_MAX + 4];
 
-    for (i = 0; i < d->size; i++) {
-        const char *entry = d->key[i], *val = d->val[i], *sec, *key;
-        const rdl_keydef_t *kd = NULL;
-        char sbuf[RDL_SHOW_MAX + 4];
+    if (!known_section(sec)) {
+        int line = line_of(ld, sec, NULL);
+        rdl_log(RDLOCK_LOG_ERROR, "config %s:%d: [%s]: unknown section", ld->file, line,
+                show(sec, sbuf, sizeof sbuf));
+        ld->problems++;
+        return;
+    }
+    if (nkeys <= 0)
+        return;
+    keys = calloc((size_t)nkeys, sizeof *keys);
+    if (keys == NULL) {
+        ld->oom = 1;
+        return;
+    }
+    if (iniparser_getseckeys(d, sec, keys) == NULL) {
+        free(keys);
+        return;
+    }
+    for (int i = 0; i < nkeys; i++) {
+        const char *full = keys[i], *key;
+        const rdl_keydef_t *kd;
+        char *val;
 
-        if (entry == NULL)
+        if (full == NULL || strncmp(full, sec, seclen) != 0 || full[seclen] != ':')
             continue;
-        sec = known_section(entry, &seclen);
-        if (val == NULL) {
-            /* A section header.  "" comes from "[]", reported by lint. */
-            if ((sec == NULL || entry[seclen] != '\0') && entry[0] != '\0' &&
-                strcmp(entry, RDL_REJECTED_SECTION) != 0) {
-                rdl_log(RDLOCK_LOG_ERROR, "config %s: [%s]: unknown section", ld->file,
-                        show(entry, sbuf, sizeof sbuf));
-                ld->problems++;
-            }
+        key = full + seclen + 1;
+        /* The dictionary's own copy: the password is wiped from it below. */
+        val = (char *)iniparser_getstring(d, full, NULL);
+        if (val == NULL)
             continue;
-        }
-        if (entry[0] == ':') {
-            /* Before any section header. */
-            rdl_log(RDLOCK_LOG_ERROR, "config %s: %s: key outside any section", ld->file,
-                    show(entry + 1, sbuf, sizeof sbuf));
+        kd = keydef_of(sec, key);
+        if (kd == NULL) {
+            /* Never the value: `pasword = secret` must not leak. */
+            key_problem(ld, sec, key, "unknown key");
             ld->problems++;
-            continue;
-        }
-        if (sec == NULL || entry[seclen] != ':')
-            continue; /* in an unknown section: reported with its header */
-        key = entry + seclen + 1;
-        for (j = 0; j < sizeof keydefs / sizeof keydefs[0]; j++) {
-            if (strcmp(keydefs[j].section, sec) == 0 && strcmp(keydefs[j].key, key) == 0) {
-                kd = &keydefs[j];
+        } else if (val[0] != '\0') { /* empty: the key's default */
+            switch (kd->type) {
+            case T_NUM:
+                apply_num(ld, kd, val);
+                break;
+            case T_BOOL:
+                apply_bool(ld, kd, val);
+                break;
+            case T_STR:
+            case T_SECRET:
+                apply_str(ld, kd, val);
                 break;
             }
         }
-        if (kd == NULL) {
-            /* Never the value: `pasword = secret` must not leak. */
-            key_problem(ld->file, sec, key, "unknown key");
-            ld->problems++;
-            continue;
-        }
-        if (val[0] == '\0')
-            continue; /* empty value: the key's default */
-        switch (kd->type) {
-        case T_NUM:
-            apply_num(ld, kd, val);
-            break;
-        case T_BOOL:
-            apply_bool(ld, kd, val);
-            break;
-        case T_STR:
-        case T_SECRET:
-            apply_str(ld, kd, val);
-            break;
-        }
+        /* Every value may be a secret mistyped under another key. */
+        explicit_bzero(val, strlen(val));
+    }
+    free(keys);
+}
+
+static void apply_dict(rdl_load_t *ld, dictionary *d)
+{
+    int nsec = iniparser_getnsec(d);
+
+    for (int i = 0; i < nsec && !ld->oom; i++) {
+        const char *sec = iniparser_getsecname(d, i);
+        if (sec != NULL)
+            apply_section(ld, d, sec);
     }
 }
 
@@ -1101,7 +1042,7 @@ static char *resolve_path(const char *file, const char *p)
 
 /* Read the first line of password_file (of [section]) into *out.  Returns
  * 0, ENOENT, EACCES, EINVAL or ENOMEM, logged (never the content). */
-static int read_password_file(const char *file, const char *section, const char *pf, char **out)
+static int read_password_file(const rdl_load_t *ld, const char *section, const char *pf, char **out)
 {
     struct stat st;
     char *buf;
@@ -1113,14 +1054,14 @@ static int read_password_file(const char *file, const char *section, const char 
     fd = open(pf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         e = errno;
-        key_problem(file, section, "password_file", "cannot open %s: %s", pf, strerror(e));
+        key_problem(ld, section, "password_file", "cannot open %s: %s", pf, strerror(e));
         return open_errno(e);
     }
     /* A directory or device is not a readable password file; refusing
      * them also keeps a FIFO or /dev/zero from hanging the load. */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        key_problem(file, section, "password_file", "%s is not a readable regular file", pf);
+        key_problem(ld, section, "password_file", "%s is not a readable regular file", pf);
         return EACCES;
     }
     buf = malloc(RDL_PASSWORD_MAX + 2);
@@ -1134,7 +1075,7 @@ static int read_password_file(const char *file, const char *section, const char 
             continue;
         if (r < 0) {
             e = errno;
-            key_problem(file, section, "password_file", "cannot read %s: %s", pf, strerror(e));
+            key_problem(ld, section, "password_file", "cannot read %s: %s", pf, strerror(e));
             rc = e == ENOMEM ? ENOMEM : EACCES;
             goto out;
         }
@@ -1144,7 +1085,7 @@ static int read_password_file(const char *file, const char *section, const char 
     }
     nl = memchr(buf, '\n', n);
     if (nl == NULL && n > RDL_PASSWORD_MAX) {
-        key_problem(file, section, "password_file", "first line of %s is longer than %d bytes",
+        key_problem(ld, section, "password_file", "first line of %s is longer than %d bytes",
                     pf, RDL_PASSWORD_MAX);
         rc = EINVAL;
         goto out;
@@ -1153,12 +1094,12 @@ static int read_password_file(const char *file, const char *section, const char 
     if (linelen > 0 && buf[linelen - 1] == '\r')
         linelen--;
     if (linelen == 0) {
-        key_problem(file, section, "password_file", "%s: the first line is empty", pf);
+        key_problem(ld, section, "password_file", "%s: the first line is empty", pf);
         rc = EINVAL;
         goto out;
     }
     if (memchr(buf, '\0', linelen) != NULL) {
-        key_problem(file, section, "password_file", "%s: the first line contains a NUL byte", pf);
+        key_problem(ld, section, "password_file", "%s: the first line contains a NUL byte", pf);
         rc = EINVAL;
         goto out;
     }
@@ -1189,14 +1130,14 @@ static int password_from_file(rdl_load_t *ld, const char *section, const char *p
     if (*pw != NULL) {
         /* Two sources for one secret: refusing is clearer than a silent
          * precedence rule. */
-        key_problem(ld->file, section, "password_file", "give either password or password_file, not both");
+        key_problem(ld, section, "password_file", "give either password or password_file, not both");
         ld->problems++;
         return 0;
     }
     p = resolve_path(ld->file, pf);
     if (p == NULL)
         return ENOMEM;
-    rc = read_password_file(ld->file, section, p, pw);
+    rc = read_password_file(ld, section, p, pw);
     free(p);
     if (rc == EINVAL) {
         ld->problems++;
@@ -1216,13 +1157,13 @@ static int finish(rdl_load_t *ld)
 
     if (!ld->lease_bad) {
         if (cfg->watchdog_interval_ms != 0 && cfg->watchdog_interval_ms >= cfg->lease_ms) {
-            key_problem(ld->file, "watchdog", "interval_ms",
+            key_problem(ld, "watchdog", "interval_ms",
                         "%u must be 0 or below [lock] lease_ms (%u)",
                         cfg->watchdog_interval_ms, cfg->lease_ms);
             ld->problems++;
         }
         if (cfg->max_hold_ms != 0 && cfg->max_hold_ms < cfg->lease_ms) {
-            key_problem(ld->file, "watchdog", "max_hold_ms",
+            key_problem(ld, "watchdog", "max_hold_ms",
                         "%u must be 0 or at least [lock] lease_ms (%u)",
                         cfg->max_hold_ms, cfg->lease_ms);
             ld->problems++;
@@ -1231,17 +1172,17 @@ static int finish(rdl_load_t *ld)
 
     /* Sentinel needs both; it finds a TCP address, not a socket path. */
     if ((cfg->sentinel_master != NULL) != (cfg->nsentinels > 0)) {
-        key_problem(ld->file, "sentinel", cfg->nsentinels > 0 ? "master_name" : "sentinels",
+        key_problem(ld, "sentinel", cfg->nsentinels > 0 ? "master_name" : "sentinels",
                     "missing: give both master_name and sentinels, or neither");
         ld->problems++;
     } else if (cfg->nsentinels > 0 && cfg->socket != NULL) {
-        key_problem(ld->file, "redis", "socket", "cannot be used with [sentinel] (Sentinel gives a TCP address)");
+        key_problem(ld, "redis", "socket", "cannot be used with [sentinel] (Sentinel gives a TCP address)");
         ld->problems++;
     }
 
     /* WAIT runs on the command connection, inside its read timeout. */
     if (cfg->wait_replicas > 0 && cfg->wait_timeout_ms >= cfg->command_timeout_ms) {
-        key_problem(ld->file, "replication", "wait_timeout_ms",
+        key_problem(ld, "replication", "wait_timeout_ms",
                     "%d must be below [redis] command_timeout_ms (%d)", cfg->wait_timeout_ms,
                     cfg->command_timeout_ms);
         ld->problems++;
@@ -1254,7 +1195,7 @@ static int finish(rdl_load_t *ld)
         free(cfg->socket);
         cfg->socket = p;
         if (strlen(p) > RDL_SOCKET_MAX) {
-            key_problem(ld->file, "redis", "socket", "path longer than %zu bytes",
+            key_problem(ld, "redis", "socket", "path longer than %zu bytes",
                         (size_t)RDL_SOCKET_MAX);
             ld->problems++;
         }
@@ -1264,7 +1205,7 @@ static int finish(rdl_load_t *ld)
      * (a [sentinel] block half commented out). */
     if (cfg->nsentinels == 0 && cfg->sentinel_master == NULL &&
         (cfg->sentinel_username != NULL || cfg->sentinel_password != NULL || ld->sentinel_password_file != NULL)) {
-        key_problem(ld->file, "sentinel",
+        key_problem(ld, "sentinel",
                     cfg->sentinel_password != NULL   ? "password"
                     : ld->sentinel_password_file != NULL ? "password_file"
                                                          : "username",
@@ -1282,60 +1223,52 @@ static int finish(rdl_load_t *ld)
 static int load_file(rdl_config_t *cfg, const char *path)
 {
     rdl_load_t ld;
-    dictionary *d;
-    char *text = NULL, *cleaned = NULL;
-    size_t len = 0, clen = 0;
-    int rc, lint_problems, ini_errors = 0, ini_oom = 0, pf_rc;
+    dictionary *d = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    int rc, ini_errors = 0, ini_oom = 0, pf_rc = 0;
 
     rc = read_config_file(path, &text, &len);
     if (rc != 0)
         return rc;
-    lint_problems = lint(path, text, len, &cleaned, &clen);
-    explicit_bzero(text, len);
-    free(text);
-    if (lint_problems < 0)
-        return ENOMEM;
-
     rc = rdl_config_defaults(cfg);
     if (rc == 0) {
         free(cfg->source);
         cfg->source = strdup(path);
-        if (cfg->source == NULL)
+        if (cfg->source == NULL) {
+            rdl_config_free(cfg);
             rc = ENOMEM;
+        }
     }
     if (rc != 0) {
-        if (cleaned != NULL) {
-            explicit_bzero(cleaned, clen);
-            free(cleaned);
-        }
-        rdl_config_free(cfg);
+        explicit_bzero(text, len);
+        free(text);
         return rc;
     }
 
     memset(&ld, 0, sizeof ld);
     ld.file = path;
     ld.cfg = cfg;
-    ld.problems = lint_problems;
+    scan(&ld, text, len);
+    explicit_bzero(text, len);
+    free(text);
 
-    /* A clean file goes to iniparser as it is.  A file with rejected lines
-     * fails anyway; iniparser 4.1 would return nothing for it, so the rest
-     * is checked from a copy without those lines, to report every problem
-     * in one go. */
-    if (cleaned == NULL) {
-        d = ini_load(path, path, &ini_errors, &ini_oom);
-    } else {
-        d = ini_load_text(path, cleaned, clen, &ini_errors, &ini_oom);
-        explicit_bzero(cleaned, clen);
-        free(cleaned);
+    /* Values are checked once the form is sound: in a file with a bad
+     * line, which key a later line belongs to is a guess (iniparser 4.1
+     * itself returns nothing for such a file). */
+    if (ld.problems == 0 && !ld.oom) {
+        d = ini_load(path, &ini_errors, &ini_oom);
+        ld.problems += ini_errors;
     }
-    ld.problems += ini_errors;
     if (d != NULL) {
         apply_dict(&ld, d);
-        ini_free(d);
+        iniparser_freedict(d);
+        if (!ld.oom)
+            pf_rc = finish(&ld);
     }
-    pf_rc = ld.oom || ini_oom ? ENOMEM : finish(&ld);
     wipe_free(ld.password_file);
     wipe_free(ld.sentinel_password_file);
+    locs_free(&ld);
 
     if (ld.oom || ini_oom || pf_rc == ENOMEM)
         rc = ENOMEM;
