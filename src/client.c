@@ -250,13 +250,13 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
         }
     } else if (rc == EIO && !c->cfg.fail_fast) {
         rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); lock calls will wait for it",
-                rdl_conn_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
+                rdl_topology_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
         c->net_down = true;
         rc = 0;
     } else {
         if (rc == EIO)
             rdl_log(RDLOCK_LOG_ERROR, "%s unreachable (fail_fast): %s",
-                    rdl_conn_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
+                    rdl_topology_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
         client_free(c);
         return rc;
     }
@@ -299,7 +299,7 @@ int rdlock_client_info(rdlock_client_t *c, rdlock_client_info_t *info)
     if (c == NULL && (rc = rdl_client_default(&c)) != 0)
         return rc;
     memset(info, 0, sizeof *info);
-    rdl_conn_where(&c->cfg, info->server, sizeof info->server);
+    rdl_topology_where(&c->cfg, info->server, sizeof info->server);
     info->fail_fast = c->cfg.fail_fast;
     RDL_LOCK(c);
     snprintf(info->last_error, sizeof info->last_error, "%s", c->last_error);
@@ -452,8 +452,8 @@ bool rdl_client_pool_elsewhere(rdlock_client_t *c, const char *addr, char *where
     bool found = false;
     RDL_LOCK(c);
     for (conn = c->idle; conn != NULL && !found; conn = conn->next)
-        if (conn->master[0] != '\0' && strcmp(conn->master, addr) != 0) {
-            snprintf(where, n, "%s", conn->master);
+        if (conn->addr[0] != '\0' && strcmp(conn->addr, addr) != 0) {
+            snprintf(where, n, "%s", conn->addr);
             found = true;
         }
     RDL_UNLOCK(c);
@@ -471,10 +471,10 @@ static void net_state(rdlock_client_t *c, bool down, const char *why)
         snprintf(c->last_error, sizeof c->last_error, "%s", why);
     RDL_UNLOCK(c);
     if (down && !was)
-        rdl_log(RDLOCK_LOG_WARN, "%s: connection lost: %s", rdl_conn_where(&c->cfg, where, sizeof where),
+        rdl_log(RDLOCK_LOG_WARN, "%s: connection lost: %s", rdl_topology_where(&c->cfg, where, sizeof where),
                 why);
     else if (!down && was)
-        rdl_log(RDLOCK_LOG_INFO, "%s: connected", rdl_conn_where(&c->cfg, where, sizeof where));
+        rdl_log(RDLOCK_LOG_INFO, "%s: connected", rdl_topology_where(&c->cfg, where, sizeof where));
 }
 
 void rdl_client_clock(rdlock_client_t *c, long long server_ms, long long recv_at)

@@ -2,6 +2,7 @@
 #include "rdl_build.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,12 +23,7 @@
  * SIGPIPE in the calling thread and consumes one it caused (the usual
  * idiom; three cheap syscalls against a network round trip, none when the
  * thread blocks SIGPIPE already). */
-typedef struct nosigpipe {
-    sigset_t old;
-    bool was_blocked; /* the caller blocks SIGPIPE itself: nothing to do */
-} nosigpipe_t;
-
-static void nosigpipe_enter(nosigpipe_t *st)
+void rdl_nosigpipe_enter(rdl_nosigpipe_t *st)
 {
     sigset_t pipe_set;
     sigemptyset(&pipe_set);
@@ -36,7 +32,7 @@ static void nosigpipe_enter(nosigpipe_t *st)
     st->was_blocked = sigismember(&st->old, SIGPIPE);
 }
 
-static void nosigpipe_leave(nosigpipe_t *st)
+void rdl_nosigpipe_leave(rdl_nosigpipe_t *st)
 {
     if (!st->was_blocked) {
         /* SIGPIPE was deliverable before we blocked it, so one pending now
@@ -62,37 +58,23 @@ const char *rdl_conn_last_error(void)
     return last_error[0] ? last_error : "unknown error";
 }
 
-static struct timeval ms_to_tv(int ms)
+void rdl_conn_set_last_error(const char *fmt, ...)
 {
-    struct timeval tv;
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-    return tv;
-}
-
-const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n)
-{
-    if (cfg->nsentinels > 0)
-        snprintf(buf, n, "master '%s' (via Sentinel)", cfg->sentinel_master);
-    else if (cfg->socket != NULL)
-        snprintf(buf, n, "unix:%s", cfg->socket);
-    else
-        snprintf(buf, n, "%s:%d", cfg->host, cfg->port);
-    return buf;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
 }
 
 /* One setup command; 0, or EACCES/EINVAL/EIO as `what` dictates. */
-static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const char **argv,
-                         const char *what)
+static int setup_command(rdl_conn_t *c, int argc, const char **argv, const char *what)
 {
-    char where[300];
     redisReply *r = redisCommandArgv(c->ctx, argc, argv, NULL);
     int rc = 0;
 
     if (r == NULL) {
         snprintf(last_error, sizeof last_error, "%s failed: %s", what, c->ctx->errstr);
-        rdl_log(RDLOCK_LOG_WARN, "%s: %s failed: %s", rdl_conn_where(cfg, where, sizeof where), what,
-                c->ctx->errstr);
+        rdl_log(RDLOCK_LOG_WARN, "%s: %s failed: %s", c->addr, what, c->ctx->errstr);
         return EIO;
     }
     if (r->type == REDIS_REPLY_ERROR) {
@@ -100,212 +82,68 @@ static int setup_command(rdl_conn_t *c, const rdl_config_t *cfg, int argc, const
         if (rc != EACCES && strcmp(what, "SELECT") == 0)
             rc = EINVAL;
         /* The server's text never contains the password we sent. */
-        rdl_log(RDLOCK_LOG_ERROR, "%s: %s refused: %s", rdl_conn_where(cfg, where, sizeof where), what,
-                r->str);
+        rdl_log(RDLOCK_LOG_ERROR, "%s: %s refused: %s", c->addr, what, r->str);
     }
     freeReplyObject(r);
     return rc;
 }
 
-/* Connect to sentinel i of cfg and authenticate if [sentinel] has a
- * password.  The context, or NULL with the reason in why (n bytes); *refused
- * set when the sentinel refused the credentials (or wants some). */
-static redisContext *sentinel_connect_io(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused)
-{
-    redisContext *sc = redisConnectWithTimeout(cfg->sentinel_host[i], cfg->sentinel_port[i],
-                                               ms_to_tv(cfg->connect_timeout_ms));
-    redisReply *r;
-
-    *refused = false;
-    if (sc == NULL) {
-        snprintf(why, n, "out of memory");
-        return NULL;
-    }
-    if (sc->err || redisSetTimeout(sc, ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
-        snprintf(why, n, "%s", sc->err ? sc->errstr : "cannot set the timeout");
-        redisFree(sc);
-        return NULL;
-    }
-    redisEnableKeepAlive(sc);
-    if (cfg->sentinel_password == NULL)
-        return sc;
-    {
-        const char *argv[3] = { "AUTH", cfg->sentinel_username, cfg->sentinel_password };
-        if (cfg->sentinel_username != NULL)
-            r = redisCommandArgv(sc, 3, argv, NULL);
-        else {
-            argv[1] = cfg->sentinel_password;
-            r = redisCommandArgv(sc, 2, argv, NULL);
-        }
-    }
-    if (r != NULL && r->type != REDIS_REPLY_ERROR) {
-        freeReplyObject(r);
-        return sc;
-    }
-    /* The server's text never contains the password we sent. */
-    snprintf(why, n, "AUTH %s: %s", r == NULL ? "failed" : "refused", r == NULL ? sc->errstr : r->str);
-    *refused = r != NULL;
-    if (r != NULL)
-        freeReplyObject(r);
-    redisFree(sc);
-    return NULL;
-}
-
-redisContext *rdl_sentinel_connect(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused)
-{
-    redisContext *sc;
-    nosigpipe_t st;
-    nosigpipe_enter(&st);
-    sc = sentinel_connect_io(cfg, i, why, n, refused);
-    nosigpipe_leave(&st);
-    return sc;
-}
-
-/* A sentinel's answer that needs credentials, or refuses ours. */
-static bool sentinel_wants_auth(const redisReply *r)
-{
-    return r != NULL && r->type == REDIS_REPLY_ERROR && rdl_reply_error(r) == EACCES;
-}
-
-/* Ask the sentinels, in order, where the master is: the first that
- * knows wins.  0 (host, *port set), EACCES (none knows, and one refused
- * our credentials or wants some: logged) or EIO (last_error says why).  A
- * failover is followed because the background thread listens to a
- * sentinel's notifications and drops the connections to the old master
- * (events.c, sentinel.c), every new connection asks again, and a demoted
- * master's READONLY drops the old ones (client.c, events.c). */
-static int sentinel_master(const rdl_config_t *cfg, char *host, size_t hostlen, int *port)
-{
-    int k, first = __atomic_load_n(&cfg->sentinel_hint, __ATOMIC_RELAXED);
-    bool auth_refused = false;
-    snprintf(last_error, sizeof last_error, "no sentinel knows master '%s'", cfg->sentinel_master);
-    if (first < 0 || first >= cfg->nsentinels)
-        first = 0;
-    for (k = 0; k < cfg->nsentinels; k++) {
-        int i = (first + k) % cfg->nsentinels;
-        char why[200];
-        bool refused;
-        redisContext *sc = sentinel_connect_io(cfg, i, why, sizeof why, &refused);
-        redisReply *r = NULL;
-        bool ok = false;
-        if (sc != NULL)
-            r = redisCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master);
-        if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-            r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING &&
-            r->element[0]->len > 0 && r->element[0]->len < hostlen) {
-            char *end;
-            long p = strtol(r->element[1]->str, &end, 10);
-            if (*end == '\0' && p >= 1 && p <= 65535) {
-                memcpy(host, r->element[0]->str, r->element[0]->len + 1);
-                *port = (int)p;
-                ok = true;
-            }
-        }
-        if (sentinel_wants_auth(r)) {
-            refused = true;
-            snprintf(why, sizeof why, "%s", r->str);
-        }
-        if (refused) {
-            auth_refused = true;
-            rdl_log(RDLOCK_LOG_ERROR, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i], why);
-        } else if (!ok)
-            rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i],
-                    sc == NULL ? why
-                    : r == NULL ? "no answer"
-                    : r->type == REDIS_REPLY_ERROR ? r->str
-                                                   : "does not know the master");
-        if (r != NULL)
-            freeReplyObject(r);
-        if (sc != NULL)
-            redisFree(sc);
-        if (ok) {
-            /* cfg is shared and const to everyone else: this hint is its
-             * only mutable part, an int written atomically. */
-            __atomic_store_n((int *)&cfg->sentinel_hint, i, __ATOMIC_RELAXED);
-            return 0;
-        }
-    }
-    if (auth_refused) {
-        snprintf(last_error, sizeof last_error, "a sentinel refused authentication");
-        return EACCES;
-    }
-    return EIO;
-}
-
-int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n)
-{
-    char host[256];
-    int port, rc;
-    nosigpipe_t st;
-    nosigpipe_enter(&st);
-    rc = sentinel_master(cfg, host, sizeof host, &port);
-    nosigpipe_leave(&st);
-    if (rc == 0)
-        snprintf(buf, n, "%s:%d", host, port);
-    return rc;
-}
-
-static int rdl_conn_open_io(const rdl_config_t *cfg, rdl_conn_t **out, bool probe)
+static int conn_open_io(const rdl_config_t *cfg, const char *host, int port, bool probe, rdl_conn_t **out)
 {
     rdl_conn_t *c;
-    char where[300], dbs[16];
+    const char *where;
+    char dbs[16];
     int rc;
 
     c = calloc(1, sizeof *c);
     if (c == NULL)
         return ENOMEM;
-    if (cfg->nsentinels > 0) {
-        char host[256];
-        int port;
-        if ((rc = sentinel_master(cfg, host, sizeof host, &port)) != 0) {
-            rdl_log(RDLOCK_LOG_DEBUG, "%s: %s", rdl_conn_where(cfg, where, sizeof where), last_error);
-            free(c);
-            return rc; /* EIO, or EACCES: a sentinel refused our credentials */
-        }
-        c->ctx = redisConnectWithTimeout(host, port, ms_to_tv(cfg->connect_timeout_ms));
-        snprintf(c->master, sizeof c->master, "%s:%d", host, port);
-    } else if (cfg->socket != NULL)
-        c->ctx = redisConnectUnixWithTimeout(cfg->socket, ms_to_tv(cfg->connect_timeout_ms));
-    else
-        c->ctx = redisConnectWithTimeout(cfg->host, cfg->port, ms_to_tv(cfg->connect_timeout_ms));
+    if (port == 0) {
+        c->ctx = redisConnectUnixWithTimeout(host, rdl_ms_to_tv(cfg->connect_timeout_ms));
+        snprintf(c->addr, sizeof c->addr, "unix:%s", host);
+    } else {
+        c->ctx = redisConnectWithTimeout(host, port, rdl_ms_to_tv(cfg->connect_timeout_ms));
+        snprintf(c->addr, sizeof c->addr, "%s:%d", host, port);
+    }
+    where = c->addr;
     if (c->ctx == NULL) {
         free(c);
         return ENOMEM;
     }
     if (c->ctx->err) {
         snprintf(last_error, sizeof last_error, "connect failed: %s", c->ctx->errstr);
-        rdl_log(RDLOCK_LOG_DEBUG, "%s: connect failed: %s", rdl_conn_where(cfg, where, sizeof where),
+        rdl_log(RDLOCK_LOG_DEBUG, "%s: connect failed: %s", where,
                 c->ctx->errstr);
         rdl_conn_close(c);
         return EIO;
     }
-    if (redisSetTimeout(c->ctx, ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
+    if (redisSetTimeout(c->ctx, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
         rdl_conn_close(c);
         return EIO;
     }
-    if (cfg->socket == NULL)
+    if (port != 0)
         redisEnableKeepAlive(c->ctx);
 
     rc = 0;
     if (cfg->password != NULL) {
         const char *argv[3] = { "AUTH", cfg->username, cfg->password };
         if (cfg->username != NULL)
-            rc = setup_command(c, cfg, 3, argv, "AUTH");
+            rc = setup_command(c, 3, argv, "AUTH");
         else {
             argv[1] = cfg->password;
-            rc = setup_command(c, cfg, 2, argv, "AUTH");
+            rc = setup_command(c, 2, argv, "AUTH");
         }
     }
     if (rc == 0 && cfg->db != 0) {
         const char *argv[2] = { "SELECT", dbs };
         snprintf(dbs, sizeof dbs, "%d", cfg->db);
-        rc = setup_command(c, cfg, 2, argv, "SELECT");
+        rc = setup_command(c, 2, argv, "SELECT");
     }
     if (rc == 0 && probe && cfg->password == NULL && cfg->db == 0) {
         /* Nothing was sent yet: find out now whether the server wants a
          * password (NOAUTH), so that open reports EACCES. */
         const char *argv[1] = { "PING" };
-        rc = setup_command(c, cfg, 1, argv, "PING");
+        rc = setup_command(c, 1, argv, "PING");
     }
     if (rc != 0) {
         rdl_conn_close(c);
@@ -568,40 +406,31 @@ static int rdl_conn_check_channel_io(rdl_conn_t *c, const char *channel, size_t 
 /* The public entry points: each I/O section runs with SIGPIPE blocked. */
 int rdl_conn_time(rdl_conn_t *c, long long *ms)
 {
-    nosigpipe_t st;
+    rdl_nosigpipe_t st;
     int rc;
-    nosigpipe_enter(&st);
+    rdl_nosigpipe_enter(&st);
     rc = rdl_conn_time_io(c, ms);
-    nosigpipe_leave(&st);
+    rdl_nosigpipe_leave(&st);
     return rc;
 }
 
 int rdl_conn_check_channel(rdl_conn_t *c, const char *channel, size_t len)
 {
-    nosigpipe_t st;
+    rdl_nosigpipe_t st;
     int rc;
-    nosigpipe_enter(&st);
+    rdl_nosigpipe_enter(&st);
     rc = rdl_conn_check_channel_io(c, channel, len);
-    nosigpipe_leave(&st);
-    return rc;
-}
-int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out)
-{
-    nosigpipe_t st;
-    int rc;
-    nosigpipe_enter(&st);
-    rc = rdl_conn_open_io(cfg, out, true);
-    nosigpipe_leave(&st);
+    rdl_nosigpipe_leave(&st);
     return rc;
 }
 
-int rdl_conn_open_lazy(const rdl_config_t *cfg, rdl_conn_t **out)
+int rdl_conn_open_at(const rdl_config_t *cfg, const char *host, int port, bool probe, rdl_conn_t **out)
 {
-    nosigpipe_t st;
+    rdl_nosigpipe_t st;
     int rc;
-    nosigpipe_enter(&st);
-    rc = rdl_conn_open_io(cfg, out, false);
-    nosigpipe_leave(&st);
+    rdl_nosigpipe_enter(&st);
+    rc = conn_open_io(cfg, host, port, probe, out);
+    rdl_nosigpipe_leave(&st);
     return rc;
 }
 
@@ -615,11 +444,11 @@ int rdl_conn_append_load(rdl_conn_t *c, const rdl_script_t *script)
 
 int rdl_conn_read(rdl_conn_t *c, redisReply **reply)
 {
-    nosigpipe_t st;
+    rdl_nosigpipe_t st;
     int rc;
-    nosigpipe_enter(&st);
+    rdl_nosigpipe_enter(&st);
     rc = rdl_conn_read_io(c, reply);
-    nosigpipe_leave(&st);
+    rdl_nosigpipe_leave(&st);
     return rc;
 }
 
@@ -634,20 +463,20 @@ int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, i
                          const char *const *argv, const size_t *lens, int replicas, int timeout_ms,
                          redisReply **reply, int *acked)
 {
-    nosigpipe_t st;
+    rdl_nosigpipe_t st;
     int rc;
-    nosigpipe_enter(&st);
+    rdl_nosigpipe_enter(&st);
     rc = rdl_conn_script_io(c, script, nkeys, argc, argv, lens, replicas, timeout_ms, reply, acked);
-    nosigpipe_leave(&st);
+    rdl_nosigpipe_leave(&st);
     return rc;
 }
 
 int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script)
 {
-    nosigpipe_t st;
+    rdl_nosigpipe_t st;
     int rc;
-    nosigpipe_enter(&st);
+    rdl_nosigpipe_enter(&st);
     rc = rdl_conn_load_io(c, script);
-    nosigpipe_leave(&st);
+    rdl_nosigpipe_leave(&st);
     return rc;
 }

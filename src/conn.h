@@ -6,7 +6,9 @@
 #define RDL_CONN_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stddef.h>
+#include <sys/time.h>
 #include <hiredis/hiredis.h>
 
 #include "config.h"
@@ -16,41 +18,49 @@
 typedef struct rdl_conn {
     redisContext *ctx;
     struct rdl_conn *next; /* pool link */
-    char master[272];      /* with [sentinel]: "host:port" it was told, else "" */
+    char addr[272];        /* "host:port" or "unix:path": where it leads (log
+                            * lines; a topology compares it with where a
+                            * name lives now) */
     unsigned gen;          /* the client's pool generation when opened */
     bool broken;           /* a half-written pipeline: never reuse */
 } rdl_conn_t;
 
-/* With [sentinel]: where the sentinels say the master is now, as
- * "host:port" in buf (at least 272 bytes).  0, EIO (none knows, none
- * answers) or EACCES (none knows, and one refused our credentials).
- * The sentinel that answers is asked first next time. */
-int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
-
-/* A connection to sentinel i of cfg (its connect and command timeouts),
- * authenticated with [sentinel]'s credentials if any: the context, or NULL
- * with the reason in why (n bytes, never the password) and *refused set if
- * the sentinel refused the credentials. */
-redisContext *rdl_sentinel_connect(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused);
-
-/* Connect, authenticate and select the db.  Returns 0 and *out, or
+/* Connect to host:port (port 0: host is a unix socket path), then
+ * authenticate and select the db as cfg says; with probe, a PING when
+ * nothing else was sent, to find out at once whether the server wants a
+ * password (client open; other connections learn it from their first
+ * command, one round trip less).  Which address serves a name is the
+ * topology's business (topology.h), not this file's.  Returns 0 and *out,
+ * or
  *   EIO     unreachable or no answer within the timeouts
- *   EACCES  authentication refused (also NOAUTH: a password is needed),
- *           by the server or, with [sentinel], by the sentinels
+ *   EACCES  authentication refused (also NOAUTH: a password is needed)
  *   EINVAL  the server rejected the db number
  *   ENOMEM */
-int rdl_conn_open(const rdl_config_t *cfg, rdl_conn_t **out);
-
-/* As rdl_conn_open without the PING that otherwise finds out at once
- * whether the server wants a password: for connections whose first
- * command reports NOAUTH anyway (one round trip less, which matters on a
- * slow network for the watchdog's first renewal). */
-int rdl_conn_open_lazy(const rdl_config_t *cfg, rdl_conn_t **out);
+int rdl_conn_open_at(const rdl_config_t *cfg, const char *host, int port, bool probe, rdl_conn_t **out);
 void rdl_conn_close(rdl_conn_t *c);
 
-/* Why this thread's last rdl_conn_open failed with EIO ("connect failed:
- * Connection refused"), for log lines; never NULL. */
+/* Why this thread's last connection attempt failed with EIO ("connect
+ * failed: Connection refused"), for log lines; never NULL.  A topology
+ * that fails before connecting (no sentinel answers) sets it. */
 const char *rdl_conn_last_error(void);
+void rdl_conn_set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* hiredis 0.14 writes with write(2): a peer gone raises SIGPIPE.  Every
+ * section of socket I/O runs between these (conn.c says how). */
+typedef struct rdl_nosigpipe {
+    sigset_t old;
+    bool was_blocked; /* the caller blocks SIGPIPE itself: nothing to do */
+} rdl_nosigpipe_t;
+void rdl_nosigpipe_enter(rdl_nosigpipe_t *st);
+void rdl_nosigpipe_leave(rdl_nosigpipe_t *st);
+
+static inline struct timeval rdl_ms_to_tv(int ms)
+{
+    struct timeval tv;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    return tv;
+}
 
 /* 1 while no I/O error happened on the connection. */
 int rdl_conn_ok(const rdl_conn_t *c);
@@ -92,8 +102,5 @@ int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
 /* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read). */
 int rdl_conn_append_load(rdl_conn_t *c, const rdl_script_t *script);
 
-
-/* "host:port" or "unix:path", for log lines. */
-const char *rdl_conn_where(const rdl_config_t *cfg, char *buf, size_t n);
 
 #endif

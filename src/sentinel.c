@@ -21,6 +21,158 @@
 #define RDL_SENTINEL_RETRY_MAX_MS 5000 /* backoff cap between connects */
 #define RDL_SENTINEL_ASK_RETRY_MS 1000 /* after an unanswered question */
 
+/* ------------------------------------------------------------------ */
+/* Asking the sentinels                                                */
+/* ------------------------------------------------------------------ */
+
+/* Connect to sentinel i of cfg and authenticate if [sentinel] has a
+ * password.  The context, or NULL with the reason in why (n bytes); *refused
+ * set when the sentinel refused the credentials (or wants some). */
+static redisContext *sentinel_connect_io(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused)
+{
+    redisContext *sc = redisConnectWithTimeout(cfg->sentinel_host[i], cfg->sentinel_port[i],
+                                               rdl_ms_to_tv(cfg->connect_timeout_ms));
+    redisReply *r;
+
+    *refused = false;
+    if (sc == NULL) {
+        snprintf(why, n, "out of memory");
+        return NULL;
+    }
+    if (sc->err || redisSetTimeout(sc, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
+        snprintf(why, n, "%s", sc->err ? sc->errstr : "cannot set the timeout");
+        redisFree(sc);
+        return NULL;
+    }
+    redisEnableKeepAlive(sc);
+    if (cfg->sentinel_password == NULL)
+        return sc;
+    {
+        const char *argv[3] = { "AUTH", cfg->sentinel_username, cfg->sentinel_password };
+        if (cfg->sentinel_username != NULL)
+            r = redisCommandArgv(sc, 3, argv, NULL);
+        else {
+            argv[1] = cfg->sentinel_password;
+            r = redisCommandArgv(sc, 2, argv, NULL);
+        }
+    }
+    if (r != NULL && r->type != REDIS_REPLY_ERROR) {
+        freeReplyObject(r);
+        return sc;
+    }
+    /* The server's text never contains the password we sent. */
+    snprintf(why, n, "AUTH %s: %s", r == NULL ? "failed" : "refused", r == NULL ? sc->errstr : r->str);
+    *refused = r != NULL;
+    if (r != NULL)
+        freeReplyObject(r);
+    redisFree(sc);
+    return NULL;
+}
+
+redisContext *rdl_sentinel_connect(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused)
+{
+    redisContext *sc;
+    rdl_nosigpipe_t st;
+    rdl_nosigpipe_enter(&st);
+    sc = sentinel_connect_io(cfg, i, why, n, refused);
+    rdl_nosigpipe_leave(&st);
+    return sc;
+}
+
+/* A sentinel's answer that needs credentials, or refuses ours. */
+static bool sentinel_wants_auth(const redisReply *r)
+{
+    return r != NULL && r->type == REDIS_REPLY_ERROR && rdl_reply_error(r) == EACCES;
+}
+
+/* Ask the sentinels, in order, where the master is: the first that
+ * knows wins.  0 (host, *port set), EACCES (none knows, and one refused
+ * our credentials or wants some: logged) or EIO (last_error says why).  A
+ * failover is followed because the background thread listens to a
+ * sentinel's notifications and drops the connections to the old master
+ * (events.c, sentinel.c), every new connection asks again, and a demoted
+ * master's READONLY drops the old ones (client.c, events.c). */
+static int sentinel_ask_io(const rdl_config_t *cfg, char *host, size_t hostlen, int *port)
+{
+    int k, first = __atomic_load_n(&cfg->sentinel_hint, __ATOMIC_RELAXED);
+    bool auth_refused = false;
+    rdl_conn_set_last_error("no sentinel knows master '%s'", cfg->sentinel_master);
+    if (first < 0 || first >= cfg->nsentinels)
+        first = 0;
+    for (k = 0; k < cfg->nsentinels; k++) {
+        int i = (first + k) % cfg->nsentinels;
+        char why[200];
+        bool refused;
+        redisContext *sc = sentinel_connect_io(cfg, i, why, sizeof why, &refused);
+        redisReply *r = NULL;
+        bool ok = false;
+        if (sc != NULL)
+            r = redisCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master);
+        if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+            r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING &&
+            r->element[0]->len > 0 && r->element[0]->len < hostlen) {
+            char *end;
+            long p = strtol(r->element[1]->str, &end, 10);
+            if (*end == '\0' && p >= 1 && p <= 65535) {
+                memcpy(host, r->element[0]->str, r->element[0]->len + 1);
+                *port = (int)p;
+                ok = true;
+            }
+        }
+        if (sentinel_wants_auth(r)) {
+            refused = true;
+            snprintf(why, sizeof why, "%s", r->str);
+        }
+        if (refused) {
+            auth_refused = true;
+            rdl_log(RDLOCK_LOG_ERROR, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i], why);
+        } else if (!ok)
+            rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i],
+                    sc == NULL ? why
+                    : r == NULL ? "no answer"
+                    : r->type == REDIS_REPLY_ERROR ? r->str
+                                                   : "does not know the master");
+        if (r != NULL)
+            freeReplyObject(r);
+        if (sc != NULL)
+            redisFree(sc);
+        if (ok) {
+            /* cfg is shared and const to everyone else: this hint is its
+             * only mutable part, an int written atomically. */
+            __atomic_store_n((int *)&cfg->sentinel_hint, i, __ATOMIC_RELAXED);
+            return 0;
+        }
+    }
+    if (auth_refused) {
+        rdl_conn_set_last_error("a sentinel refused authentication");
+        return EACCES;
+    }
+    return EIO;
+}
+
+int rdl_sentinel_ask(const rdl_config_t *cfg, char *host, size_t hostlen, int *port)
+{
+    rdl_nosigpipe_t st;
+    int rc;
+    rdl_nosigpipe_enter(&st);
+    rc = sentinel_ask_io(cfg, host, hostlen, port);
+    rdl_nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n)
+{
+    char host[256];
+    int port, rc = rdl_sentinel_ask(cfg, host, sizeof host, &port);
+    if (rc == 0)
+        snprintf(buf, n, "%s:%d", host, port);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The kept link                                                       */
+/* ------------------------------------------------------------------ */
+
 struct rdl_sentinel_watch {
     redisContext *ctx;  /* subscribed link, NULL while there is none */
     int idx;            /* the linked sentinel, or the next one to try */

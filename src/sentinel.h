@@ -16,11 +16,28 @@
 #ifndef RDL_SENTINEL_H
 #define RDL_SENTINEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include <hiredis/hiredis.h>
 
 #include "config.h"
 
-#define RDL_MASTER_ADDR_MAX 272 /* "host:port", as rdl_conn_t's master */
+#define RDL_MASTER_ADDR_MAX 272 /* "host:port", as rdl_conn_t's addr */
+
+/* A connection to sentinel i of cfg (its connect and command timeouts),
+ * authenticated with [sentinel]'s credentials if any: the context, or NULL
+ * with the reason in why (n bytes, never the password) and *refused set if
+ * the sentinel refused the credentials. */
+redisContext *rdl_sentinel_connect(const rdl_config_t *cfg, int i, char *why, size_t n, bool *refused);
+
+/* Ask the sentinels, the one that answered last first, where the master
+ * is: the first that knows wins.  0 (host, *port), EIO (none knows or
+ * answers: rdl_conn_last_error says why) or EACCES (none knows, and one
+ * refused our credentials: logged). */
+int rdl_sentinel_ask(const rdl_config_t *cfg, char *host, size_t hostlen, int *port);
+/* The same as "host:port" in buf (n bytes). */
+int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
 
 typedef struct rdl_sentinel_watch rdl_sentinel_watch_t;
 

@@ -9,6 +9,11 @@ const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg)
     return cfg->nsentinels > 0 ? &rdl_topology_sentinel : &rdl_topology_single;
 }
 
+const char *rdl_topology_where(const rdl_config_t *cfg, char *buf, size_t n)
+{
+    return rdl_topology_of(cfg)->where(cfg, buf, n);
+}
+
 int rdl_topo_connect(rdlock_client_t *c, const char *key, size_t keylen, rdl_conn_t **out)
 {
     return c->topo->connect(c, key, keylen, false, out);

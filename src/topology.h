@@ -34,6 +34,10 @@ typedef struct rdl_topology_ops {
      * out at once whether the server wants a password (client open).  0, or
      * EIO, EACCES, EINVAL (db), ENOMEM. */
     int (*connect)(struct rdlock_client *c, const char *key, size_t keylen, bool probe, rdl_conn_t **out);
+    /* What the configuration leads to, for log lines and
+     * rdlock_client_info ("host:port", "unix:path", "master 'x' (via
+     * Sentinel)"): buf, n bytes. */
+    const char *(*where)(const rdl_config_t *cfg, char *buf, size_t n);
     /* Whether the background thread must run from the client's opening on
      * (to follow the topology even while the client holds nothing). */
     bool always_on;
@@ -56,6 +60,8 @@ extern const rdl_topology_ops_t rdl_topology_sentinel;
 
 /* The topology a configuration chooses. */
 const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg);
+/* Its where() for cfg. */
+const char *rdl_topology_where(const rdl_config_t *cfg, char *buf, size_t n);
 
 /* rdl_topo_*: the client's topology, NULL hooks skipped. */
 int rdl_topo_connect(struct rdlock_client *c, const char *key, size_t keylen, rdl_conn_t **out);

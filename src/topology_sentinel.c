@@ -11,7 +11,7 @@
  *    subscriber: rdl_events_moved) and renews every hold on the new one at
  *    once, so a hold the failover dropped is reported lost in that round.
  *
- * New connections ask the sentinels where the master is (conn.c). */
+ * New connections ask the sentinels where the master is (sentinel_connect). */
 #include "rdl_build.h"
 
 #include <stdio.h>
@@ -27,11 +27,28 @@
 
 #define RDL_SENTINEL_BACKOFF_MS 30000 /* after no sentinel answered */
 
+/* Every new connection asks the sentinels where the master is: a pool
+ * refilled after a failover must not lead back to the old master, and the
+ * question costs only connections, not lock calls. */
 static int sentinel_connect(rdlock_client_t *c, const char *key, size_t keylen, bool probe, rdl_conn_t **out)
 {
+    char host[256], where[300];
+    int port, rc;
+
     (void)key;
     (void)keylen;
-    return probe ? rdl_conn_open(&c->cfg, out) : rdl_conn_open_lazy(&c->cfg, out);
+    if ((rc = rdl_sentinel_ask(&c->cfg, host, sizeof host, &port)) != 0) {
+        rdl_log(RDLOCK_LOG_DEBUG, "%s: %s", rdl_topology_where(&c->cfg, where, sizeof where),
+                rdl_conn_last_error());
+        return rc; /* EIO, or EACCES: a sentinel refused our credentials */
+    }
+    return rdl_conn_open_at(&c->cfg, host, port, probe, out);
+}
+
+static const char *sentinel_where(const rdl_config_t *cfg, char *buf, size_t n)
+{
+    snprintf(buf, n, "master '%s' (via Sentinel)", cfg->sentinel_master);
+    return buf;
 }
 
 /* The master moved from `from` to `to` (mutex not held): leave the old
@@ -131,6 +148,7 @@ static void sentinel_release(rdlock_client_t *c, bool after_fork)
 const rdl_topology_ops_t rdl_topology_sentinel = {
     .name = "sentinel",
     .connect = sentinel_connect,
+    .where = sentinel_where,
     .always_on = true,
     .fd = sentinel_fd,
     .due = sentinel_due,

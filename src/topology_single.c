@@ -8,14 +8,28 @@
 #include "client.h"
 #include "topology.h"
 
+#include <stdio.h>
+
 static int single_connect(rdlock_client_t *c, const char *key, size_t keylen, bool probe, rdl_conn_t **out)
 {
     (void)key;
     (void)keylen;
-    return probe ? rdl_conn_open(&c->cfg, out) : rdl_conn_open_lazy(&c->cfg, out);
+    if (c->cfg.socket != NULL)
+        return rdl_conn_open_at(&c->cfg, c->cfg.socket, 0, probe, out);
+    return rdl_conn_open_at(&c->cfg, c->cfg.host, c->cfg.port, probe, out);
+}
+
+static const char *single_where(const rdl_config_t *cfg, char *buf, size_t n)
+{
+    if (cfg->socket != NULL)
+        snprintf(buf, n, "unix:%s", cfg->socket);
+    else
+        snprintf(buf, n, "%s:%d", cfg->host, cfg->port);
+    return buf;
 }
 
 const rdl_topology_ops_t rdl_topology_single = {
     .name = "single",
     .connect = single_connect,
+    .where = single_where,
 };

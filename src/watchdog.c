@@ -406,7 +406,7 @@ long long rdl_watchdog_timeout(const rdlock_client_t *c, long long now, long lon
 
 const char *rdl_watchdog_master(const rdlock_client_t *c)
 {
-    return c->wdog.conn != NULL ? c->wdog.conn->master : NULL;
+    return c->wdog.conn != NULL ? c->wdog.conn->addr : NULL;
 }
 
 void rdl_watchdog_close(rdlock_client_t *c)
