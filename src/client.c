@@ -343,9 +343,11 @@ int rdlock_client_close(rdlock_client_t *c)
     return 0;
 }
 
-/* Process exit: stop the default client's thread and close its connections
- * (holds end at lease expiry, as after a crash: exit is not unlock).  The
- * memory stays reachable: another thread may still be inside a call. */
+/* Process exit: stop the default client's thread and close its connections.
+ * Holds were ended before, by lock.c's exit handler (registered later, so
+ * run earlier), unless [lock] release_at_exit is off; then they end at
+ * lease expiry, as after a crash.  The memory stays reachable: another
+ * thread may still be inside a call. */
 static void default_atexit(void)
 {
     rdlock_client_t *c;
@@ -363,6 +365,15 @@ static void default_atexit(void)
     }
     c->nidle = 0;
     RDL_UNLOCK(c);
+}
+
+void rdl_clients_each(void (*fn)(rdlock_client_t *c, void *arg), void *arg)
+{
+    rdlock_client_t *c;
+    RDL_CHECK(pthread_mutex_lock(&registry_mu));
+    for (c = registry; c != NULL; c = c->reg_next)
+        fn(c, arg);
+    RDL_CHECK(pthread_mutex_unlock(&registry_mu));
 }
 
 int rdl_client_default(rdlock_client_t **out)

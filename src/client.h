@@ -92,6 +92,10 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path);
 
 /* The process default client, created on first call (docs/CONTRACT.md section 3). */
 int rdl_client_default(rdlock_client_t **out);
+/* fn(c, arg) for every open client, with the registry locked (lock order:
+ * fn may take a client's mutex, never the registry's): the exit handler's
+ * walk (lock.c). */
+void rdl_clients_each(void (*fn)(rdlock_client_t *c, void *arg), void *arg);
 
 /* This thread's number (1, 2, ...), stable for the thread's life. */
 unsigned rdl_thread_no(void);

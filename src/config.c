@@ -119,6 +119,7 @@ int rdl_config_defaults(rdl_config_t *cfg)
     cfg->retry_interval_ms = 100;
     cfg->retry_jitter_ms = 20;
     cfg->fail_fast = false;
+    cfg->release_at_exit = true;
     cfg->watchdog_enabled = true;
     cfg->watchdog_interval_ms = 0;
     cfg->max_hold_ms = 0;
@@ -660,7 +661,7 @@ static dictionary *ini_load(const char *file, int *errors, int *oom)
 enum rdl_key_id {
     K_HOST, K_SOCKET, K_PORT, K_USERNAME, K_PASSWORD, K_PASSWORD_FILE, K_DB,
     K_CONNECT_TIMEOUT, K_COMMAND_TIMEOUT, K_RETRIES,
-    K_PREFIX, K_LEASE, K_RETRY_INTERVAL, K_JITTER, K_FAIL_FAST,
+    K_PREFIX, K_LEASE, K_RETRY_INTERVAL, K_JITTER, K_FAIL_FAST, K_RELEASE_AT_EXIT,
     K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT, K_SENTINEL_MASTER,
     K_SENTINELS, K_SENTINEL_USERNAME, K_SENTINEL_PASSWORD, K_SENTINEL_PASSWORD_FILE
 };
@@ -693,6 +694,7 @@ static const rdl_keydef_t keydefs[] = {
     { "lock", "retry_interval_ms", K_RETRY_INTERVAL, T_NUM, 1, 60000 },
     { "lock", "retry_jitter_ms", K_JITTER, T_NUM, 0, 60000 },
     { "lock", "fail_fast", K_FAIL_FAST, T_BOOL, 0, 0 },
+    { "lock", "release_at_exit", K_RELEASE_AT_EXIT, T_BOOL, 0, 0 },
     { "watchdog", "enabled", K_WD_ENABLED, T_BOOL, 0, 0 },
     /* 0 or 1..lease_ms-1: the upper bound is checked against lease_ms. */
     { "watchdog", "interval_ms", K_WD_INTERVAL, T_NUM, 0, 86400000 - 1 },
@@ -925,6 +927,8 @@ static void apply_bool(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     }
     if (kd->id == K_FAIL_FAST)
         ld->cfg->fail_fast = b;
+    else if (kd->id == K_RELEASE_AT_EXIT)
+        ld->cfg->release_at_exit = b;
     else
         ld->cfg->watchdog_enabled = b;
 }

@@ -27,6 +27,7 @@ typedef struct rdl_config {
     unsigned retry_interval_ms;
     unsigned retry_jitter_ms;
     bool fail_fast;
+    bool release_at_exit;          /* exit() ends the process's holds (lock.c) */
     /* [watchdog] */
     bool watchdog_enabled;
     unsigned watchdog_interval_ms; /* 0 = lease_ms / 3 */

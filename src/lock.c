@@ -39,6 +39,9 @@ typedef struct lock_keys {
     size_t l[RDL_NKEYS_RELEASE];
 } lock_keys_t;
 
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static void exit_register(void);
+
 static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
 {
     static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":rel" };
@@ -463,6 +466,9 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
 
     if ((rc = rdl_handle_resolve(h, &c)) != 0)
         return rc;
+    /* After the client exists: the default client's own exit handler is
+     * registered then, and must run after this one (atexit's order). */
+    pthread_once(&exit_once, exit_register);
     thread = rdl_thread_no();
 
     RDL_LOCK(c);
@@ -656,6 +662,101 @@ int rdl_release(rdl_handle_t *h)
         rdl_log(RDLOCK_LOG_WARN, "unlock of %s: the lease had been lost before the unlock", h->name);
     rdl_hold_free(hold);
     return rc;
+}
+
+/* One hold to end at exit, copied out of the table (mu not held while
+ * the scripts run). */
+typedef struct exit_hold {
+    char *key;
+    size_t keylen;
+    char owner[RDL_OWNER_MAX];
+    char call[21];
+    char mode;
+    long long unsure_until;
+} exit_hold_t;
+
+void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
+{
+    exit_hold_t *v = NULL;
+    size_t n = 0, cap = 0, done = 0, i;
+    rdl_tnode_t *nd;
+
+    RDL_LOCK(c);
+    RDL_TABLE_FOREACH(&c->holds, i, nd)
+    {
+        rdl_hold_t *hold = (rdl_hold_t *)nd;
+        exit_hold_t *e;
+        if (hold->releasing || hold->lost)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            exit_hold_t *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL)
+                break; /* the rest end with their leases */
+            v = nv;
+            cap = ncap;
+        }
+        e = &v[n];
+        if ((e->key = malloc(hold->keylen)) == NULL)
+            break;
+        memcpy(e->key, hold->key, hold->keylen);
+        e->keylen = hold->keylen;
+        rdl_owner(c, hold->thread, e->owner);
+        memcpy(e->call, hold->call, sizeof e->call);
+        e->mode = hold->mode;
+        e->unsure_until = hold->unsure_until;
+        /* Neither renewed nor released by another thread from now on. */
+        hold->releasing = true;
+        n++;
+    }
+    RDL_UNLOCK(c);
+
+    for (i = 0; i < n; i++) {
+        exit_hold_t *e = &v[i];
+        lock_keys_t keys;
+        leave_reply_t lr;
+        if (rdl_now_ms() < deadline && e->unsure_until < deadline) {
+            /* As unlock does: a late attempt of the acquire must not find
+             * the lock free after this. */
+            wait_unsure(e->unsure_until);
+            if (keys_make(&keys, e->key, e->keylen) == 0) {
+                /* 'd': an exclusive hold keeps its robust marker, as a
+                 * dead owner's would; a shared one is simply released. */
+                if (leave(c, &keys, e->owner, e->mode == 's' ? "rs" : "rd", e->call, NULL, deadline, &lr) == 0 &&
+                    (lr.r.status == 1 || lr.r.status == 3))
+                    done++;
+                free(keys.buf);
+            }
+        }
+        free(e->key);
+    }
+    free(v);
+    if (n > 0)
+        rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
+                "process exit: ended %zu of %zu hold%s%s", done, n, n == 1 ? "" : "s",
+                done == n ? "" : "; the others end with their leases");
+}
+
+static void exit_client(rdlock_client_t *c, void *arg)
+{
+    (void)arg;
+    if (c->pid == getpid() && c->cfg.release_at_exit)
+        rdl_release_at_exit(c, rdl_now_ms() + c->cfg.command_timeout_ms);
+}
+
+/* Process exit: end the holds of every client that wants it ([lock]
+ * release_at_exit), so that waiters elsewhere need not wait for the
+ * leases.  A fork child runs this too, but holds none of its parent's
+ * holds (client.c's child_reset), and its clients' pids are its own. */
+static void exit_release_all(void)
+{
+    rdl_clients_each(exit_client, NULL);
+}
+
+static void exit_register(void)
+{
+    if (atexit(exit_release_all) != 0)
+        rdl_log(RDLOCK_LOG_WARN, "atexit failed: holds will end with their leases at process exit");
 }
 
 int rdl_holdcount(rdl_handle_t *h, unsigned *count)

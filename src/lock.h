@@ -27,6 +27,12 @@ int rdl_token(rdl_handle_t *h, uint64_t *token);
 /* rdlock_consistent: EINVAL unless h is robust and the caller holds it
  * after EOWNERDEAD. */
 int rdl_consistent(rdl_handle_t *h);
+/* Process exit ([lock] release_at_exit): end every hold of c as its
+ * owner's death would, now rather than at lease end (an exclusive hold
+ * leaves the robust marker: EOWNERDEAD for the next robust locker), giving
+ * up at deadline (monotonic ms).  The holds stay in the table, marked as
+ * being released: other threads may still be running. */
+void rdl_release_at_exit(rdlock_client_t *c, long long deadline);
 /* Run a script that takes exactly the lock's keys (reset, status). */
 int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
                     redisReply **reply);

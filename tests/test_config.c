@@ -258,6 +258,7 @@ static void expect_defaults(const rdl_config_t *c)
     EXPECT_INT(c->retry_interval_ms, 100);
     EXPECT_INT(c->retry_jitter_ms, 20);
     EXPECT_INT(c->fail_fast, false);
+    EXPECT_INT(c->release_at_exit, true);
     EXPECT_INT(c->watchdog_enabled, true);
     EXPECT_INT(c->watchdog_interval_ms, 0);
     EXPECT_INT(c->max_hold_ms, 0);
@@ -368,6 +369,7 @@ static void test_every_key(void)
              "retry_interval_ms = 250\n"
              "retry_jitter_ms = 0\n"
              "fail_fast = yes\n"
+             "release_at_exit = no\n"
              "[watchdog]\n"
              "enabled = no\n"
              "interval_ms = 4000\n"
@@ -390,6 +392,7 @@ static void test_every_key(void)
     EXPECT_INT(c.retry_interval_ms, 250);
     EXPECT_INT(c.retry_jitter_ms, 0);
     EXPECT_INT(c.fail_fast, true);
+    EXPECT_INT(c.release_at_exit, false);
     EXPECT_INT(c.watchdog_enabled, false);
     EXPECT_INT(c.watchdog_interval_ms, 4000);
     EXPECT_INT(c.max_hold_ms, 600000);

@@ -486,6 +486,86 @@ static void test_nonrobust_after_death(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&rob));
 }
 
+/* [lock] release_at_exit (the default): a process that exit()s holding
+ * locks ends its holds then, as its death would at lease end, so nobody
+ * waits for the lease: an exclusive hold leaves the owner-died state (a
+ * robust waiter blocked meanwhile is woken with EOWNERDEAD, a plain locker
+ * simply gets the lock), a shared one is released.  With release_at_exit
+ * = no the hold stays until its lease.  Every hold here has a 5 s lease:
+ * what happens within half of it is the exit's doing. */
+static void test_exit_releases(void)
+{
+    const char *N = "exit-x", *NP = "exit-plain", *NS = "exit-s", *NN = "exit-no";
+    rdt_actor_opts_t o = RDT_ACTOR_OPTS;
+    rdt_actor_t b, w;
+    rdlock_t rob, waiter, plain, kept;
+    rdrwlock_t rw;
+    unsigned long long tok = 0, val = 0;
+    long long t0;
+    char ini_no[512];
+
+    fresh();
+    RDT_ASSERT_RC(0, mx_init(&rob, N, g_c1, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&waiter, N, g_c2, RDLOCK_ROBUST, 0));
+    RDT_ASSERT_RC(0, mx_init(&plain, NP, g_c1, RDLOCK_STALLED, 0));
+    RDT_ASSERT_RC(0, rw_init(&rw, NS, g_c1, RDLOCK_STALLED));
+    RDT_ASSERT_RC(0, mx_init(&kept, NN, g_c1, RDLOCK_STALLED, 0));
+
+    /* 1. exclusive and robust, with a robust waiter blocked meanwhile
+     * (its deadline, 4 s, comes before the lease's end) */
+    CU_ASSERT_FATAL(actor_on(&b, N, RDLOCK_ROBUST, 0, LONG_LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "lock", REPLY_MS, &tok, NULL));
+    CU_ASSERT_FATAL(rdt_actor_thread(&w, &waiter, NULL) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_send(&w, "timed 4000"));
+    CU_ASSERT_EQUAL(rdt_actor_reply(&w, FAST_MS, NULL, NULL), RDT_ACTOR_NOREPLY); /* blocked */
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdt_actor_exit(&b));
+    RDT_ASSERT_RC(EOWNERDEAD, rdt_actor_reply(&w, REPLY_MS, &val, NULL));
+    CU_ASSERT(rdt_now_ms() - t0 < LONG_LEASE_MS / 2);
+    CU_ASSERT(val > tok && val != ~0ULL);
+    CU_ASSERT(x_inconsistent(N));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&rob)); /* the waiter holds it now */
+    RDT_ASSERT_RC(0, rdt_actor_call(&w, "consistent", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_call(&w, "unlock", REPLY_MS, NULL, NULL));
+    CU_ASSERT(x_absent(N));
+    rdt_actor_stop(&w);
+
+    /* 2. exclusive, not robust: a plain locker gets it at once */
+    CU_ASSERT_FATAL(actor_on(&b, NP, RDLOCK_STALLED, 0, LONG_LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "lock", REPLY_MS, &tok, NULL));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&plain));
+    RDT_ASSERT_RC(0, rdt_actor_exit(&b));
+    RDT_ASSERT_RC(0, rdlock_trylock(&plain));
+    CU_ASSERT(rdt_mutex_token(&plain) > tok);
+    RDT_ASSERT_RC(0, rdlock_unlock(&plain));
+    CU_ASSERT(x_absent(NP));
+
+    /* 3. shared: released, so a writer gets it at once, cleanly */
+    CU_ASSERT_FATAL(actor_on(&b, NS, RDLOCK_STALLED, 0, LONG_LEASE_MS, 0) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "rdlock", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&rw));
+    RDT_ASSERT_RC(0, rdt_actor_exit(&b));
+    RDT_ASSERT_RC(0, rdrwlock_trywrlock(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
+    CU_ASSERT(x_absent(NS));
+
+    /* 4. release_at_exit = no: the hold outlives the process, to its lease */
+    CU_ASSERT_FATAL(rdt_ini_copy(&g_srv, 0, "[lock]\nrelease_at_exit = no\n", ini_no, sizeof ini_no) == 0);
+    o.lease = LONG_LEASE_MS;
+    o.watchdog = 1;
+    CU_ASSERT_FATAL(rdt_actor_start(&b, ini_no, NN, &o) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&b, "lock", REPLY_MS, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_actor_exit(&b));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&kept));
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, rdt_key(NN, "")), 1);
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&rob));
+    RDT_ASSERT_RC(0, rdlock_destroy(&waiter));
+    RDT_ASSERT_RC(0, rdlock_destroy(&plain));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    RDT_ASSERT_RC(0, rdlock_destroy(&kept));
+}
+
 /* ------------------------------------------------------------------ */
 /* ENOTRECOVERABLE and reset                                           */
 /* ------------------------------------------------------------------ */
@@ -1191,6 +1271,7 @@ static const rdt_test_t tests[] = {
     { "robust_waiter_blocked", test_robust_waiter_blocked },
     { "eownerdead_holder_dies", test_eownerdead_holder_dies },
     { "nonrobust_after_death", test_nonrobust_after_death },
+    { "exit_releases", test_exit_releases },
     { "not_recoverable", test_not_recoverable },
     { "reset_clears_not_recoverable", test_reset_clears_not_recoverable },
     { "reset_name_einval", test_reset_name_einval },

@@ -823,6 +823,8 @@ static void actor_serve(const actor_ctx_t *x, int in, int out)
 
         if (strcmp(line, "quit") == 0)
             return;
+        if (x->c != NULL && strcmp(line, "exit") == 0)
+            exit(0); /* a normal exit, holds and all: atexit handlers run */
         rc = actor_exec(x, line, &val, &ms);
         snprintf(reply, sizeof reply, "%d %llu %lld", rc, val, ms);
         if (rdt_send(out, reply) != 0)
@@ -1060,6 +1062,29 @@ int rdt_actor_kill(rdt_actor_t *a)
     a->live = 0;
     a->pending = 0;
     rdt_pipe_close(&a->p);
+    return st;
+}
+
+int rdt_actor_exit(rdt_actor_t *a)
+{
+    int st;
+
+    if (!a->live || a->thread || a->pid <= 0) {
+        fprintf(stderr, "%s: not a running process actor\n", a->who);
+        return -1;
+    }
+    if (rdt_send(a->p.to_child[1], "exit") != 0) {
+        fprintf(stderr, "%s: cannot send exit\n", a->who);
+        return -1;
+    }
+    st = rdt_wait(a->pid, 10000);
+    live_del(a->pid);
+    a->pid = -1;
+    a->live = 0;
+    a->pending = 0;
+    rdt_pipe_close(&a->p);
+    if (st != 0)
+        fprintf(stderr, "%s: exit status %d\n", a->who, st);
     return st;
 }
 

@@ -337,6 +337,8 @@ int rdt_holder_finish(rdt_holder_t *h);                      /* unlock, join: un
  *                 clockrd MS  clockwr MS  rwunlock  rwconsistent  rwtoken
  *   process only  reset (rdlock_reset_name of the name on its client),
  *                 lost (calls of its lost callback so far, see count_lost)
+ *   exit          process only, no answer: exit(0) at once, holding what
+ *                 it holds (rdt_actor_exit sends it)
  *   quit          no answer: a thread returns; a process releases what it
  *                 still holds, destroys both handles, closes its client and
  *                 exits, with status 0 if all of that returned 0
@@ -419,6 +421,11 @@ int rdt_actor_silent(rdt_actor_t *a);
  * unlocking.  rdt_wait()'s result (128 + SIGKILL), or -1 if the actor is
  * not a running process. */
 int rdt_actor_kill(rdt_actor_t *a);
+
+/* A process actor calls exit(0) while it holds what it holds (a normal
+ * process end without unlock), and is reaped: rdt_wait()'s result (0 for
+ * exit status 0), or -1 if not a running process actor. */
+int rdt_actor_exit(rdt_actor_t *a);
 
 /* Orderly end.  A process actor is sent "quit" and waited for (10 s, then
  * SIGKILL); one still in a call would not read it, so it is killed.  The

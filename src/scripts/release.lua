@@ -7,7 +7,10 @@
 -- ARGV[1] owner
 -- ARGV[2] 'rs' release a shared hold, 'rx' an exclusive one, 'rn' an
 --         exclusive one handed over with EOWNERDEAD and not made
---         consistent (the lock becomes not recoverable); 'ax' abandon an
+--         consistent (the lock becomes not recoverable); 'rd' end a hold
+--         as its owner's death would (process exit): a shared one is
+--         released, an exclusive one leaves its robust marker, exactly as
+--         if its lease had run out now; 'ax' abandon an
 --         exclusive grant the caller could not confirm on enough replicas
 --         ([replication] wait_replicas): undone rather than ended, so the
 --         robust state stays for the next robust acquirer: a marker the
@@ -78,7 +81,7 @@ elseif op == 'r' then
     return {0, 0}
   end
   -- The server's mode decides how to leave; the client's only says whether
-  -- the hold is inconsistent ('n').
+  -- the hold is inconsistent ('n') or its owner is going away ('d').
   if hv[2] ~= 'x' then how = 's' end
   if how == 's' then
     local d = tonumber(string.match(v, '^(%d+);'))
@@ -109,6 +112,8 @@ elseif op == 'r' then
   end
   if how == 'x' then
     redis.call('DEL', KEYS[1], KEYS[6]) -- a clean end: no robust marker
+  elseif how == 'd' then
+    redis.call('DEL', KEYS[1]) -- the marker stays: the owner died inside
   else
     redis.call('DEL', KEYS[1])
     if how == 'n' then redis.call('SET', KEYS[6], '!') end
