@@ -34,7 +34,7 @@ int rdlock_reset_name(rdlock_client_t *c, const char *name)
     int rc = name_key(&c, name, &key, &keylen);
     if (rc != 0)
         return rc;
-    rc = rdl_lock_script(c, &rdl_script_reset, key, keylen, &r);
+    rc = rdl_lock_script(c, c->scripts->reset, key, keylen, &r);
     if (rc == 0) {
         rdl_log(RDLOCK_LOG_INFO, "lock %s reset (%lld keys cleared)", name,
                 r->type == REDIS_REPLY_INTEGER ? r->integer : 0);
@@ -54,7 +54,7 @@ int rdl_status(rdlock_client_t *c, const char *name, rdl_status_t *st)
     memset(st, 0, sizeof *st);
     if (rc != 0)
         return rc;
-    rc = rdl_lock_script(c, &rdl_script_status, key, keylen, &r);
+    rc = rdl_lock_script(c, c->scripts->status, key, keylen, &r);
     free(key);
     if (rc != 0)
         return rc;

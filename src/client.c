@@ -217,6 +217,7 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
     /* Connect once: refused authentication or a rejected db is an error
      * now; an unreachable server only with fail_fast (docs/CONTRACT.md section 3). */
     c->topo = rdl_topology_of(&c->cfg);
+    c->scripts = c->topo->sharded ? &rdl_scripts_sharded : &rdl_scripts_plain;
     rc = c->topo->connect(c, NULL, 0, true, &conn);
     if (rc == 0) {
         /* Wake-ups need PUBLISH and SUBSCRIBE on the lock channels: a Redis

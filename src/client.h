@@ -14,6 +14,7 @@
 #include "config.h"
 #include "conn.h"
 #include "rdlock.h"
+#include "script.h"
 #include "table.h"
 #include "timeutil.h"
 
@@ -31,6 +32,7 @@ typedef struct rdl_lostcb {
 struct rdlock_client {
     rdl_config_t cfg;
     const struct rdl_topology_ops *topo; /* which server serves a name (topology.h) */
+    const rdl_scripts_t *scripts;  /* the topology's set (script.h) */
     char id[RDL_ID_HEX + 1];  /* 128 random bits from the OS, hex */
     char host[256];
     pid_t pid;

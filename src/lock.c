@@ -149,7 +149,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
     argv[RDL_NKEYS_RELEASE + 1] = packed;
     lens[RDL_NKEYS_RELEASE + 1] = n;
     for (;;) {
-        rc = rdl_client_script(a->c, &rdl_script_acquire, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2, argv, lens,
+        rc = rdl_client_script(a->c, a->c->scripts->acquire, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2, argv, lens,
                                deadline, &r, &call);
         if (call.unsure_until > a->unsure_until)
             a->unsure_until = call.unsure_until;
@@ -226,7 +226,7 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
         argv[argc] = arg4;
         lens[argc++] = strlen(arg4);
     }
-    rc = rdl_client_script(c, &rdl_script_release, RDL_NKEYS_RELEASE, argc, argv, lens, deadline, &r, &rc_call);
+    rc = rdl_client_script(c, c->scripts->release, RDL_NKEYS_RELEASE, argc, argv, lens, deadline, &r, &rc_call);
     if (rc != 0)
         return rc;
     rc = rdl_reply_release(r, &out->r);

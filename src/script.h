@@ -10,10 +10,20 @@ typedef struct rdl_script {
     const char *body;
 } rdl_script_t;
 
-extern const rdl_script_t rdl_script_acquire;
-extern const rdl_script_t rdl_script_release;
-extern const rdl_script_t rdl_script_renew;
-extern const rdl_script_t rdl_script_reset;
-extern const rdl_script_t rdl_script_status;
+/* One set of the scripts; a client uses the set its topology chooses
+ * (client.h: c->scripts). */
+typedef struct rdl_scripts {
+    const rdl_script_t *acquire;
+    const rdl_script_t *release;
+    const rdl_script_t *renew;
+    const rdl_script_t *reset;
+    const rdl_script_t *status;
+} rdl_scripts_t;
+
+/* As written: wake-ups with PUBLISH. */
+extern const rdl_scripts_t rdl_scripts_plain;
+/* For Redis Cluster: wake-ups with SPUBLISH, heard on the shard channel
+ * of the lock's own slot (SSUBSCRIBE), not broadcast to every node. */
+extern const rdl_scripts_t rdl_scripts_sharded;
 
 #endif

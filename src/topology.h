@@ -38,6 +38,9 @@ typedef struct rdl_topology_ops {
      * rdlock_client_info ("host:port", "unix:path", "master 'x' (via
      * Sentinel)"): buf, n bytes. */
     const char *(*where)(const rdl_config_t *cfg, char *buf, size_t n);
+    /* Wake-ups on shard channels (SPUBLISH, SSUBSCRIBE: Redis Cluster)
+     * rather than plain ones. */
+    bool sharded;
     /* Whether the background thread must run from the client's opening on
      * (to follow the topology even while the client holds nothing). */
     bool always_on;

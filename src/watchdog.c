@@ -211,7 +211,7 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
         /* Load once per connection, in the same pipeline as the first
          * batch, so a fresh connection costs no extra round trip. */
         fresh = true;
-        if ((rc = rdl_conn_append_load(c->wdog.conn, &rdl_script_renew)) != 0)
+        if ((rc = rdl_conn_append_load(c->wdog.conn, c->scripts->renew)) != 0)
             goto out;
     }
     argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
@@ -223,7 +223,7 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
     b->sent_at = rdl_now_ms();
     for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
         argc = renew_args(b, start, CHUNK(b, start), argv, lens);
-        rc = rdl_conn_append_script(c->wdog.conn, &rdl_script_renew, (int)CHUNK(b, start), (int)argc, argv,
+        rc = rdl_conn_append_script(c->wdog.conn, c->scripts->renew, (int)CHUNK(b, start), (int)argc, argv,
                                     lens);
     }
     if (rc == 0 && fresh) {
@@ -249,13 +249,13 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
     if (rc == 0 && readonly)
         rc = EIO; /* below: the connection is dropped; the caller retries on a new one */
     if (rc == 0 && reload) {
-        rc = rdl_conn_load(c->wdog.conn, &rdl_script_renew);
+        rc = rdl_conn_load(c->wdog.conn, c->scripts->renew);
         for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
             redisReply *r;
             if (b->items[start].result != -1)
                 continue; /* this chunk was answered */
             argc = renew_args(b, start, CHUNK(b, start), argv, lens);
-            rc = rdl_conn_script(c->wdog.conn, &rdl_script_renew, (int)CHUNK(b, start), (int)argc, argv, lens,
+            rc = rdl_conn_script(c->wdog.conn, c->scripts->renew, (int)CHUNK(b, start), (int)argc, argv, lens,
                                  &r);
             if (rc == 0) {
                 renew_result(b, start, CHUNK(b, start), r);
