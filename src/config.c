@@ -99,6 +99,8 @@ void rdl_config_free(rdl_config_t *cfg)
     free(cfg->sentinel_master);
     for (int i = 0; i < cfg->nsentinels; i++)
         free(cfg->sentinel_host[i]);
+    for (int i = 0; i < cfg->nclusternodes; i++)
+        free(cfg->cluster_host[i]);
     free(cfg->sentinel_username);
     wipe_free(cfg->sentinel_password);
     /* Zeroed, so freeing twice is harmless (config.h promises it). */
@@ -125,6 +127,8 @@ int rdl_config_defaults(rdl_config_t *cfg)
     cfg->max_hold_ms = 0;
     cfg->wait_replicas = 0;
     cfg->wait_timeout_ms = 500;
+    cfg->cluster_refresh_ms = 1000;
+    cfg->cluster_max_redirects = 5;
     cfg->host = strdup("127.0.0.1");
     cfg->key_prefix = strdup("rdlock:");
     cfg->source = strdup(RDL_DEFAULTS_SOURCE);
@@ -663,7 +667,8 @@ enum rdl_key_id {
     K_CONNECT_TIMEOUT, K_COMMAND_TIMEOUT, K_RETRIES,
     K_PREFIX, K_LEASE, K_RETRY_INTERVAL, K_JITTER, K_FAIL_FAST, K_RELEASE_AT_EXIT,
     K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT, K_SENTINEL_MASTER,
-    K_SENTINELS, K_SENTINEL_USERNAME, K_SENTINEL_PASSWORD, K_SENTINEL_PASSWORD_FILE
+    K_SENTINELS, K_SENTINEL_USERNAME, K_SENTINEL_PASSWORD, K_SENTINEL_PASSWORD_FILE,
+    K_CLUSTER_NODES, K_CLUSTER_REFRESH, K_CLUSTER_REDIRECTS
 };
 
 enum rdl_key_type { T_STR, T_SECRET, T_NUM, T_BOOL };
@@ -676,7 +681,7 @@ typedef struct rdl_keydef {
     unsigned long long min, max; /* T_NUM range; T_STR max length (0: none) */
 } rdl_keydef_t;
 
-static const char *const known_sections[] = { "redis", "lock", "watchdog", "replication", "sentinel" };
+static const char *const known_sections[] = { "redis", "lock", "watchdog", "replication", "sentinel", "cluster" };
 
 static const rdl_keydef_t keydefs[] = {
     { "redis", "host", K_HOST, T_STR, 0, RDL_HOST_MAX },
@@ -704,13 +709,18 @@ static const rdl_keydef_t keydefs[] = {
     /* below [redis] command_timeout_ms: checked against it. */
     { "replication", "wait_timeout_ms", K_WAIT_TIMEOUT, T_NUM, 1, 3600000 },
     { "sentinel", "master_name", K_SENTINEL_MASTER, T_STR, 0, 255 },
-    /* "host:port, host:port ...": parsed by set_sentinels(). */
+    /* "host:port, host:port ...": parsed by set_hostports(). */
     { "sentinel", "sentinels", K_SENTINELS, T_STR, 0, 8192 },
     /* AUTH to the sentinels themselves (Sentinel's requirepass / ACL):
      * the same rules as [redis]'s. */
     { "sentinel", "username", K_SENTINEL_USERNAME, T_STR, 0, 0 },
     { "sentinel", "password", K_SENTINEL_PASSWORD, T_SECRET, 0, 0 },
     { "sentinel", "password_file", K_SENTINEL_PASSWORD_FILE, T_STR, 0, PATH_MAX - 1 },
+    /* "host:port, host:port ...": any nodes of the cluster, to learn the
+     * slot map from (set_hostports). */
+    { "cluster", "nodes", K_CLUSTER_NODES, T_STR, 0, 8192 },
+    { "cluster", "refresh_ms", K_CLUSTER_REFRESH, T_NUM, 10, 3600000 },
+    { "cluster", "max_redirects", K_CLUSTER_REDIRECTS, T_NUM, 1, 100 },
 };
 
 
@@ -793,6 +803,8 @@ static void apply_num(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     case K_MAX_HOLD: cfg->max_hold_ms = (unsigned)v; break;
     case K_WAIT_REPLICAS: cfg->wait_replicas = (int)v; break;
     case K_WAIT_TIMEOUT: cfg->wait_timeout_ms = (int)v; break;
+    case K_CLUSTER_REFRESH: cfg->cluster_refresh_ms = (int)v; break;
+    case K_CLUSTER_REDIRECTS: cfg->cluster_max_redirects = (int)v; break;
     default: break;
     }
     return;
@@ -803,16 +815,19 @@ bad:
 }
 
 /* "host:port" entries separated by commas and/or blanks ("[v6 addr]:port"
- * for IPv6) into cfg's sentinel list, replacing it.  Problems logged. */
-static void set_sentinels(rdl_load_t *ld, const char *val)
+ * for IPv6) of section:key into hosts/ports (at most max), replacing what
+ * is there (*n entries).  Problems logged. */
+static void set_hostports(rdl_load_t *ld, const char *section, const char *key, const char *val, char **hosts,
+                          int *ports, int *n, int max)
 {
-    rdl_config_t *cfg = ld->cfg;
     const char *p = val;
-    int i, n = 0;
+    int i;
 
-    for (i = 0; i < cfg->nsentinels; i++)
-        free(cfg->sentinel_host[i]);
-    cfg->nsentinels = 0;
+    for (i = 0; i < *n; i++) {
+        free(hosts[i]);
+        hosts[i] = NULL;
+    }
+    *n = 0;
     for (;;) {
         const char *start, *end, *colon, *h, *he;
         unsigned long port = 0;
@@ -839,23 +854,22 @@ static void set_sentinels(rdl_load_t *ld, const char *val)
                 port = *q >= '0' && *q <= '9' ? port * 10 + (unsigned long)(*q - '0') : 65536;
         if (colon == NULL || he <= h || (size_t)(he - h) > RDL_HOST_MAX || colon + 1 == end || port < 1 ||
             port > 65535) {
-            key_problem(ld, "sentinel", "sentinels", "entry %d is not host:port with a port 1..65535",
-                        n + 1);
+            key_problem(ld, section, key, "entry %d is not host:port with a port 1..65535", *n + 1);
             ld->problems++;
             return;
         }
-        if (n == RDL_SENTINELS_MAX) {
-            key_problem(ld, "sentinel", "sentinels", "more than %d entries", RDL_SENTINELS_MAX);
+        if (*n == max) {
+            key_problem(ld, section, key, "more than %d entries", max);
             ld->problems++;
             return;
         }
-        cfg->sentinel_host[n] = strndup(h, (size_t)(he - h));
-        if (cfg->sentinel_host[n] == NULL) {
+        hosts[*n] = strndup(h, (size_t)(he - h));
+        if (hosts[*n] == NULL) {
             ld->oom = 1;
             return;
         }
-        cfg->sentinel_port[n] = (int)port;
-        cfg->nsentinels = ++n;
+        ports[*n] = (int)port;
+        (*n)++;
     }
 }
 
@@ -899,7 +913,12 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
         set_str(ld, &cfg->sentinel_master, val);
         break;
     case K_SENTINELS:
-        set_sentinels(ld, val);
+        set_hostports(ld, "sentinel", "sentinels", val, cfg->sentinel_host, cfg->sentinel_port, &cfg->nsentinels,
+                      RDL_SENTINELS_MAX);
+        break;
+    case K_CLUSTER_NODES:
+        set_hostports(ld, "cluster", "nodes", val, cfg->cluster_host, cfg->cluster_port, &cfg->nclusternodes,
+                      RDL_CLUSTER_SEEDS_MAX);
         break;
     case K_SENTINEL_USERNAME:
         set_str(ld, &cfg->sentinel_username, val);
@@ -1181,6 +1200,30 @@ static int finish(rdl_load_t *ld)
         ld->problems++;
     } else if (cfg->nsentinels > 0 && cfg->socket != NULL) {
         key_problem(ld, "redis", "socket", "cannot be used with [sentinel] (Sentinel gives a TCP address)");
+        ld->problems++;
+    }
+
+    /* A cluster is found through its nodes; the other ways to name a
+     * server would be ignored, which hides a mistake. */
+    if (cfg->nclusternodes > 0) {
+        static const char *const not_with[][2] = { { "redis", "host" }, { "redis", "port" }, { "redis", "socket" } };
+        for (size_t i = 0; i < sizeof not_with / sizeof not_with[0]; i++)
+            if (line_of(ld, not_with[i][0], not_with[i][1]) > 0) {
+                key_problem(ld, not_with[i][0], not_with[i][1],
+                            "cannot be used with [cluster] (the nodes are named there)");
+                ld->problems++;
+            }
+        if (cfg->nsentinels > 0 || cfg->sentinel_master != NULL) {
+            key_problem(ld, "cluster", "nodes", "cannot be used with [sentinel]: a cluster fails over by itself");
+            ld->problems++;
+        }
+        if (cfg->db != 0) {
+            key_problem(ld, "redis", "db", "must be 0 with [cluster] (a cluster has only database 0)");
+            ld->problems++;
+        }
+    } else if (line_of(ld, "cluster", "refresh_ms") > 0 || line_of(ld, "cluster", "max_redirects") > 0) {
+        key_problem(ld, "cluster", line_of(ld, "cluster", "refresh_ms") > 0 ? "refresh_ms" : "max_redirects",
+                    "given without [cluster] nodes");
         ld->problems++;
     }
 

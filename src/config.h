@@ -9,6 +9,7 @@
 #define RDL_NAME_MAX 512
 #define RDL_PREFIX_MAX 128
 #define RDL_SENTINELS_MAX 16
+#define RDL_CLUSTER_SEEDS_MAX 64
 
 typedef struct rdl_config {
     /* [redis] */
@@ -43,6 +44,14 @@ typedef struct rdl_config {
     int sentinel_port[RDL_SENTINELS_MAX];
     char *sentinel_username;       /* NULL = none; AUTH to the sentinels */
     char *sentinel_password;       /* NULL = none; from password or password_file */
+    /* [cluster]: the nodes to learn the slot map from (none: not a
+     * cluster), how often at most to ask again, how many redirections one
+     * request may follow. */
+    int nclusternodes;
+    char *cluster_host[RDL_CLUSTER_SEEDS_MAX];
+    int cluster_port[RDL_CLUSTER_SEEDS_MAX];
+    int cluster_refresh_ms;
+    int cluster_max_redirects;
     /* Not configuration: the sentinel that answered last, asked first next
      * time (a dead one costs a connect timeout).  The one field written
      * after load, only with __atomic builtins (conn.c). */

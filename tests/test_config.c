@@ -778,6 +778,47 @@ static void test_all_problems_reported(void)
 /* Values: quoting, duplicates, empties                                */
 /* ------------------------------------------------------------------ */
 
+/* [cluster]: the seed nodes, the refresh period and the redirection
+ * limit; a cluster excludes the other ways to name a server, and db. */
+static void test_cluster_section(void)
+{
+    rdl_config_t c;
+
+    EXPECT_INT(load_text(&c, "[cluster]\nnodes = 127.0.0.1:7000, [::1]:7001 node.example:7002\n"
+                             "refresh_ms = 250\nmax_redirects = 8\n"),
+               0);
+    EXPECT_INT(c.nclusternodes, 3);
+    EXPECT_STR(c.cluster_host[0], "127.0.0.1");
+    EXPECT_INT(c.cluster_port[0], 7000);
+    EXPECT_STR(c.cluster_host[1], "::1");
+    EXPECT_INT(c.cluster_port[1], 7001);
+    EXPECT_STR(c.cluster_host[2], "node.example");
+    EXPECT_INT(c.cluster_refresh_ms, 250);
+    EXPECT_INT(c.cluster_max_redirects, 8);
+    rdl_config_free(&c);
+
+    EXPECT_INT(load_text(&c, "[lock]\nlease_ms = 1000\n"), 0);
+    EXPECT_INT(c.nclusternodes, 0);
+    EXPECT_INT(c.cluster_refresh_ms, 1000);
+    EXPECT_INT(c.cluster_max_redirects, 5);
+    rdl_config_free(&c);
+
+    EXPECT_INT(load_text(&c, "[redis]\nhost = h\ndb = 2\n[cluster]\nnodes = a:1\n"
+                             "[sentinel]\nmaster_name = m\nsentinels = s:26379\n"),
+               EINVAL);
+    EXPECT_LOG("t.ini:2: redis:host", "cannot be used with [cluster]");
+    EXPECT_LOG("t.ini:3: redis:db", "must be 0");
+    EXPECT_LOG("t.ini:5: cluster:nodes", "cannot be used with [sentinel]");
+    CU_ASSERT(is_zeroed(&c));
+
+    EXPECT_INT(load_text(&c, "[cluster]\nnodes = a:0\n"), EINVAL);
+    EXPECT_LOG("t.ini:2: cluster:nodes", "entry 1 is not host:port");
+    EXPECT_INT(load_text(&c, "[cluster]\nrefresh_ms = 5\n"), EINVAL);
+    EXPECT_LOG("cluster:refresh_ms", "out of range");
+    EXPECT_INT(load_text(&c, "[cluster]\nmax_redirects = 3\n"), EINVAL);
+    EXPECT_LOG("t.ini:2: cluster:max_redirects", "without [cluster] nodes");
+}
+
 static void test_quoted_values(void)
 {
     rdl_config_t c;
@@ -1527,6 +1568,7 @@ int main(void)
         { "unknown section and key", test_unknown_section_and_key },
         { "all problems reported", test_all_problems_reported },
         { "quoted values", test_quoted_values },
+        { "cluster section", test_cluster_section },
         { "duplicate key: last wins", test_duplicate_key },
         { "empty values are defaults", test_empty_values },
         { "syntax errors", test_syntax_errors },
