@@ -244,8 +244,7 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
             /* The server's clock, which stamps acquire attempts (see
              * rdl_client_script): learnt here, so the first lock call
              * does not pay a round trip for it. */
-            if (clock_sample(c, conn) != 0)
-                c->clock_ok = false;
+            (void)clock_sample(c, conn);
             c->idle = conn;
             c->nidle = 1;
         }
@@ -409,26 +408,34 @@ int rdl_client_default(rdlock_client_t **out)
 
 /* ---------------------------------------------------------------- pool */
 
-static rdl_conn_t *pool_get(rdlock_client_t *c)
+/* An idle connection to route's server (topology.h), or NULL. */
+static rdl_conn_t *pool_get(rdlock_client_t *c, const char *route)
 {
-    rdl_conn_t *conn;
+    rdl_conn_t **pp, *conn = NULL;
     RDL_LOCK(c);
     sentinel_follow_start(c); /* after fork(), in the child */
-    conn = c->idle;
-    if (conn != NULL) {
-        c->idle = conn->next;
-        c->nidle--;
-    }
+    for (pp = &c->idle; *pp != NULL; pp = &(*pp)->next)
+        if (strcmp((*pp)->route, route) == 0) {
+            conn = *pp;
+            *pp = conn->next;
+            c->nidle--;
+            break;
+        }
     RDL_UNLOCK(c);
     return conn;
 }
 
 static void pool_put(rdlock_client_t *c, rdl_conn_t *conn)
 {
+    rdl_conn_t *o;
+    int same = 0;
     RDL_LOCK(c);
+    /* RDL_POOL_MAX idle connections per server. */
+    for (o = c->idle; o != NULL; o = o->next)
+        same += strcmp(o->route, conn->route) == 0;
     /* One opened before a flush may lead where a flush was meant to take
      * us away from (a deposed master): it is not reused. */
-    if (c->nidle < RDL_POOL_MAX && conn->gen == c->pool_gen) {
+    if (same < RDL_POOL_MAX && conn->gen == c->pool_gen) {
         conn->next = c->idle;
         c->idle = conn;
         c->nidle++;
@@ -449,7 +456,8 @@ void rdl_client_pool_flush(rdlock_client_t *c)
     c->nidle = 0;
     /* Maybe another server now (a failover), with a clock of its own: the
      * next stamped call samples it before it sends (see stamp_write). */
-    c->clock_ok = false;
+    for (int i = 0; i < c->nclocks; i++)
+        c->clocks[i].ok = false;
     __atomic_add_fetch(&c->pool_gen, 1, __ATOMIC_RELAXED); /* also read without mu */
     RDL_UNLOCK(c);
     while ((conn = list) != NULL) {
@@ -489,17 +497,42 @@ static void net_state(rdlock_client_t *c, bool down, const char *why)
         rdl_log(RDLOCK_LOG_INFO, "%s: connected", rdl_topology_where(&c->cfg, where, sizeof where));
 }
 
-void rdl_client_clock(rdlock_client_t *c, long long server_ms, long long recv_at)
+/* The clock sample of route's server (mu held): each server has a clock
+ * of its own (a cluster's masters are different machines).  create: make
+ * room for it, reusing the oldest entry when the table is full.  NULL if
+ * none. */
+static rdl_clock_t *clock_of(rdlock_client_t *c, const char *route, bool create)
 {
+    rdl_clock_t *oldest = NULL;
+    for (int i = 0; i < c->nclocks; i++) {
+        if (strcmp(c->clocks[i].route, route) == 0)
+            return &c->clocks[i];
+        if (oldest == NULL || c->clocks[i].at < oldest->at)
+            oldest = &c->clocks[i];
+    }
+    if (!create)
+        return NULL;
+    if (c->nclocks < RDL_CLOCKS_MAX)
+        oldest = &c->clocks[c->nclocks++];
+    snprintf(oldest->route, sizeof oldest->route, "%s", route);
+    oldest->ok = false;
+    return oldest;
+}
+
+void rdl_client_clock(rdlock_client_t *c, const char *route, long long server_ms, long long recv_at)
+{
+    rdl_clock_t *k;
     if (server_ms <= 0)
         return;
     RDL_LOCK(c);
     /* The server read its clock before we received the answer, so this is
      * a lower bound of the offset; the newest sample, so that drift
      * between the two clocks stays small. */
-    c->clock_off = server_ms - recv_at;
-    c->clock_at = recv_at;
-    c->clock_ok = true;
+    if ((k = clock_of(c, route, true)) != NULL) {
+        k->off = server_ms - recv_at;
+        k->at = recv_at;
+        k->ok = true;
+    }
     RDL_UNLOCK(c);
 }
 
@@ -509,14 +542,15 @@ void rdl_client_clock(rdlock_client_t *c, long long server_ms, long long recv_at
  * sample), so that when the client gives up on the attempt, command_timeout_ms
  * after sending it, the server's clock is past the stamp.  0 if the clock is
  * not known yet. */
-static void stamp_write(rdlock_client_t *c, char *stamp, long long sent)
+static void stamp_write(rdlock_client_t *c, const char *route, char *stamp, long long sent)
 {
     long long s = 0;
     char digits[24];
     size_t n, i;
+    rdl_clock_t *k;
     RDL_LOCK(c);
-    if (c->clock_ok)
-        s = sent + c->clock_off - (sent - c->clock_at) / 1000 - 1 + c->cfg.command_timeout_ms;
+    if ((k = clock_of(c, route, false)) != NULL && k->ok)
+        s = sent + k->off - (sent - k->at) / 1000 - 1 + c->cfg.command_timeout_ms;
     RDL_UNLOCK(c);
     if (s < 0)
         s = 0;
@@ -531,7 +565,7 @@ static int clock_sample(rdlock_client_t *c, rdl_conn_t *conn)
     long long ms;
     int rc = rdl_conn_time(conn, &ms);
     if (rc == 0)
-        rdl_client_clock(c, ms, rdl_now_ms());
+        rdl_client_clock(c, conn->route, ms, rdl_now_ms());
     return rc;
 }
 
@@ -540,8 +574,12 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                       redisReply **reply, rdl_call_t *call)
 {
     rdl_call_t local = { 0 };
-    int attempt, rc, replicas;
-    char why[128] = "no connection";
+    int attempt, rc, replicas, redirects = 0, busy = 0;
+    long long busy_since = 0, busy_budget = (long long)c->cfg.command_timeout_ms * (c->cfg.command_retries + 1);
+    char why[128] = "no connection", route[RDL_ROUTE_MAX], ask_route[RDL_ROUTE_MAX] = "";
+    /* Every script's first key is a lock key: it says which server. */
+    const char *key = nkeys > 0 ? argv[0] : NULL;
+    size_t keylen = key == NULL ? 0 : lens != NULL ? lens[0] : strlen(key);
     bool clock_ok;
 
     if (call == NULL)
@@ -550,26 +588,46 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
     call->sent_at = -1;
     call->acked = -1;
     call->unsure_until = 0;
+    call->route[0] = '\0';
     replicas = call->confirm ? c->cfg.wait_replicas : 0;
 
     for (attempt = 0;; attempt++) {
-        rdl_conn_t *conn = pool_get(c);
-        if (conn == NULL) {
+        rdl_conn_t *conn = NULL;
+        bool ask = ask_route[0] != '\0';
+        if (ask) {
+            /* A slot half migrated: this request, once, to the node that
+             * imports it, with ASKING. */
+            memcpy(route, ask_route, sizeof route);
+            ask_route[0] = '\0';
+            rc = 0;
+        } else {
+            rc = rdl_topo_route(c, key, keylen, route, sizeof route);
+            if (rc == EAGAIN) {
+                snprintf(why, sizeof why, "%s", rdl_conn_last_error());
+                rc = EIO; /* nobody serves it now: wait and ask again */
+            } else if (rc != 0 && rc != EIO) {
+                return rc;
+            } else if (rc == EIO) {
+                snprintf(why, sizeof why, "%s", rdl_conn_last_error());
+            }
+        }
+        if (rc == 0 && (conn = pool_get(c, route)) == NULL) {
             /* The script's own reply reports NOAUTH: no probe needed. */
             unsigned gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
-            rc = rdl_topo_connect(c, NULL, 0, &conn);
+            rc = rdl_topo_connect_route(c, route, &conn);
             if (rc == 0)
                 conn->gen = gen; /* read before connecting: a flush meanwhile wins */
             if (rc != 0 && rc != EIO)
                 return rc; /* EACCES, EINVAL (db), ENOMEM: retrying won't help */
             if (rc == EIO)
                 snprintf(why, sizeof why, "%s", rdl_conn_last_error());
-        } else
-            rc = 0;
+        }
         if (rc == 0 && call->stamp != NULL) {
-            /* A stamped call needs the server's clock: once per client. */
+            /* A stamped call needs the server's clock: once per server. */
+            rdl_clock_t *k;
             RDL_LOCK(c);
-            clock_ok = c->clock_ok;
+            k = clock_of(c, conn->route, false);
+            clock_ok = k != NULL && k->ok;
             RDL_UNLOCK(c);
             if (!clock_ok && clock_sample(c, conn) != 0) {
                 snprintf(why, sizeof why, "%s", conn->ctx->errstr[0] ? conn->ctx->errstr : "TIME failed");
@@ -584,28 +642,68 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             if (!call->maybe_ran)
                 call->sent_at = sent; /* else an earlier attempt may have acted */
             if (call->stamp != NULL)
-                stamp_write(c, call->stamp, sent);
+                stamp_write(c, conn->route, call->stamp, sent);
+            conn->asking = ask;
             rc = rdl_conn_script_wait(conn, script, nkeys, argc, argv, lens, replicas, c->cfg.wait_timeout_ms,
                                       reply, &call->acked);
             if (rc == 0) {
                 call->answer_sent = sent;
                 call->answer_at = rdl_now_ms();
+                memcpy(call->route, conn->route, sizeof call->route);
                 pool_put(c, conn);
                 net_state(c, false, NULL);
                 return 0;
+            }
+            if (rc == RDL_EREDIRECT) {
+                /* Not run: the slot is served elsewhere.  Not a retry (no
+                 * backoff), but bounded: a map that keeps changing under
+                 * us is an error. */
+                rdl_topo_redirected(c, conn);
+                if (conn->redir.kind == RDL_CL_ASK && conn->redir.host[0] != '\0')
+                    snprintf(ask_route, sizeof ask_route, "%s:%d", conn->redir.host, conn->redir.port);
+                pool_put(c, conn);
+                if (++redirects > c->cfg.cluster_max_redirects) {
+                    snprintf(why, sizeof why, "more than %d redirections", c->cfg.cluster_max_redirects);
+                    rdl_log(RDLOCK_LOG_ERROR, "script %s: %s", script->name, why);
+                    break;
+                }
+                attempt--;
+                continue;
             }
             if (rc == EROFS) {
                 /* A replica now: every pooled connection leads there.
                  * The script did not write (a replica refuses), so a
                  * retry on a new connection cannot double it. */
                 snprintf(why, sizeof why, "server is a read-only replica");
+                rdl_topo_redirected(c, conn);
                 rdl_conn_close(conn);
                 rdl_client_pool_flush(c);
             } else if (rdl_conn_ok(conn)) {
+                if (conn->redir.kind == RDL_CL_CLUSTERDOWN)
+                    rdl_topo_redirected(c, conn);
                 pool_put(c, conn); /* the server answered with an error */
                 if (rc != EAGAIN)
                     return rc;
-                snprintf(why, sizeof why, "server loading, busy or short of replicas");
+                snprintf(why, sizeof why, "server loading, busy, short of replicas or migrating the slot");
+                /* The server is alive and says "not now" (a slot being
+                 * migrated answers TRYAGAIN to every lock call until the
+                 * move ends; a failover, CLUSTERDOWN): waited out for as
+                 * long as the retries of a dead server would take, not
+                 * for command_retries answers that come in microseconds. */
+                if (busy_since == 0)
+                    busy_since = rdl_now_ms();
+                if (rdl_now_ms() - busy_since < busy_budget) {
+                    long long pause = 5LL << (busy < 5 ? busy : 5), now = rdl_now_ms();
+                    busy++;
+                    if (deadline >= 0 && now + pause > deadline)
+                        pause = deadline - now;
+                    if (pause <= 0)
+                        break;
+                    rdl_sleep_ms(pause);
+                    attempt--;
+                    redirects = 0; /* an ASK then TRYAGAIN is one more wait, not a loop */
+                    continue;
+                }
             } else {
                 /* Sent, maybe run, but no answer: a retry may find the
                  * effect of this attempt, and the attempt itself may yet

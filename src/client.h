@@ -29,6 +29,15 @@ typedef struct rdl_lostcb {
 } rdl_lostcb_t;
 #define RDL_OWNER_MAX (RDL_ID_HEX + 12)
 
+/* A server's clock: server ms >= local monotonic ms + off, as sampled at
+ * local time at (ok: sampled since the last pool flush). */
+typedef struct rdl_clock {
+    char route[RDL_ROUTE_MAX];
+    long long off, at;
+    bool ok;
+} rdl_clock_t;
+#define RDL_CLOCKS_MAX 64
+
 struct rdlock_client {
     rdl_config_t cfg;
     const struct rdl_topology_ops *topo; /* which server serves a name (topology.h) */
@@ -48,11 +57,10 @@ struct rdlock_client {
     char last_error[256];     /* why the last request to Redis failed
                                  (rdlock_client_info), "" if none did */
 
-    /* The server's clock, for the deadlines that make late acquire
-     * attempts void (see rdl_call_t.stamp): server ms >= local monotonic
-     * ms + clock_off, as sampled at local time clock_at. */
-    bool clock_ok;
-    long long clock_off, clock_at;
+    /* The servers' clocks, for the deadlines that make late acquire
+     * attempts void (see rdl_call_t.stamp), one per route (topology.h). */
+    rdl_clock_t clocks[RDL_CLOCKS_MAX];
+    int nclocks;
 
     /* Lost callbacks owed by unlocks that returned ENOLCK without the
      * watchdog having reported the loss: run by the background thread
@@ -63,7 +71,8 @@ struct rdlock_client {
     uint64_t next_serial;
     /* The watchdog's state: only watchdog.c touches it. */
     struct {
-        rdl_conn_t *conn;     /* its own connection (bg thread only) */
+        rdl_conn_t *conns;    /* its own connections, one per route (linked by
+                                 next; bg thread only) */
         long long next;       /* earliest renewal / expiry due (monotonic ms), 0 none */
         long long retry_at;   /* after a failed round, not before */
         int fails;            /* failed rounds in a row */
@@ -78,7 +87,9 @@ struct rdlock_client {
     bool bg_stop;
     pthread_t bg;
     int wake[2];              /* self-pipe: wakes the thread's poll() */
-    rdl_conn_t *sub;          /* subscriber connection (bg thread only) */
+    rdl_conn_t *sub;          /* subscriber connections, one per route
+                                 (linked by next; bg thread only) */
+    struct rdl_cluster *cluster;   /* [cluster]: the slot map (topology_cluster.c) */
     struct rdl_sentinel_watch *sw; /* [sentinel]: +switch-master listener
                                       (bg thread only; sentinel.h) */
     long long sub_retry_at;
@@ -138,14 +149,15 @@ typedef struct rdl_call {
                            time when the client gives up on it */
     long long answer_sent; /* out: when the attempt that answered was sent */
     long long answer_at;   /* out: when its answer came (monotonic ms) */
+    char route[RDL_ROUTE_MAX]; /* out: the route of the server that answered */
     long long unsure_until; /* out: monotonic ms until which an attempt that
                            got no answer may still act on the server (its
                            stamp); 0 if none (stamp calls only) */
 } rdl_call_t;
 
-/* A sample of the server's clock: server_ms read by the server between
- * our sending and local monotonic time recv_at (mu not held). */
-void rdl_client_clock(rdlock_client_t *c, long long server_ms, long long recv_at);
+/* A sample of the clock of route's server: server_ms read by the server
+ * between our sending and local monotonic time recv_at (mu not held). */
+void rdl_client_clock(rdlock_client_t *c, const char *route, long long server_ms, long long recv_at);
 
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic

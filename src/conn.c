@@ -16,6 +16,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "reply.h"
+#include "slotmap.h"
 
 /* hiredis 0.14 writes with write(2): a peer that went away raises SIGPIPE,
  * which would kill a process that did not ignore it.  A library must not
@@ -98,6 +99,8 @@ static int conn_open_io(const rdl_config_t *cfg, const char *host, int port, boo
     c = calloc(1, sizeof *c);
     if (c == NULL)
         return ENOMEM;
+    snprintf(c->host, sizeof c->host, "%s", host);
+    c->port = port;
     if (port == 0) {
         c->ctx = redisConnectUnixWithTimeout(host, rdl_ms_to_tv(cfg->connect_timeout_ms));
         snprintf(c->addr, sizeof c->addr, "unix:%s", host);
@@ -276,6 +279,31 @@ static int read_wait(rdl_conn_t *c, int replicas, int *acked)
     return 0;
 }
 
+/* ASKING before a request that follows an ASK redirection: one write
+ * with it, so the pair costs one round trip. */
+static int append_asking(rdl_conn_t *c, bool ask)
+{
+    if (!ask)
+        return 0;
+    if (redisAppendCommand(c->ctx, "ASKING") != REDIS_OK)
+        return c->ctx->err ? EIO : ENOMEM;
+    return 0;
+}
+
+static int read_asking(rdl_conn_t *c, bool ask)
+{
+    redisReply *r;
+    int rc;
+    if (!ask)
+        return 0;
+    if ((rc = rdl_conn_read_io(c, &r)) != 0)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR)
+        rdl_log(RDLOCK_LOG_WARN, "%s: ASKING refused: %s", c->addr, r->str);
+    freeReplyObject(r);
+    return 0;
+}
+
 static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, int replicas, int wait_ms,
                     redisReply **reply, int *acked)
@@ -283,13 +311,18 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
     redisReply *r;
     int rc;
 
+    bool ask = c->asking;
+
     *acked = -1;
-    if ((rc = append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens)) != 0 ||
+    c->asking = false;
+    c->redir.kind = RDL_CL_NONE;
+    if ((rc = append_asking(c, ask)) != 0 ||
+        (rc = append_eval(c, "EVALSHA", script->sha, nkeys, argc, argv, lens)) != 0 ||
         (rc = append_wait(c, replicas, wait_ms)) != 0) {
         c->broken = true; /* maybe half a pipeline buffered: never reuse */
         return rc;
     }
-    if ((rc = rdl_conn_read_io(c, &r)) != 0)
+    if ((rc = read_asking(c, ask)) != 0 || (rc = rdl_conn_read_io(c, &r)) != 0)
         return rc;
     if ((rc = read_wait(c, replicas, acked)) != 0) {
         freeReplyObject(r);
@@ -299,12 +332,13 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
         /* The server lost its script cache (restart, SCRIPT FLUSH): EVAL
          * sends the body once and caches it again. */
         freeReplyObject(r);
-        if ((rc = append_eval(c, "EVAL", script->body, nkeys, argc, argv, lens)) != 0 ||
+        if ((rc = append_asking(c, ask)) != 0 ||
+            (rc = append_eval(c, "EVAL", script->body, nkeys, argc, argv, lens)) != 0 ||
             (rc = append_wait(c, replicas, wait_ms)) != 0) {
             c->broken = true;
             return rc;
         }
-        if ((rc = rdl_conn_read_io(c, &r)) != 0)
+        if ((rc = read_asking(c, ask)) != 0 || (rc = rdl_conn_read_io(c, &r)) != 0)
             return rc;
         if ((rc = read_wait(c, replicas, acked)) != 0) {
             freeReplyObject(r);
@@ -312,8 +346,28 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
         }
     }
     if (r->type == REDIS_REPLY_ERROR) {
+        int cls = rdl_cluster_error(r);
         rc = rdl_reply_error(r);
-        if (rc == EIO && rdl_reply_readonly(r)) {
+        if (cls == RDL_CL_MOVED || cls == RDL_CL_ASK) {
+            /* Not run: the slot is served elsewhere.  The caller follows
+             * c->redir (topology_cluster.c). */
+            int prc = rdl_redirect_parse(r, c->host, &c->redir);
+            rdl_log(RDLOCK_LOG_DEBUG, "script %s on %s: %s", script->name, c->addr, r->str);
+            if (prc == 0 || prc == EAGAIN) {
+                if (prc == EAGAIN)
+                    c->redir.host[0] = '\0'; /* an unknown endpoint: refresh the map */
+                rc = RDL_EREDIRECT;
+            } else {
+                c->redir.kind = RDL_CL_NONE;
+                rdl_log(RDLOCK_LOG_ERROR, "script %s on %s: unreadable redirection: %s", script->name, c->addr,
+                        r->str);
+                rc = EIO;
+            }
+        } else if (cls == RDL_CL_CLUSTERDOWN) {
+            rdl_log(RDLOCK_LOG_WARN, "script %s on %s: %s; retrying", script->name, c->addr, r->str);
+            c->redir.kind = RDL_CL_CLUSTERDOWN; /* the caller refreshes the map */
+            rc = EAGAIN;
+        } else if (rc == EIO && rdl_reply_readonly(r)) {
             /* A replica: our master was demoted.  Connecting again (the
              * name or address may lead to the new master) is the cure. */
             rdl_log(RDLOCK_LOG_WARN, "script %s: %s; reconnecting", script->name, r->str);

@@ -6,6 +6,7 @@
 #define RDL_CONN_H
 
 #include <stdbool.h>
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/time.h>
@@ -14,10 +15,25 @@
 #include "config.h"
 #include "fmt.h"
 #include "script.h"
+#include "slotmap.h"
+
+/* A script that a cluster node sent elsewhere (MOVED, ASK): the server
+ * did not run it; c->redir says where to go. */
+#define RDL_EREDIRECT EXDEV
+
+/* A route (topology.h), with its NUL: "host:port". */
+#define RDL_ROUTE_MAX 272
 
 typedef struct rdl_conn {
     redisContext *ctx;
     struct rdl_conn *next; /* pool link */
+    char host[256];        /* as connected to (a socket's path), and port (0: socket) */
+    int port;
+    char route[RDL_ROUTE_MAX]; /* which of the topology's servers this is (topology.h
+                            * route(): "" where there is only one) */
+    bool asking;           /* send ASKING before the next script (an ASK) */
+    rdl_redirect_t redir;  /* after RDL_EREDIRECT: where to (slotmap.h); after
+                            * EAGAIN, kind RDL_CL_CLUSTERDOWN if the cluster said so */
     char addr[272];        /* "host:port" or "unix:path": where it leads (log
                             * lines; a topology compares it with where a
                             * name lives now) */
@@ -69,8 +85,9 @@ int rdl_conn_ok(const rdl_conn_t *c);
  * (argc in all).  Returns 0 with *reply (the caller frees it; never an
  * error reply), EIO (connection failed: close it; or the script failed:
  * logged), EAGAIN (the server is loading or busy: retry later), EROFS (the
- * server is a replica now: close the connection, connect again), EACCES
- * (the server wants authentication) or ENOMEM. */
+ * server is a replica now: close the connection, connect again),
+ * RDL_EREDIRECT (a cluster node sent it elsewhere: c->redir), EACCES (the
+ * server wants authentication) or ENOMEM. */
 int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply);
 /* The same, followed in the same round trip by WAIT replicas timeout_ms

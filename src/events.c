@@ -3,8 +3,9 @@
  * One thread per client, started on first need (or at the opening, when
  * the topology must be followed: [sentinel]) and joined at close.  Its one
  * poll() loop drives three things, each owned elsewhere except the first:
- *   - the subscriber connection (here): SUBSCRIBE to the channels of names
- *     that local threads wait on, and the messages, fed to waitq.c;
+ *   - the subscriber connections (here), one per server with waiters:
+ *     SUBSCRIBE (SSUBSCRIBE on a cluster) to the channels of names that
+ *     local threads wait on, and the messages, fed to waitq.c;
  *   - the watchdog (watchdog.c): a renewal round when holds are due;
  *   - the topology (topology.h): its descriptor and timer, and a look after
  *     each renewal round; a move to another server is rdl_events_moved().
@@ -38,6 +39,7 @@
 /* ---------------------------------------------------------------- thread control */
 
 static void *bg_main(void *arg);
+static void sub_close_all(rdlock_client_t *c);
 static void lost_later_free(rdlock_client_t *c);
 static void run_owed(rdlock_client_t *c);
 
@@ -92,8 +94,7 @@ void rdl_events_stop(rdlock_client_t *c)
     RDL_LOCK(c);
     c->bg_running = false;
     RDL_UNLOCK(c);
-    rdl_conn_close(c->sub);
-    c->sub = NULL;
+    sub_close_all(c);
     rdl_watchdog_close(c);
     run_owed(c); /* callbacks owed but not yet run by the thread: not lost */
     rdl_topo_release(c, false);
@@ -101,8 +102,7 @@ void rdl_events_stop(rdlock_client_t *c)
 
 void rdl_events_after_fork(rdlock_client_t *c)
 {
-    rdl_conn_close(c->sub);
-    c->sub = NULL;
+    sub_close_all(c); /* closes only the child's descriptors */
     rdl_watchdog_after_fork(c);
     lost_later_free(c);
     rdl_topo_release(c, true);
@@ -219,17 +219,6 @@ static void chan_clear(chan_list_t *cl)
     memset(cl, 0, sizeof *cl);
 }
 
-static int chan_send(rdl_conn_t *conn, chan_list_t *cl, const char *cmd)
-{
-    if (cl->n == 0)
-        return 0;
-    cl->v[0] = (char *)cmd;
-    cl->l[0] = strlen(cmd);
-    if (redisAppendCommandArgv(conn->ctx, cl->n + 1, (const char **)cl->v, cl->l) != REDIS_OK)
-        return EIO;
-    return 0;
-}
-
 /* The two lists sub_collect fills. */
 typedef struct chan_lists {
     chan_list_t subs, unsubs;
@@ -299,44 +288,95 @@ static int sub_reply(rdlock_client_t *c, redisReply *r)
     return 0;
 }
 
-/* Send pending (un)subscriptions, connecting if needed (mutex not held).
- * Returns 0 or EIO (connection unusable). */
-static int sub_flush(rdlock_client_t *c, chan_list_t *subs, chan_list_t *unsubs)
+/* The subscriber connection to route's server, connecting if create
+ * (mutex not held; background thread only).  NULL if there is none. */
+static rdl_conn_t *sub_conn(rdlock_client_t *c, const char *route, bool create)
 {
-    int done = 0, rc;
-    if (subs->n == 0 && unsubs->n == 0)
-        return 0;
-    if (c->sub == NULL) {
-        if (subs->n == 0)
-            return 0; /* nothing to unsubscribe from on a new connection */
-        rc = rdl_topo_connect(c, NULL, 0, &c->sub);
-        if (rc != 0)
-            return EIO;
+    rdl_conn_t *conn;
+    for (conn = c->sub; conn != NULL; conn = conn->next)
+        if (strcmp(conn->route, route) == 0)
+            return conn;
+    if (!create || rdl_topo_connect_route(c, route, &conn) != 0)
+        return NULL;
+    conn->next = c->sub;
+    c->sub = conn;
+    return conn;
+}
+
+/* Close every subscriber connection (background thread, or after it
+ * stopped). */
+static void sub_close_all(rdlock_client_t *c)
+{
+    rdl_conn_t *conn;
+    while ((conn = c->sub) != NULL) {
+        c->sub = conn->next;
+        rdl_conn_close(conn);
     }
-    if (chan_send(c->sub, subs, "SUBSCRIBE") != 0 || chan_send(c->sub, unsubs, "UNSUBSCRIBE") != 0)
+}
+
+/* Append one (un)subscription of a channel to the connection of its
+ * key's server: with a cluster, each shard channel on the master of its
+ * slot.  Returns 0 (also: nothing to do), or EIO. */
+static int sub_send(rdlock_client_t *c, const char *chan, size_t len, bool subscribe)
+{
+    char route[RDL_ROUTE_MAX];
+    const char *argv[2];
+    size_t lens[2];
+    rdl_conn_t *conn;
+    bool sharded = c->topo->sharded;
+
+    if (rdl_topo_route(c, chan, len - strlen(RDL_CHAN_SUFFIX), route, sizeof route) != 0)
         return EIO;
-    while (!done)
-        if (redisBufferWrite(c->sub->ctx, &done) != REDIS_OK)
-            return EIO;
+    /* Nothing to unsubscribe from on a new connection. */
+    if ((conn = sub_conn(c, route, subscribe)) == NULL)
+        return subscribe ? EIO : 0;
+    argv[0] = subscribe ? (sharded ? "SSUBSCRIBE" : "SUBSCRIBE") : (sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE");
+    lens[0] = strlen(argv[0]);
+    argv[1] = chan;
+    lens[1] = len;
+    if (redisAppendCommandArgv(conn->ctx, 2, argv, lens) != REDIS_OK)
+        return EIO;
     return 0;
 }
 
-/* Read what the subscriber connection has (mutex not held). */
-static int sub_read(rdlock_client_t *c)
+/* Send pending (un)subscriptions, connecting if needed (mutex not held).
+ * Returns 0 or EIO (some connection unusable: all are dropped). */
+static int sub_flush(rdlock_client_t *c, chan_list_t *subs, chan_list_t *unsubs)
+{
+    rdl_conn_t *conn;
+    int i, done;
+    for (i = 1; i <= subs->n; i++)
+        if (sub_send(c, subs->v[i], subs->l[i], true) != 0)
+            return EIO;
+    for (i = 1; i <= unsubs->n; i++)
+        if (sub_send(c, unsubs->v[i], unsubs->l[i], false) != 0)
+            return EIO;
+    for (conn = c->sub; conn != NULL; conn = conn->next)
+        for (done = 0; !done;)
+            if (redisBufferWrite(conn->ctx, &done) != REDIS_OK)
+                return EIO;
+    return 0;
+}
+
+/* Read what a subscriber connection has (mutex not held). */
+static int sub_read(rdlock_client_t *c, rdl_conn_t *conn)
 {
     void *r;
     int rc;
-    if (redisBufferRead(c->sub->ctx) != REDIS_OK)
+    bool moved = false;
+    if (redisBufferRead(conn->ctx) != REDIS_OK)
         return EIO;
     RDL_LOCK(c);
     for (;;) {
         r = NULL;
-        if (redisGetReplyFromReader(c->sub->ctx, &r) != REDIS_OK) {
+        if (redisGetReplyFromReader(conn->ctx, &r) != REDIS_OK) {
             RDL_UNLOCK(c);
             return EIO;
         }
         if (r == NULL)
             break;
+        /* A shard subscription the server ended: its slot moved. */
+        moved |= c->topo->sharded && rdl_reply_event(r, RDL_CHAN_SUFFIX, &(rdl_event_t){ 0 }) == RDL_EV_UNSUBSCRIBED;
         rc = sub_reply(c, r);
         freeReplyObject(r);
         if (rc != 0) {
@@ -345,17 +385,28 @@ static int sub_read(rdlock_client_t *c)
         }
     }
     RDL_UNLOCK(c);
+    if (moved) {
+        conn->redir.kind = RDL_CL_CLUSTERDOWN; /* "the map may have changed" */
+        rdl_topo_redirected(c, conn);
+    }
     return 0;
+}
+
+/* A subscriber connection failed (mutex not held): drop them all, and
+ * every waiter looks again (sub_reset). */
+static void sub_failed(rdlock_client_t *c)
+{
+    sub_close_all(c);
+    RDL_LOCK(c);
+    sub_reset(c);
+    RDL_UNLOCK(c);
 }
 
 void rdl_events_moved(rdlock_client_t *c)
 {
     rdl_watchdog_close(c);
     rdl_client_pool_flush(c);
-    if (c->sub != NULL) {
-        rdl_conn_close(c->sub);
-        c->sub = NULL;
-    }
+    sub_close_all(c);
     RDL_LOCK(c);
     sub_reset(c);
     c->sub_fails = 0; /* resubscribe on the new server at once, no backoff */
@@ -368,8 +419,13 @@ void rdl_events_moved(rdlock_client_t *c)
 static void *bg_main(void *arg)
 {
     rdlock_client_t *c = arg; /* all signals blocked: see rdl_events_start */
-    struct pollfd pfd[3];
+    /* The wake-up pipe, the topology's descriptor, one per subscriber
+     * connection (one per server with waiters: a cluster has several). */
+    struct pollfd fixed[4], *pfd = fixed, *heap = NULL;
+    int npfd = 4, nsub;
+    rdl_conn_t *conn;
     char drain[64];
+
 
     RDL_LOCK(c);
     while (!c->bg_stop) {
@@ -384,13 +440,8 @@ static void *bg_main(void *arg)
         round = rdl_watchdog_collect(c, now);
         RDL_UNLOCK(c);
 
-        if (sub_flush(c, &subs, &unsubs) != 0) {
-            rdl_conn_close(c->sub);
-            c->sub = NULL;
-            RDL_LOCK(c);
-            sub_reset(c);
-            RDL_UNLOCK(c);
-        }
+        if (sub_flush(c, &subs, &unsubs) != 0)
+            sub_failed(c);
         chan_clear(&subs);
         chan_clear(&unsubs);
 
@@ -424,33 +475,53 @@ static void *bg_main(void *arg)
         if (timeout < 0)
             timeout = 0;
 
+        nsub = 0;
+        for (conn = c->sub; conn != NULL; conn = conn->next)
+            nsub++;
+        if (nsub + 2 > npfd) {
+            struct pollfd *v = realloc(heap, (size_t)(nsub + 2) * sizeof *v);
+            if (v != NULL) { /* else the first ones only, this time */
+                pfd = heap = v;
+                npfd = nsub + 2;
+            }
+        }
         pfd[0].fd = c->wake[0];
         pfd[0].events = POLLIN;
-        pfd[1].fd = c->sub != NULL ? c->sub->ctx->fd : -1; /* poll() skips -1 */
+        pfd[0].revents = 0;
+        pfd[1].fd = rdl_topo_fd(c); /* poll() skips -1 */
         pfd[1].events = POLLIN;
         pfd[1].revents = 0;
-        pfd[2].fd = rdl_topo_fd(c);
-        pfd[2].events = POLLIN;
-        pfd[2].revents = 0;
-        if (poll(pfd, 3, (int)timeout) > 0) {
+        nsub = 0;
+        for (conn = c->sub; conn != NULL && nsub + 2 < npfd; conn = conn->next, nsub++) {
+            pfd[nsub + 2].fd = conn->ctx->fd;
+            pfd[nsub + 2].events = POLLIN;
+            pfd[nsub + 2].revents = 0;
+        }
+        if (poll(pfd, (nfds_t)(nsub + 2), (int)timeout) > 0) {
             if (pfd[0].revents & POLLIN)
                 while (read(c->wake[0], drain, sizeof drain) > 0)
                     ;
-            if (pfd[2].fd >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
-                /* First: the subscriber below may be on a server we leave. */
+            if (pfd[1].fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+                /* First: a subscriber below may be on a server we leave. */
                 rdl_topo_service(c, true);
-            if (c->sub != NULL && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && (src = sub_read(c)) != 0) {
-                if (src == EIO)
-                    rdl_log(RDLOCK_LOG_WARN, "subscriber connection lost: %s", c->sub->ctx->errstr);
-                rdl_conn_close(c->sub);
-                c->sub = NULL;
-                RDL_LOCK(c);
-                sub_reset(c);
-                RDL_UNLOCK(c);
+            /* The list is as it was at poll() (only this thread changes
+             * it), unless the topology moved us: then it is empty. */
+            conn = c->sub;
+            for (int k = 0; conn != NULL && k < nsub; k++, conn = conn->next) {
+                if (!(pfd[k + 2].revents & (POLLIN | POLLHUP | POLLERR)) || pfd[k + 2].fd != conn->ctx->fd)
+                    continue;
+                if ((src = sub_read(c, conn)) != 0) {
+                    if (src == EIO)
+                        rdl_log(RDLOCK_LOG_WARN, "subscriber connection to %s lost: %s", conn->addr,
+                                conn->ctx->errstr);
+                    sub_failed(c);
+                    break;
+                }
             }
         }
         RDL_LOCK(c);
     }
     RDL_UNLOCK(c);
+    free(heap);
     return NULL;
 }

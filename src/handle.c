@@ -11,6 +11,8 @@
 #include "handle.h"
 #include "hold.h"
 #include "log.h"
+#include "slotmap.h"
+#include "topology.h"
 #include "timeutil.h"
 
 int rdl_name_check(const char *name, size_t *len)
@@ -26,6 +28,18 @@ int rdl_name_check(const char *name, size_t *len)
     }
     *len = n;
     return 0;
+}
+
+/* On a cluster, every key of a lock must hash by the tag {name} to the
+ * name's own slot; a '}' in the name would end the tag early (and an
+ * empty tag hashes each key apart).  Elsewhere any name works, as before. */
+static int name_fits(const rdlock_client_t *c, const char *name, size_t n)
+{
+    if (!c->topo->sharded || rdl_slot_name_ok(c->cfg.key_prefix, name, n))
+        return 0;
+    rdl_log(RDLOCK_LOG_ERROR, "lock name %.*s%s: a name with '}' cannot be used on a Redis Cluster (its keys "
+            "would not share the name's hash slot)", n > 64 ? 64 : (int)n, name, n > 64 ? "..." : "");
+    return EINVAL;
 }
 
 char *rdl_make_key(const rdlock_client_t *c, const char *name, size_t namelen, size_t *keylen)
@@ -112,6 +126,10 @@ static int handle_new(const char *name, const rdlock_attr_t *a, int api, rdl_han
     }
     if (h->explicit_client != NULL) {
         rdlock_client_t *c = h->explicit_client;
+        if ((rc = name_fits(c, h->name, h->namelen)) != 0) {
+            handle_free(h);
+            return rc;
+        }
         h->key = make_key(c, h, &h->keylen);
         if (h->key == NULL) {
             handle_free(h);
@@ -230,6 +248,8 @@ int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out)
         return 0;
     }
     if ((rc = rdl_client_default(&c)) != 0)
+        return rc;
+    if ((rc = name_fits(c, h->name, h->namelen)) != 0)
         return rc;
     RDL_CHECK(pthread_mutex_lock(&resolve_mu));
     if (h->client == NULL) {

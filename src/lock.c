@@ -160,7 +160,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
             return rc;
         rc = rdl_reply_acquire(r, &ar);
         freeReplyObject(r);
-        rdl_client_clock(a->c, ar.now, call.answer_at);
+        rdl_client_clock(a->c, call.route, ar.now, call.answer_at);
         if (rc != ESTALE)
             break;
         /* Void on arrival: our idea of the server's clock was off (a

@@ -174,6 +174,8 @@ static bool parse_token(const char *s, size_t n, uint64_t *v)
     return t > 0;
 }
 
+static int event_of(const char *k, size_t kl, const redisReply *m, rdl_event_t *ev);
+
 int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev)
 {
     const redisReply *kind, *chan, *m;
@@ -190,7 +192,25 @@ int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev)
         return RDL_EV_NONE;
     ev->key = chan->str;
     ev->keylen = chan->len - sl;
-    if (kind->len == 7 && memcmp(kind->str, "message", 7) == 0) {
+    /* Shard channels (Redis Cluster: SSUBSCRIBE) say the same with an 's'
+     * in front: "smessage", "ssubscribe", "sunsubscribe". */
+    if (kind->len > 1 && kind->str[0] == 's' && kind->str[1] != 'u') {
+        const char *k = kind->str + 1;
+        size_t kl = kind->len - 1;
+        if (!(kl == 7 && memcmp(k, "message", 7) == 0) && !(kl == 9 && memcmp(k, "subscribe", 9) == 0))
+            return RDL_EV_NONE;
+        return event_of(k, kl, m, ev);
+    }
+    if (kind->len == 12 && memcmp(kind->str, "sunsubscribe", 12) == 0)
+        return RDL_EV_UNSUBSCRIBED;
+    return event_of(kind->str, kind->len, m, ev);
+}
+
+/* The event of a message of kind k[0, kl) ("message", "subscribe",
+ * "unsubscribe") with payload m, ev->key set. */
+static int event_of(const char *k, size_t kl, const redisReply *m, rdl_event_t *ev)
+{
+    if (kl == 7 && memcmp(k, "message", 7) == 0) {
         const char *own, *sp;
         if (m->type != REDIS_REPLY_STRING)
             return RDL_EV_NONE;
@@ -207,9 +227,9 @@ int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev)
         ev->ownerlen = (size_t)(sp - own);
         return RDL_EV_GRANT;
     }
-    if (kind->len == 9 && memcmp(kind->str, "subscribe", 9) == 0)
+    if (kl == 9 && memcmp(k, "subscribe", 9) == 0)
         return RDL_EV_SUBSCRIBED;
-    if (kind->len == 11 && memcmp(kind->str, "unsubscribe", 11) == 0)
+    if (kl == 11 && memcmp(k, "unsubscribe", 11) == 0)
         return RDL_EV_UNSUBSCRIBED;
     return RDL_EV_NONE;
 }

@@ -79,7 +79,9 @@ typedef struct rdl_event {
     uint64_t token;
 } rdl_event_t;
 /* RDL_EV_* for r, a reply read on a connection subscribed to channels
- * "<key><suffix>"; pointers into r.  RDL_EV_NONE for anything else. */
+ * "<key><suffix>", plain or shard channels (smessage, ssubscribe,
+ * sunsubscribe: a shard subscription also ends when its slot moves to
+ * another node); pointers into r.  RDL_EV_NONE for anything else. */
 int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev);
 
 /* A message on the link to a sentinel (sentinel.c), subscribed to

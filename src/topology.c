@@ -6,6 +6,8 @@
 
 const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg)
 {
+    if (cfg->nclusternodes > 0)
+        return &rdl_topology_cluster;
     return cfg->nsentinels > 0 ? &rdl_topology_sentinel : &rdl_topology_single;
 }
 
@@ -17,6 +19,28 @@ const char *rdl_topology_where(const rdl_config_t *cfg, char *buf, size_t n)
 int rdl_topo_connect(rdlock_client_t *c, const char *key, size_t keylen, rdl_conn_t **out)
 {
     return c->topo->connect(c, key, keylen, false, out);
+}
+
+int rdl_topo_route(rdlock_client_t *c, const char *key, size_t keylen, char *out, size_t n)
+{
+    if (c->topo->route == NULL) {
+        out[0] = '\0';
+        return 0;
+    }
+    return c->topo->route(c, key, keylen, out, n);
+}
+
+int rdl_topo_connect_route(rdlock_client_t *c, const char *route, rdl_conn_t **out)
+{
+    if (c->topo->connect_route == NULL || route[0] == '\0')
+        return c->topo->connect(c, NULL, 0, false, out);
+    return c->topo->connect_route(c, route, out);
+}
+
+void rdl_topo_redirected(rdlock_client_t *c, const rdl_conn_t *conn)
+{
+    if (c->topo->redirected != NULL)
+        c->topo->redirected(c, conn);
 }
 
 int rdl_topo_fd(rdlock_client_t *c)

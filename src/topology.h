@@ -10,9 +10,12 @@
  *                        followed through a kept, subscribed sentinel link
  *                        and a question after each renewal round
  *
- * Redis Cluster and Redlock are planned as topology_cluster.c and
- * topology_redlock.c behind the same interface (routing by the name's
- * slot, and a quorum of masters), so that lock.c does not change.
+ *   topology_cluster.c   [cluster]: the master that serves the name's slot,
+ *                        from the cluster's slot map, followed through
+ *                        MOVED and ASK
+ *
+ * Redlock is planned as topology_redlock.c behind the same interface (a
+ * quorum of masters), so that lock.c does not change.
  *
  * Everything above it (the pool and retries in client.c, the subscriber and
  * the watchdog) reaches servers only through rdl_topo_connect(); the
@@ -34,6 +37,17 @@ typedef struct rdl_topology_ops {
      * out at once whether the server wants a password (client open).  0, or
      * EIO, EACCES, EINVAL (db), ENOMEM. */
     int (*connect)(struct rdlock_client *c, const char *key, size_t keylen, bool probe, rdl_conn_t **out);
+    /* The route of key: which of the topology's servers serves it now, as
+     * the conn->route of connections to it ("host:port" of a cluster
+     * master).  NULL: one server, route "".  0, or EAGAIN (no server for
+     * it now: retry later), EIO, EACCES, ENOMEM. */
+    int (*route)(struct rdlock_client *c, const char *key, size_t keylen, char *out, size_t n);
+    /* A new connection to the server of a route that route() gave (or a
+     * redirection named).  NULL: connect(c, NULL, 0, false, out). */
+    int (*connect_route)(struct rdlock_client *c, const char *route, rdl_conn_t **out);
+    /* conn's server sent a request elsewhere or said the topology is
+     * changing (conn->redir): learn where things are now.  May be NULL. */
+    void (*redirected)(struct rdlock_client *c, const rdl_conn_t *conn);
     /* What the configuration leads to, for log lines and
      * rdlock_client_info ("host:port", "unix:path", "master 'x' (via
      * Sentinel)"): buf, n bytes. */
@@ -60,6 +74,9 @@ typedef struct rdl_topology_ops {
 
 extern const rdl_topology_ops_t rdl_topology_single;
 extern const rdl_topology_ops_t rdl_topology_sentinel;
+extern const rdl_topology_ops_t rdl_topology_cluster;
+
+typedef struct rdl_cluster rdl_cluster_t; /* topology_cluster.c's state */
 
 /* The topology a configuration chooses. */
 const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg);
@@ -68,6 +85,9 @@ const char *rdl_topology_where(const rdl_config_t *cfg, char *buf, size_t n);
 
 /* rdl_topo_*: the client's topology, NULL hooks skipped. */
 int rdl_topo_connect(struct rdlock_client *c, const char *key, size_t keylen, rdl_conn_t **out);
+int rdl_topo_route(struct rdlock_client *c, const char *key, size_t keylen, char *out, size_t n);
+int rdl_topo_connect_route(struct rdlock_client *c, const char *route, rdl_conn_t **out);
+void rdl_topo_redirected(struct rdlock_client *c, const rdl_conn_t *conn);
 int rdl_topo_fd(struct rdlock_client *c);
 long long rdl_topo_due(struct rdlock_client *c);
 void rdl_topo_service(struct rdlock_client *c, bool readable);

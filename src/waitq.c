@@ -225,8 +225,17 @@ void rdl_waitq_sub_confirmed(rdlock_client_t *c, const char *key, size_t keylen)
 void rdl_waitq_sub_ended(rdlock_client_t *c, const char *key, size_t keylen)
 {
     rdl_waitq_t *q = wq_find(c, key, keylen);
-    if (q != NULL && q->sub == SUB_UNSENT)
+    if (q == NULL)
+        return;
+    if (q->sub == SUB_UNSENT) {
         q->sub = SUB_NONE; /* subscribed again next round if waited on again */
+    } else if (q->sub != SUB_NONE) {
+        /* Ended by the server, not asked for: a shard channel whose slot
+         * moved to another node.  Subscribed again (there) next round;
+         * a release meanwhile may go unheard, so the waiters look now. */
+        q->sub = SUB_NONE;
+        wq_wake(q);
+    }
 }
 
 void rdl_waitq_sub_lost(rdlock_client_t *c)

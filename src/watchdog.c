@@ -12,6 +12,7 @@
 #include "hold.h"
 #include "log.h"
 #include "reply.h"
+#include "slotmap.h"
 #include "script.h"
 #include "timeutil.h"
 #include "topology.h"
@@ -37,6 +38,8 @@ typedef struct renew_item {
     char count[16];
     char call[21];
     int result; /* 0 renewed, 1 lost, -1 unknown (I/O failed) */
+    int route;  /* index into the round's routes: which server */
+    unsigned slot; /* with a cluster: the hash slot of key */
 } renew_item_t;
 
 typedef struct lost_cb {
@@ -48,6 +51,8 @@ typedef struct lost_cb {
 struct rdl_wd_round {
     renew_item_t *items;
     size_t n, cap;
+    char (*routes)[RDL_ROUTE_MAX]; /* the servers of this round's holds */
+    int nroutes, caproutes;
     long long sent_at;
     lost_cb_t *cbs;
     size_t ncb, cbcap;
@@ -63,6 +68,7 @@ static void batch_clear(renew_batch_t *b)
     for (i = 0; i < b->ncb; i++)
         free(b->cbs[i].name);
     free(b->cbs);
+    free(b->routes);
     memset(b, 0, sizeof *b);
 }
 
@@ -172,12 +178,15 @@ static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const c
     return argc;
 }
 
-/* Record one chunk's reply.  Returns 1 if the server lost its script cache
- * (NOSCRIPT): the chunk must be sent again; 2 if it is a replica now
- * (READONLY): the connection must be made again. */
-static int renew_result(renew_batch_t *b, size_t start, size_t n, const redisReply *r)
+/* Record one chunk's reply, [start, start + n) of the batch.  Returns 1 if
+ * the server lost its script cache (NOSCRIPT): the chunk must be sent
+ * again; 2 if it is a replica now (READONLY): the connection must be made
+ * again; 3 if a cluster node sent it elsewhere or said to wait (conn->redir
+ * says how: an ASK is followed at once, the rest next round). */
+static int renew_result(rdlock_client_t *c, rdl_conn_t *conn, renew_batch_t *b, size_t start, size_t n,
+                        const redisReply *r)
 {
-    int res[RDL_RENEW_BATCH];
+    int res[RDL_RENEW_BATCH], cls;
     size_t i;
     if (rdl_reply_noscript(r))
         return 1;
@@ -185,50 +194,97 @@ static int renew_result(renew_batch_t *b, size_t start, size_t n, const redisRep
         rdl_log(RDLOCK_LOG_WARN, "watchdog: %s; reconnecting", r->str);
         return 2;
     }
+    cls = rdl_cluster_error(r);
+    if (cls == RDL_CL_MOVED || cls == RDL_CL_ASK) {
+        if (rdl_redirect_parse(r, conn->host, &conn->redir) != 0)
+            conn->redir.kind = RDL_CL_CLUSTERDOWN; /* unreadable: learn the map again */
+        rdl_topo_redirected(c, conn);
+        return 3;
+    }
+    if (cls != RDL_CL_NONE) {
+        /* TRYAGAIN (a slot migrating under this chunk), CLUSTERDOWN: the
+         * results stay unknown, retried soon. */
+        conn->redir.kind = RDL_CL_CLUSTERDOWN;
+        rdl_topo_redirected(c, conn);
+        return 0;
+    }
     if (rdl_reply_renew(r, n, res) == 0) /* else results stay unknown: retried soon */
         for (i = 0; i < n; i++)
             b->items[start + i].result = res[i];
     return 0;
 }
 
-#define CHUNK(b, start) ((b)->n - (start) < RDL_RENEW_BATCH ? (b)->n - (start) : RDL_RENEW_BATCH)
-
-/* Run the batch on the watchdog connection: pipelined renew scripts of up
- * to RDL_RENEW_BATCH holds each (mutex not held).  Every pipelined reply is
- * read before anything else is sent, so replies never pair with the wrong
- * chunk; chunks that met NOSCRIPT are sent again after a SCRIPT LOAD. */
-static int renew_send(rdlock_client_t *c, renew_batch_t *b)
+/* Holds in one renew script call from start, below end: at most
+ * RDL_RENEW_BATCH, and with a cluster all of one slot (a script's keys
+ * must be). */
+static size_t chunk_len(const rdlock_client_t *c, const renew_batch_t *b, size_t start, size_t end)
 {
-    size_t start, argc;
-    const char **argv = NULL;
-    size_t *lens = NULL;
-    bool reload = false, fresh = false, readonly = false;
-    int rc = 0;
+    size_t n = 1;
+    while (start + n < end && n < RDL_RENEW_BATCH &&
+           (!c->topo->sharded || b->items[start + n].slot == b->items[start].slot))
+        n++;
+    return n;
+}
 
-    if (c->wdog.conn == NULL) {
-        if ((rc = rdl_topo_connect(c, NULL, 0, &c->wdog.conn)) != 0)
-            return rc;
-        /* Load once per connection, in the same pipeline as the first
-         * batch, so a fresh connection costs no extra round trip. */
-        fresh = true;
-        if ((rc = rdl_conn_append_load(c->wdog.conn, c->scripts->renew)) != 0)
-            goto out;
-    }
-    argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
-    lens = malloc(5 * RDL_RENEW_BATCH * sizeof *lens);
-    if (argv == NULL || lens == NULL) {
-        rc = ENOMEM;
+/* The watchdog's connection to route's server, connecting if needed
+ * (mutex not held).  *fresh: just made (its scripts are not loaded). */
+static int wd_conn(rdlock_client_t *c, const char *route, rdl_conn_t **out, bool *fresh)
+{
+    rdl_conn_t *conn;
+    int rc;
+    *fresh = false;
+    for (conn = c->wdog.conns; conn != NULL; conn = conn->next)
+        if (strcmp(conn->route, route) == 0) {
+            *out = conn;
+            return 0;
+        }
+    if ((rc = rdl_topo_connect_route(c, route, &conn)) != 0)
+        return rc;
+    conn->next = c->wdog.conns;
+    c->wdog.conns = conn;
+    *fresh = true;
+    *out = conn;
+    return 0;
+}
+
+static void wd_drop(rdlock_client_t *c, rdl_conn_t *conn)
+{
+    rdl_conn_t **pp;
+    for (pp = &c->wdog.conns; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == conn) {
+            *pp = conn->next;
+            rdl_conn_close(conn);
+            return;
+        }
+}
+
+/* Run the unanswered holds of [s, e), all of one server, on the
+ * watchdog's connection to it: pipelined renew scripts (mutex not held).
+ * Every pipelined reply is read before anything else is sent, so replies
+ * never pair with the wrong chunk; chunks that met NOSCRIPT are sent again
+ * after a SCRIPT LOAD, chunks that met ASK to the node it names. */
+static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e, const char **argv,
+                       size_t *lens)
+{
+    rdl_conn_t *conn;
+    size_t start, n, argc;
+    bool reload = false, fresh, readonly = false, ask = false;
+    int rc;
+
+    if ((rc = wd_conn(c, b->routes[b->items[s].route], &conn, &fresh)) != 0)
+        return rc;
+    /* Load once per connection, in the same pipeline as the first batch,
+     * so a fresh connection costs no extra round trip. */
+    if (fresh && (rc = rdl_conn_append_load(conn, c->scripts->renew)) != 0)
         goto out;
-    }
-    b->sent_at = rdl_now_ms();
-    for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
-        argc = renew_args(b, start, CHUNK(b, start), argv, lens);
-        rc = rdl_conn_append_script(c->wdog.conn, c->scripts->renew, (int)CHUNK(b, start), (int)argc, argv,
-                                    lens);
+    for (start = s; start < e && rc == 0; start += n) {
+        n = chunk_len(c, b, start, e);
+        argc = renew_args(b, start, n, argv, lens);
+        rc = rdl_conn_append_script(conn, c->scripts->renew, (int)n, (int)argc, argv, lens);
     }
     if (rc == 0 && fresh) {
         redisReply *r;
-        if ((rc = rdl_conn_read(c->wdog.conn, &r)) == 0) {
+        if ((rc = rdl_conn_read(conn, &r)) == 0) {
             if (r->type == REDIS_REPLY_ERROR) {
                 rc = rdl_reply_error(r);
                 rdl_log(RDLOCK_LOG_ERROR, "watchdog: SCRIPT LOAD failed: %s", r->str ? r->str : "?");
@@ -236,44 +292,147 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
             freeReplyObject(r);
         }
     }
-    for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+    for (start = s; start < e && rc == 0; start += n) {
         redisReply *r;
-        if ((rc = rdl_conn_read(c->wdog.conn, &r)) != 0)
+        n = chunk_len(c, b, start, e);
+        if ((rc = rdl_conn_read(conn, &r)) != 0)
             break;
-        switch (renew_result(b, start, CHUNK(b, start), r)) {
+        switch (renew_result(c, conn, b, start, n, r)) {
         case 1: reload = true; break;
         case 2: readonly = true; break;
+        case 3: ask |= conn->redir.kind == RDL_CL_ASK && conn->redir.host[0] != '\0'; break;
         }
         freeReplyObject(r);
     }
     if (rc == 0 && readonly)
         rc = EIO; /* below: the connection is dropped; the caller retries on a new one */
     if (rc == 0 && reload) {
-        rc = rdl_conn_load(c->wdog.conn, c->scripts->renew);
-        for (start = 0; start < b->n && rc == 0; start += RDL_RENEW_BATCH) {
+        rc = rdl_conn_load(conn, c->scripts->renew);
+        for (start = s; start < e && rc == 0; start += n) {
             redisReply *r;
+            n = chunk_len(c, b, start, e);
             if (b->items[start].result != -1)
                 continue; /* this chunk was answered */
-            argc = renew_args(b, start, CHUNK(b, start), argv, lens);
-            rc = rdl_conn_script(c->wdog.conn, c->scripts->renew, (int)CHUNK(b, start), (int)argc, argv, lens,
-                                 &r);
+            argc = renew_args(b, start, n, argv, lens);
+            rc = rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, argv, lens, &r);
             if (rc == 0) {
-                renew_result(b, start, CHUNK(b, start), r);
+                renew_result(c, conn, b, start, n, r);
                 freeReplyObject(r);
             }
         }
     }
+    if (rc == 0 && ask) {
+        /* A slot half migrated: the holds already on the importing node
+         * are renewed there now, with ASKING, chunk by chunk (rare). */
+        for (start = s; start < e && rc == 0; start += n) {
+            char route[RDL_ROUTE_MAX];
+            rdl_conn_t *to;
+            redisReply *r = NULL;
+            bool tofresh;
+            n = chunk_len(c, b, start, e);
+            if (b->items[start].result != -1)
+                continue;
+            /* Where an ASK for this slot sent us: asked again, to be sure
+             * which chunk it was about (cheap, and rare). */
+            argc = renew_args(b, start, n, argv, lens);
+            if (rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, argv, lens, &r) == 0) {
+                renew_result(c, conn, b, start, n, r);
+                freeReplyObject(r);
+                continue;
+            }
+            if (conn->redir.kind != RDL_CL_ASK || conn->redir.host[0] == '\0')
+                continue;
+            snprintf(route, sizeof route, "%s:%d", conn->redir.host, conn->redir.port);
+            if (wd_conn(c, route, &to, &tofresh) != 0)
+                continue;
+            to->asking = true;
+            if (rdl_conn_script(to, c->scripts->renew, (int)n, (int)argc, argv, lens, &r) == 0) {
+                renew_result(c, to, b, start, n, r);
+                freeReplyObject(r);
+            } else if (!rdl_conn_ok(to)) {
+                wd_drop(c, to);
+            }
+        }
+    }
 out:
-    free(argv);
-    free(lens);
-    if (c->wdog.conn != NULL && (rc != 0 || !rdl_conn_ok(c->wdog.conn))) {
+    if (rc != 0 || !rdl_conn_ok(conn)) {
         /* Replies may be left unread: never reuse such a connection. */
-        rdl_conn_close(c->wdog.conn);
-        c->wdog.conn = NULL;
+        wd_drop(c, conn);
         if (rc == 0)
             rc = EIO;
     }
     return rc;
+}
+
+static int item_order(const void *x, const void *y)
+{
+    const renew_item_t *a = x, *b = y;
+    if (a->route != b->route)
+        return a->route < b->route ? -1 : 1;
+    return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* Run the batch (mutex not held): the holds grouped by server (and slot),
+ * each group on the watchdog's connection to its server.  Only holds whose
+ * result is still unknown are sent (a second call retries the rest).
+ * Returns 0, or the last group's error (its holds stay unknown). */
+static int renew_send(rdlock_client_t *c, renew_batch_t *b)
+{
+    const char **argv = NULL;
+    size_t *lens = NULL, i, s, e;
+    int rc = 0, err = 0;
+
+    /* Which server each hold is on now.  Routes are few (one, or the
+     * masters of a cluster): a linear look-up. */
+    for (i = 0; i < b->n; i++) {
+        char route[RDL_ROUTE_MAX];
+        int k;
+        renew_item_t *it = &b->items[i];
+        it->route = -1;
+        if (it->result != -1)
+            continue;
+        if ((rc = rdl_topo_route(c, it->key, it->keylen, route, sizeof route)) != 0) {
+            err = rc == EAGAIN ? EIO : rc; /* nobody serves it now: unknown, retried */
+            continue;
+        }
+        for (k = 0; k < b->nroutes && strcmp(b->routes[k], route) != 0; k++)
+            ;
+        if (k == b->nroutes) {
+            if (b->nroutes == b->caproutes) {
+                int cap = b->caproutes ? b->caproutes * 2 : 4;
+                char(*v)[RDL_ROUTE_MAX] = realloc(b->routes, (size_t)cap * sizeof *v);
+                if (v == NULL) {
+                    err = ENOMEM;
+                    continue;
+                }
+                b->routes = v;
+                b->caproutes = cap;
+            }
+            memcpy(b->routes[b->nroutes++], route, sizeof route);
+        }
+        it->route = k;
+        it->slot = c->topo->sharded ? rdl_key_slot(it->key, it->keylen) : 0;
+    }
+    qsort(b->items, b->n, sizeof *b->items, item_order);
+    argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
+    lens = malloc(5 * RDL_RENEW_BATCH * sizeof *lens);
+    if (argv == NULL || lens == NULL) {
+        free(argv);
+        free(lens);
+        return ENOMEM;
+    }
+    b->sent_at = rdl_now_ms();
+    for (s = 0; s < b->n; s = e) {
+        for (e = s + 1; e < b->n && b->items[e].route == b->items[s].route; e++)
+            ;
+        if (b->items[s].route < 0)
+            continue; /* answered before, or no route */
+        if ((rc = renew_route(c, b, s, e, argv, lens)) != 0)
+            err = rc;
+    }
+    free(argv);
+    free(lens);
+    return err;
 }
 
 /* Apply the replies (mutex held).  Holds released or replaced meanwhile
@@ -406,13 +565,16 @@ long long rdl_watchdog_timeout(const rdlock_client_t *c, long long now, long lon
 
 const char *rdl_watchdog_master(const rdlock_client_t *c)
 {
-    return c->wdog.conn != NULL ? c->wdog.conn->addr : NULL;
+    return c->wdog.conns != NULL ? c->wdog.conns->addr : NULL;
 }
 
 void rdl_watchdog_close(rdlock_client_t *c)
 {
-    rdl_conn_close(c->wdog.conn);
-    c->wdog.conn = NULL;
+    rdl_conn_t *conn;
+    while ((conn = c->wdog.conns) != NULL) {
+        c->wdog.conns = conn->next;
+        rdl_conn_close(conn);
+    }
 }
 
 void rdl_watchdog_after_fork(rdlock_client_t *c)

@@ -701,8 +701,8 @@ static void test_unknown_section_and_key(void)
     CU_ASSERT(is_zeroed(&c));
 
     /* An empty unknown section is still unknown. */
-    EXPECT_INT(load_text(&c, "[cluster]\n"), EINVAL);
-    EXPECT_LOG("[cluster]", "unknown section");
+    EXPECT_INT(load_text(&c, "[clusters]\n"), EINVAL);
+    EXPECT_LOG("[clusters]", "unknown section");
 
     EXPECT_INT(load_text(&c, "[redis]\nprot = 6380\n"), EINVAL);
     EXPECT_LOG("redis:prot", "unknown key");

@@ -1,0 +1,346 @@
+/* test_cluster_locks.c - the locks on a real Redis Cluster (3 masters, 3
+ * replicas; tests/cluster.h), through the public API with [cluster] in
+ * the configuration (docs/CONTRACT.md section 9, Cluster):
+ *
+ *   names_on_every_master  one client holds names served by each of the
+ *                          three masters; another finds them busy; a
+ *                          waiter on each is woken by the release (shard
+ *                          channels: the re-check period is 10 s, so only
+ *                          a wake-up is fast); the watchdog renews all of
+ *                          them past several leases, per master
+ *   migration              a held lock's slot migrated to another master
+ *                          step by step: while half migrated the lock is
+ *                          still busy for others (served by the source
+ *                          before its keys move, by the target through
+ *                          ASK after), its renewals go on, and after the
+ *                          move (MOVED) unlock, lock and wake-ups work
+ *   failover               a held lock's master fails over to its replica
+ *                          (CLUSTER FAILOVER: no write is lost); the hold
+ *                          is renewed on the new master, unlock and lock
+ *                          work there
+ *   bad_names              a name that would not hash as one tag: EINVAL
+ *
+ * Every server is started and stopped by PID; what a test checks on the
+ * servers it asks them itself (cluster.h's helpers). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "fixture.h"
+#include "testlib.h"
+#include "testutil.h"
+
+#define LEASE_MS 1000
+#define WAKE_MS 2000   /* a wake-up: far below the 10 s re-check period */
+#define REPLY_MS 10000
+
+static rdt_cluster_t g_cl;
+static int g_up;
+static char g_ini[600];
+static rdlock_client_t *g_c1, *g_c2;
+
+static int suite_setup(void)
+{
+    char text[1024];
+    const char *path;
+    int n;
+
+    if (rdt_cluster_start(&g_cl, NULL) != 0)
+        return -1;
+    g_up = 1;
+    n = snprintf(text, sizeof text, "[cluster]\nnodes = ");
+    /* Two of the six: the client learns the rest from the slot map. */
+    n += snprintf(text + n, sizeof text - (size_t)n, "127.0.0.1:%d, 127.0.0.1:%d\n", g_cl.node[1].port,
+                  g_cl.node[4].port);
+    snprintf(text + n, sizeof text - (size_t)n,
+             "[lock]\nlease_ms = %d\nretry_interval_ms = 10000\nretry_jitter_ms = 0\n", LEASE_MS);
+    if ((path = rdt_write_file(&g_cl.node[0], "cluster.ini", text)) == NULL)
+        return -1;
+    snprintf(g_ini, sizeof g_ini, "%s", path);
+    if (rdlock_client_open(&g_c1, g_ini) != 0 || rdlock_client_open(&g_c2, g_ini) != 0) {
+        fprintf(stderr, "suite_setup: rdlock_client_open on the cluster failed\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int suite_teardown(void)
+{
+    int rc = rdt_close_clients(&g_c1, &g_c2, NULL);
+    if (g_up)
+        rdt_cluster_stop(&g_cl);
+    g_up = 0;
+    return rc;
+}
+
+/* A lock name whose keys live on master m (a fixture index), tried as
+ * "<stem>-0", "<stem>-1", ...: into buf, 0; -1 if none in 1000 tries. */
+static int name_on(int m, const char *stem, char *buf, size_t n)
+{
+    for (int i = 0; i < 1000; i++) {
+        snprintf(buf, n, "%s-%d", stem, i);
+        if (rdt_cluster_master_of_key(&g_cl, rdt_key(buf, ""), strlen(rdt_key(buf, ""))) == m)
+            return 0;
+    }
+    fprintf(stderr, "no name %s-* on node %d\n", stem, m);
+    return -1;
+}
+
+/* The fixture indices of the three masters. */
+static int masters(int *m)
+{
+    int k = 0;
+    for (int i = 0; i < RDT_CLUSTER_NODES && k < 3; i++)
+        if (rdt_cluster_is_master(&g_cl, i) == 1)
+            m[k++] = i;
+    return k == 3 ? 0 : -1;
+}
+
+static int mx(rdlock_t *m, const char *name, rdlock_client_t *c)
+{
+    rdt_lockopts_t o = RDT_LOCKOPTS(c);
+    o.watchdog = 1;
+    return rdt_mutex_init(m, name, &o);
+}
+
+/* PTTL of the lock key of name on master i, as that master says. */
+static long long pttl_on(int i, const char *name)
+{
+    redisReply *r = rdt_cluster_cmd(&g_cl, i, "PTTL %s", rdt_key(name, ""));
+    long long v = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : -100;
+    if (r != NULL)
+        freeReplyObject(r);
+    return v;
+}
+
+/* The same on a node that imports the key's slot: ASKING first, on the
+ * same connection (else the node sends us to the slot's owner). */
+static long long pttl_asking(int i, const char *name)
+{
+    redisContext *rc = redisConnect("127.0.0.1", g_cl.node[i].port);
+    redisReply *a = NULL, *r = NULL;
+    long long v = -100;
+    if (rc != NULL && !rc->err) {
+        a = redisCommand(rc, "ASKING");
+        r = redisCommand(rc, "PTTL %s", rdt_key(name, ""));
+        if (r != NULL && r->type == REDIS_REPLY_INTEGER)
+            v = r->integer;
+    }
+    if (a != NULL)
+        freeReplyObject(a);
+    if (r != NULL)
+        freeReplyObject(r);
+    if (rc != NULL)
+        redisFree(rc);
+    return v;
+}
+
+static void test_names_on_every_master(void)
+{
+    int m[3];
+    char names[3][64];
+    rdlock_t held[3], other[3];
+    rdt_actor_t w[3];
+    long long t0, el;
+
+    CU_ASSERT_FATAL(masters(m) == 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_FATAL(name_on(m[i], "spread", names[i], sizeof names[i]) == 0);
+        RDT_ASSERT_RC(0, mx(&held[i], names[i], g_c1));
+        RDT_ASSERT_RC(0, mx(&other[i], names[i], g_c2));
+        RDT_ASSERT_RC(0, rdlock_lock(&held[i]));
+        CU_ASSERT(rdt_mutex_token(&held[i]) > 0);
+        RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other[i]));
+        /* The keys are where the slot map says, nowhere else. */
+        CU_ASSERT(pttl_on(m[i], names[i]) > 0);
+        CU_ASSERT(pttl_on(m[(i + 1) % 3], names[i]) == -100); /* MOVED: an error reply */
+    }
+
+    /* Renewed per master, well past the lease. */
+    rdt__nap_ms(3 * LEASE_MS);
+    for (int i = 0; i < 3; i++) {
+        RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other[i]));
+        CU_ASSERT(pttl_on(m[i], names[i]) > 0);
+    }
+
+    /* A waiter on each name, woken by the release through its shard
+     * channel on that name's master. */
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_FATAL(rdt_actor_thread(&w[i], &other[i], NULL) == 0);
+        RDT_ASSERT_RC(0, rdt_actor_send(&w[i], "lock"));
+    }
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(rdt_actor_reply(&w[i], 300, NULL, NULL), RDT_ACTOR_NOREPLY); /* blocked */
+    for (int i = 0; i < 3; i++) {
+        t0 = rdt_now_ms();
+        RDT_ASSERT_RC(0, rdlock_unlock(&held[i]));
+        RDT_ASSERT_RC(0, rdt_actor_reply(&w[i], REPLY_MS, NULL, NULL));
+        el = rdt_now_ms() - t0;
+        if (el >= WAKE_MS)
+            fprintf(stderr, "waiter on %s took %lld ms after the release\n", names[i], el);
+        CU_ASSERT(el < WAKE_MS);
+        RDT_ASSERT_RC(0, rdt_actor_call(&w[i], "unlock", REPLY_MS, NULL, NULL));
+        rdt_actor_stop(&w[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        RDT_ASSERT_RC(0, rdlock_destroy(&held[i]));
+        RDT_ASSERT_RC(0, rdlock_destroy(&other[i]));
+    }
+}
+
+/* What the migration test does while the slot is half migrated. */
+typedef struct mig {
+    rdlock_t *other;
+    const char *name;
+    int from, to, slot;
+    int busy, tryagain, asked;
+} mig_t;
+
+static long long keys_left(int from, int slot)
+{
+    redisReply *r = rdt_cluster_cmd(&g_cl, from, "CLUSTER COUNTKEYSINSLOT %d", slot);
+    long long v = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    if (r != NULL)
+        freeReplyObject(r);
+    return v;
+}
+
+/* Half migrated, the lock stays held for everyone else.  A lock call
+ * touches all of the lock's keys in one script, so while some of them are
+ * missing on either node, both answer TRYAGAIN (the target too, after
+ * ASKING) until the slot is handed over: the library waits that out for
+ * as long as its retries would take and then reports EIO, never 0.  The
+ * holder's renewals touch only the lock's main key, so they go on
+ * throughout (served where that key is, after an ASK once it moved):
+ * checked by staying half migrated, every key moved, for two leases. */
+static int mig_cb(rdt_cluster_t *cl, int slot, int phase, void *arg)
+{
+    mig_t *g = arg;
+    long long left = keys_left(g->from, slot);
+    int rc = rdlock_trylock(g->other);
+    (void)cl;
+    if (rc == EBUSY)
+        g->busy++;
+    else if (rc == EIO)
+        g->tryagain++;
+    else {
+        fprintf(stderr, "half-migrated (phase %d, %lld keys left): trylock of %s gave %d\n", phase, left, g->name,
+                rc);
+        return -1;
+    }
+    if (phase == RDT_MIG_KEYS && left == 0) {
+        /* Every key on the target, the slot not handed over: the renewals
+         * reach the main key there through ASK. */
+        long long t0 = rdt_now_ms();
+        while (rdt_now_ms() - t0 < 2 * LEASE_MS) {
+            if (pttl_asking(g->to, g->name) <= 0) {
+                fprintf(stderr, "half migrated: %s's lease ran out on the target\n", g->name);
+                return -1;
+            }
+            rdt__nap_ms(50); /* pacing */
+        }
+        g->asked++;
+    }
+    return 0;
+}
+
+static void test_migration(void)
+{
+    int m[3], slot, from, to;
+    char name[64];
+    rdlock_t held, other;
+    rdt_actor_t w;
+    mig_t g = { &other, name, 0, 0, 0, 0, 0, 0 };
+    long long t0;
+
+    CU_ASSERT_FATAL(masters(m) == 0);
+    CU_ASSERT_FATAL(name_on(m[0], "mig", name, sizeof name) == 0);
+    from = m[0];
+    to = m[1];
+    slot = rdt_cluster_key_slot(&g_cl, name, strlen(name)); /* the tag is the name */
+    CU_ASSERT_FATAL(slot >= 0);
+    g.from = from;
+    g.to = to;
+    g.slot = slot;
+    RDT_ASSERT_RC(0, mx(&held, name, g_c1));
+    RDT_ASSERT_RC(0, mx(&other, name, g_c2));
+    RDT_ASSERT_RC(0, rdlock_lock(&held));
+
+    CU_ASSERT_FATAL(rdt_cluster_migrate_slot(&g_cl, slot, from, to, mig_cb, &g) == 0);
+    CU_ASSERT(g.asked == 1); /* the all-moved phase was seen */
+    CU_ASSERT(g.busy + g.tryagain >= 2);
+    fprintf(stderr, "[half migrated: %d EBUSY, %d EIO (TRYAGAIN)] ", g.busy, g.tryagain);
+    CU_ASSERT(pttl_on(to, name) > 0);
+
+    /* After the move: still held, renewed on the target. */
+    rdt__nap_ms(2 * LEASE_MS);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    CU_ASSERT(pttl_on(to, name) > 0);
+
+    /* A waiter subscribes on the new master and is woken by the unlock. */
+    CU_ASSERT_FATAL(rdt_actor_thread(&w, &other, NULL) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_send(&w, "lock"));
+    CU_ASSERT_EQUAL(rdt_actor_reply(&w, 300, NULL, NULL), RDT_ACTOR_NOREPLY);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_unlock(&held));
+    RDT_ASSERT_RC(0, rdt_actor_reply(&w, REPLY_MS, NULL, NULL));
+    CU_ASSERT(rdt_now_ms() - t0 < WAKE_MS);
+    RDT_ASSERT_RC(0, rdt_actor_call(&w, "unlock", REPLY_MS, NULL, NULL));
+    rdt_actor_stop(&w);
+    RDT_ASSERT_RC(0, rdlock_lock(&held));
+    RDT_ASSERT_RC(0, rdlock_unlock(&held));
+    RDT_ASSERT_RC(0, rdlock_destroy(&held));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+static void test_failover(void)
+{
+    int m[3], nm;
+    char name[64];
+    rdlock_t held, other;
+    uint64_t tok;
+
+    CU_ASSERT_FATAL(masters(m) == 0);
+    CU_ASSERT_FATAL(name_on(m[2], "fo", name, sizeof name) == 0);
+    RDT_ASSERT_RC(0, mx(&held, name, g_c1));
+    RDT_ASSERT_RC(0, mx(&other, name, g_c2));
+    RDT_ASSERT_RC(0, rdlock_lock(&held));
+    tok = rdt_mutex_token(&held);
+
+    nm = rdt_cluster_failover(&g_cl, m[2], 60000);
+    CU_ASSERT_FATAL(nm >= 0);
+    /* The new master has the hold (a manual failover loses no write) and
+     * renews it: still busy for others after two leases. */
+    rdt__nap_ms(2 * LEASE_MS);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
+    CU_ASSERT(pttl_on(nm, name) > 0);
+    RDT_ASSERT_RC(0, rdlock_unlock(&held));
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    CU_ASSERT(rdt_mutex_token(&other) > tok);
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    RDT_ASSERT_RC(0, rdlock_destroy(&held));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
+static void test_bad_names(void)
+{
+    rdlock_t m;
+    RDT_ASSERT_RC(EINVAL, mx(&m, "a}b", g_c1));
+    RDT_ASSERT_RC(EINVAL, mx(&m, "}", g_c1));
+}
+
+static const rdt_test_t tests[] = {
+    { "names_on_every_master", test_names_on_every_master },
+    { "migration", test_migration },
+    { "failover", test_failover },
+    { "bad_names", test_bad_names },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "cluster_locks", tests, suite_setup, suite_teardown, 240);
+}
