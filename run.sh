@@ -7,13 +7,21 @@
 #                    make check, make distcheck, the suite under
 #                    AddressSanitizer+UBSan, the threaded suites under
 #                    ThreadSanitizer, the CUnit suites under valgrind
-#                    memcheck, and a short fuzz run (what CI runs)
+#                    memcheck, a short fuzz run, and the Debian packages
+#                    (built, lintian-clean, installed, used, purged): what
+#                    CI runs
 #   ./run.sh check   build and make check only (the quick loop)
 #   ./run.sh bench   build and run the benchmark
 #   ./run.sh fuzz    build and run the fuzz targets (config loader, server
 #                    replies), FUZZ_SECONDS each (default 60)
 #   ./run.sh torture build and run the long fault-injection scenarios
 #                    (about 7 minutes; docs/RELIABILITY.md)
+#   ./run.sh deb     build the Debian packages (librdlock0, librdlock-dev,
+#                    rdlock-tools) from a `make dist` tarball in a temp dir
+#                    and check them with lintian; the .debs go to build/deb/
+#   ./run.sh deb-check  the same, then install them, build and run a
+#                    consumer with pkg-config, run the rdlock tool, purge
+#                    them (root or sudo; the last step of ./run.sh test)
 #
 # Builds happen out of tree under build/ (build/asan, build/tsan,
 # build/valgrind for the checked runs), so the source tree stays clean.
@@ -24,10 +32,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 say() { printf '\n=== %s\n' "$*"; }
 
-# Debian packages this project builds, tests and fuzzes with.
+# Debian packages this project builds, tests, fuzzes and packages with.
 PKGS="gcc make autoconf automake libtool pkg-config libhiredis-dev libiniparser-dev
       libcunit1-dev redis-server redis-tools clang libclang-rt-14-dev groff-base mandoc
-      valgrind"
+      valgrind build-essential debhelper dpkg-dev fakeroot lintian"
 
 need_install() {
     for p in $PKGS; do
@@ -35,14 +43,18 @@ need_install() {
     done
 }
 
+need_root() { # WHY: sets $sudo to "" (root) or "sudo", else fails saying WHY
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+        echo "run.sh: $1, and no root or sudo" >&2
+        exit 1
+    fi
+}
+
 install_deps() {
     missing=$(need_install | tr '\n' ' ')
     [ -z "${missing% }" ] && return 0
     say "installing: $missing"
-    if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
-        echo "run.sh: missing packages ($missing) and no root or sudo to install them" >&2
-        exit 1
-    fi
+    need_root "missing packages to install ($missing)"
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get update -qq
     # shellcheck disable=SC2086
@@ -97,6 +109,169 @@ valgrind_check() { # TESTS...
         { cat "$top/build/valgrind"/tests/*.log; exit 1; }
 }
 
+# ---------------------------------------------------------------- Debian packages
+DEB_PKGS="librdlock0 librdlock-dev rdlock-tools"
+
+# Builds the packages with dpkg-buildpackage from the `make dist` tarball,
+# unpacked in a temp dir (the source tree and its parent stay untouched),
+# checks them with lintian (any error or warning fails) and leaves the
+# .debs and .changes in build/deb/.
+deb_build() {
+    build
+    say "make dist"
+    make -C "$top/build" dist >/dev/null
+    version=$(sed -n 's/^VERSION = //p' "$top/build/Makefile")
+    debwork=$(mktemp -d "${TMPDIR:-/tmp}/rdlock-deb.XXXXXX")
+    tar -xzf "$top/build/rdlock-$version.tar.gz" -C "$debwork"
+    say "dpkg-buildpackage -us -uc -b (in $debwork)"
+    (cd "$debwork/rdlock-$version" && dpkg-buildpackage -us -uc -b) >"$debwork/build.log" 2>&1 || {
+        tail -60 "$debwork/build.log"
+        echo "run.sh: dpkg-buildpackage failed (log: $debwork/build.log)" >&2
+        exit 1
+    }
+    rm -rf "$top/build/deb"
+    mkdir -p "$top/build/deb"
+    mv "$debwork"/*.deb "$debwork"/*.changes "$debwork"/*.buildinfo "$debwork/build.log" "$top/build/deb/"
+    rm -rf "$debwork"
+    changes=$(ls "$top"/build/deb/*.changes)
+    say "lintian $(basename "$changes")"
+    # As root (CI), lintian says it would rather not be: that line is no finding.
+    if ! lintian --fail-on error,warning "$changes" >"$top/build/deb/lintian.out" 2>&1; then
+        grep -v '^running with root privileges' "$top/build/deb/lintian.out" >&2
+        echo "run.sh: lintian reports errors or warnings (above)" >&2
+        exit 1
+    fi
+    grep -v '^running with root privileges' "$top/build/deb/lintian.out" || true
+    ls -1 "$top"/build/deb/*.deb
+}
+
+deb_remove() {
+    # shellcheck disable=SC2086
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $DEB_PKGS >/dev/null 2>&1 || true
+}
+
+# Builds the packages (deb_build), installs the three of them, checks that
+# /etc/rdlock.ini is a conffile, builds a consumer with nothing but
+# `pkg-config --cflags --libs rdlock` (and a static one with --static), runs
+# it and the installed rdlock tool against a private redis-server, and
+# purges the packages again.  Refuses to run when one of them is installed
+# already (it could not leave the machine as it found it).
+package_check() {
+    need_root "the package check installs and removes packages"
+    for p in $DEB_PKGS; do
+        if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+            echo "run.sh: $p is installed; the package check installs and purges its own build:" \
+                "remove it first (apt-get purge $DEB_PKGS)" >&2
+            exit 1
+        fi
+    done
+    deb_build
+    pkgtmp=$(mktemp -d "${TMPDIR:-/tmp}/rdlock-pkgcheck.XXXXXX")
+    redis_pid=
+    trap 'deb_remove; [ -z "$redis_pid" ] || kill "$redis_pid" 2>/dev/null; rm -rf "$pkgtmp"' EXIT
+    say "installing $DEB_PKGS"
+    # shellcheck disable=SC2046
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        $(for p in $DEB_PKGS; do ls "$top/build/deb/${p}_"*.deb; done) >"$pkgtmp/apt.log" 2>&1 ||
+        { cat "$pkgtmp/apt.log"; exit 1; }
+    dpkg-query -W -f='${Conffiles}\n' rdlock-tools | grep -q '^ /etc/rdlock.ini ' ||
+        { echo "run.sh: /etc/rdlock.ini is not a conffile of rdlock-tools" >&2; exit 1; }
+
+    say "a consumer of the installed librdlock-dev, and the installed rdlock"
+    redis-server --port 0 --unixsocket "$pkgtmp/redis.sock" --save '' --appendonly no \
+        --dir "$pkgtmp" >"$pkgtmp/redis.log" 2>&1 &
+    redis_pid=$!
+    printf '[redis]\nsocket = %s\n' "$pkgtmp/redis.sock" >"$pkgtmp/rdlock.ini"
+    cat >"$pkgtmp/consumer.c" <<'EOF'
+#include <stdio.h>
+#include <rdlock.h>
+
+int main(int argc, char **argv)
+{
+    rdlock_client_t *client;
+    rdlock_attr_t attr;
+    rdlock_t lock;
+    uint64_t token = 0;
+    int rc;
+
+    if (argc != 2)
+        return 2;
+    if ((rc = rdlock_client_open(&client, argv[1])) != 0) {
+        fprintf(stderr, "consumer: rdlock_client_open: %s\n", rdlock_strerror(rc));
+        return 1;
+    }
+    rdlock_attr_init(&attr);
+    rdlock_attr_setclient(&attr, client);
+    if ((rc = rdlock_init(&lock, "run.sh-package-check", &attr)) != 0 ||
+        (rc = rdlock_lock(&lock)) != 0 ||
+        (rc = rdlock_fencing_token(&lock, &token)) != 0 ||
+        (rc = rdlock_unlock(&lock)) != 0 ||
+        (rc = rdlock_destroy(&lock)) != 0) {
+        fprintf(stderr, "consumer: %s\n", rdlock_strerror(rc));
+        return 1;
+    }
+    rdlock_attr_destroy(&attr);
+    rdlock_client_close(client);
+    printf("consumer: librdlock %s: locked and unlocked, fencing token %llu\n",
+           rdlock_version(), (unsigned long long)token);
+    return token > 0 ? 0 : 1;
+}
+EOF
+    # Only the installed files: no -I or -L into the tree, pkg-config's
+    # default search path.
+    # shellcheck disable=SC2046
+    (cd "$pkgtmp" && cc -o consumer consumer.c $(pkg-config --cflags --libs rdlock)) ||
+        { echo "run.sh: the consumer does not build with pkg-config --cflags --libs rdlock" >&2; exit 1; }
+    ldd "$pkgtmp/consumer" | grep -Eq "librdlock\.so\.0 => (/usr)?/lib/" ||
+        { ldd "$pkgtmp/consumer"; echo "run.sh: the consumer does not load the installed librdlock.so.0" >&2; exit 1; }
+    # Static: librdlock.a, its dependencies from Libs.private, and the
+    # system libraries (-static); glibc's linker note about getaddrinfo in
+    # a static program is expected, so the compiler's output goes to a log.
+    # shellcheck disable=SC2046
+    (cd "$pkgtmp" && cc -static -o consumer-static consumer.c \
+        $(pkg-config --static --cflags --libs rdlock) >cc.log 2>&1) || {
+        cat "$pkgtmp/cc.log"
+        echo "run.sh: no static link with pkg-config --static --cflags --libs rdlock" >&2
+        exit 1
+    }
+    if readelf -d "$pkgtmp/consumer-static" | grep -q NEEDED; then
+        echo "run.sh: the static consumer still needs shared libraries" >&2
+        exit 1
+    fi
+    i=0
+    while [ ! -S "$pkgtmp/redis.sock" ]; do
+        i=$((i + 1))
+        [ "$i" -le 100 ] || { cat "$pkgtmp/redis.log"; echo "run.sh: redis-server did not start" >&2; exit 1; }
+        sleep 0.1
+    done
+    "$pkgtmp/consumer" "$pkgtmp/rdlock.ini"
+    "$pkgtmp/consumer-static" "$pkgtmp/rdlock.ini" >"$pkgtmp/static.out"
+    sed 's/^consumer:/consumer (static):/' "$pkgtmp/static.out"
+    # shellcheck disable=SC2016 # $RDLOCK_FENCING_TOKEN is for the inner sh
+    out=$(/usr/bin/rdlock -c "$pkgtmp/rdlock.ini" -n run.sh-package-check -- sh -c 'echo "token $RDLOCK_FENCING_TOKEN"')
+    echo "rdlock: $out"
+    case $out in
+    "token "[1-9]*) ;;
+    *) echo "run.sh: the installed rdlock did not run the command with a fencing token" >&2; exit 1 ;;
+    esac
+    /usr/bin/rdlock -c "$pkgtmp/rdlock.ini" --status run.sh-package-check >/dev/null
+
+    say "removing $DEB_PKGS"
+    kill "$redis_pid"
+    redis_pid=
+    deb_remove
+    for p in $DEB_PKGS; do
+        if dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -qv '^un'; then
+            echo "run.sh: $p is still installed after apt-get purge" >&2
+            exit 1
+        fi
+    done
+    [ ! -e /etc/rdlock.ini ] || { echo "run.sh: /etc/rdlock.ini left after purge" >&2; exit 1; }
+    trap - EXIT
+    rm -rf "$pkgtmp"
+    say "Debian packages: built, lintian-clean, installed, used, removed"
+}
+
 case "${1:-}" in
 demo)
     build
@@ -136,6 +311,7 @@ test)
     valgrind_check "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover"
     say "fuzz (short)"
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-30}"
+    package_check
     say "all tests passed"
     ;;
 bench)
@@ -147,12 +323,18 @@ torture)
     build
     make -C "$top/build" torture
     ;;
+deb)
+    deb_build
+    ;;
+deb-check)
+    package_check
+    ;;
 fuzz)
     install_deps
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-60}"
     ;;
 *)
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit 64
     ;;
 esac
