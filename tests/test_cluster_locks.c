@@ -18,6 +18,8 @@
  *                          (CLUSTER FAILOVER: no write is lost); the hold
  *                          is renewed on the new master, unlock and lock
  *                          work there
+ *   tool                   rdlock(1): a command under a lock on each
+ *                          master, -n against a holder, --status, --reset
  *   bad_names              a name that would not hash as one tag: EINVAL
  *
  * Every server is started and stopped by PID; what a test checks on the
@@ -27,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "fixture.h"
@@ -325,6 +329,62 @@ static void test_failover(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
 }
 
+/* Run the rdlock tool (the libtool wrapper in the build tree) with args,
+ * its output into out: its exit status, or -1. */
+static int tool(const char *args, char *out, size_t n)
+{
+    const char *top = getenv("top_builddir");
+    char cmd[1400];
+    FILE *f;
+    size_t got = 0;
+    int st;
+    snprintf(cmd, sizeof cmd, "%s/rdlock -c %s %s 2>&1", top != NULL ? top : ".", g_ini, args);
+    if ((f = popen(cmd, "r")) == NULL)
+        return -1;
+    while (got + 1 < n && fgets(out + got, (int)(n - got), f) != NULL)
+        got += strlen(out + got);
+    out[got] = '\0';
+    st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* rdlock(1) on a cluster: a command under a lock on each master, a
+ * conflict with -n, --status naming the holder, --reset. */
+static void test_tool(void)
+{
+    int m[3];
+    char name[64], args[256], out[4096];
+    rdlock_t held;
+
+    CU_ASSERT_FATAL(masters(m) == 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_FATAL(name_on(m[i], "tool", name, sizeof name) == 0);
+        snprintf(args, sizeof args, "%s -- sh -c 'echo token=$RDLOCK_FENCING_TOKEN'", name);
+        CU_ASSERT_EQUAL(tool(args, out, sizeof out), 0);
+        CU_ASSERT(strstr(out, "token=1") != NULL);
+        if (strstr(out, "token=1") == NULL)
+            fprintf(stderr, "rdlock %s: %s\n", args, out);
+    }
+    CU_ASSERT_FATAL(name_on(m[1], "tool-held", name, sizeof name) == 0);
+    RDT_ASSERT_RC(0, mx(&held, name, g_c1));
+    RDT_ASSERT_RC(0, rdlock_lock(&held));
+    snprintf(args, sizeof args, "-n %s -- true", name);
+    CU_ASSERT_EQUAL(tool(args, out, sizeof out), 1);
+    snprintf(args, sizeof args, "--status %s", name);
+    CU_ASSERT_EQUAL(tool(args, out, sizeof out), 0);
+    {
+        char pid[32];
+        snprintf(pid, sizeof pid, "%ld", (long)getpid());
+        CU_ASSERT(strstr(out, "exclusive") != NULL && strstr(out, pid) != NULL);
+        if (strstr(out, pid) == NULL)
+            fprintf(stderr, "rdlock --status %s: %s\n", name, out);
+    }
+    RDT_ASSERT_RC(0, rdlock_unlock(&held));
+    snprintf(args, sizeof args, "--reset %s", name);
+    CU_ASSERT_EQUAL(tool(args, out, sizeof out), 0);
+    RDT_ASSERT_RC(0, rdlock_destroy(&held));
+}
+
 static void test_bad_names(void)
 {
     rdlock_t m;
@@ -336,6 +396,7 @@ static const rdt_test_t tests[] = {
     { "names_on_every_master", test_names_on_every_master },
     { "migration", test_migration },
     { "failover", test_failover },
+    { "tool", test_tool },
     { "bad_names", test_bad_names },
     { NULL, NULL },
 };
