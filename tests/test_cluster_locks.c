@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../src/slotmap.h"
 #include "cluster.h"
 #include "fixture.h"
 #include "testlib.h"
@@ -329,6 +330,188 @@ static void test_failover(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
 }
 
+/* ------------------------------------------------------------------ */
+/* under load: a reshard and a failover while threads of two clients   */
+/* take and release names whose slots move                             */
+/* ------------------------------------------------------------------ */
+
+#define LOAD_NAMES 12
+#define LOAD_THREADS 6
+
+typedef struct load {
+    rdlock_t h[2][LOAD_NAMES];   /* per client, per name */
+    char names[LOAD_NAMES][64];
+    int inside[LOAD_NAMES];      /* threads inside the section (atomic) */
+    int stop;
+    long ops, overlaps, lost, failed;
+} load_t;
+
+typedef struct load_arg {
+    load_t *l;
+    int client;
+    unsigned seed;
+} load_arg_t;
+
+static void *load_thread(void *arg)
+{
+    load_arg_t *a = arg;
+    load_t *l = a->l;
+    while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
+        int k = (int)(rand_r(&a->seed) % LOAD_NAMES);
+        struct timespec dl = rdt_abstime(CLOCK_REALTIME, 20000);
+        int rc = rdlock_timedlock(&l->h[a->client][k], &dl);
+        if (rc != 0) {
+            __atomic_add_fetch(&l->failed, 1, __ATOMIC_RELAXED);
+            fprintf(stderr, "load: timedlock of %s: %d\n", l->names[k], rc);
+            continue;
+        }
+        if (__atomic_fetch_add(&l->inside[k], 1, __ATOMIC_ACQ_REL) != 0)
+            __atomic_add_fetch(&l->overlaps, 1, __ATOMIC_RELAXED);
+        rdt__nap_ms(1); /* the protected work */
+        __atomic_sub_fetch(&l->inside[k], 1, __ATOMIC_ACQ_REL);
+        rc = rdlock_unlock(&l->h[a->client][k]);
+        if (rc == ENOLCK)
+            __atomic_add_fetch(&l->lost, 1, __ATOMIC_RELAXED);
+        else if (rc != 0)
+            __atomic_add_fetch(&l->failed, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&l->ops, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+/* LOAD_NAMES names in the lowest `span` slots that master m serves (the
+ * ones `redis-cli --cluster reshard` takes first). */
+static int names_in_first_slots(int m, int span, load_t *l)
+{
+    static int owner[RDT_CLUSTER_SLOTS];
+    int lo = -1, found = 0;
+    if (rdt_cluster_owners(&g_cl, 0, owner) != 0)
+        return -1;
+    for (int i = 0; i < RDT_CLUSTER_SLOTS && lo < 0; i++)
+        if (owner[i] == m)
+            lo = i;
+    for (int i = 0; i < 200000 && found < LOAD_NAMES && lo >= 0; i++) {
+        char name[64];
+        unsigned slot;
+        snprintf(name, sizeof name, "load-%d", i);
+        slot = rdl_key_slot(name, strlen(name));
+        if ((int)slot >= lo && (int)slot < lo + span && owner[slot] == m)
+            snprintf(l->names[found++], sizeof l->names[0], "%s", name);
+    }
+    return found == LOAD_NAMES ? 0 : -1;
+}
+
+/* Start the workload on clients c[0], c[1]; 0 or -1. */
+static int load_start(load_t *l, rdlock_client_t *const *c, pthread_t *th, load_arg_t *args)
+{
+    for (int k = 0; k < LOAD_NAMES; k++)
+        for (int j = 0; j < 2; j++)
+            if (mx(&l->h[j][k], l->names[k], c[j]) != 0)
+                return -1;
+    for (int t = 0; t < LOAD_THREADS; t++) {
+        args[t].l = l;
+        args[t].client = t % 2;
+        args[t].seed = (unsigned)t * 7919u + 1;
+        if (pthread_create(&th[t], NULL, load_thread, &args[t]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void load_stop(load_t *l, pthread_t *th)
+{
+    __atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE);
+    for (int t = 0; t < LOAD_THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (int k = 0; k < LOAD_NAMES; k++)
+        for (int j = 0; j < 2; j++)
+            RDT_ASSERT_RC(0, rdlock_destroy(&l->h[j][k]));
+}
+
+/* redis-cli --cluster reshard moves the workload's slots (and a few
+ * more) from one master to another under it: no two holders ever, no hold
+ * lost, every call served. */
+static void test_reshard_under_load(void)
+{
+    static load_t l;
+    pthread_t th[LOAD_THREADS];
+    load_arg_t args[LOAD_THREADS];
+    rdlock_client_t *c[2] = { g_c1, g_c2 };
+    int m[3];
+    long before;
+
+    memset(&l, 0, sizeof l);
+    CU_ASSERT_FATAL(masters(m) == 0);
+    CU_ASSERT_FATAL(names_in_first_slots(m[0], 48, &l) == 0);
+    CU_ASSERT_FATAL(load_start(&l, c, th, args) == 0);
+    rdt__nap_ms(500); /* under way before the move */
+    before = __atomic_load_n(&l.ops, __ATOMIC_RELAXED);
+    CU_ASSERT(rdt_cluster_reshard(&g_cl, m[0], m[1], 64, 60000) == 0);
+    rdt__nap_ms(500); /* and after it */
+    load_stop(&l, th);
+    fprintf(stderr, "[%ld sections, %ld during the reshard or after, %ld overlaps, %ld lost, %ld failed] ", l.ops,
+            l.ops - before, l.overlaps, l.lost, l.failed);
+    CU_ASSERT(l.ops - before > 0);
+    CU_ASSERT_EQUAL(l.overlaps, 0);
+    CU_ASSERT_EQUAL(l.lost, 0);
+    CU_ASSERT_EQUAL(l.failed, 0);
+    for (int k = 0; k < LOAD_NAMES; k++)
+        CU_ASSERT(rdt_cluster_master_of_key(&g_cl, rdt_key(l.names[k], ""), strlen(rdt_key(l.names[k], ""))) ==
+                  m[1]);
+}
+
+/* A manual failover of the master that serves the workload, with every
+ * acquisition confirmed on the replica ([replication] wait_replicas = 1):
+ * no two holders. */
+static void test_failover_under_load(void)
+{
+    static load_t l;
+    pthread_t th[LOAD_THREADS];
+    load_arg_t args[LOAD_THREADS];
+    rdlock_client_t *c[2] = { NULL, NULL };
+    char text[1024];
+    const char *path;
+    int m, nm;
+    long before;
+
+    memset(&l, 0, sizeof l);
+    snprintf(text, sizeof text,
+             "[cluster]\nnodes = 127.0.0.1:%d\n[lock]\nlease_ms = %d\nretry_interval_ms = 200\n"
+             "[replication]\nwait_replicas = 1\nwait_timeout_ms = 500\n",
+             g_cl.node[2].port, LEASE_MS);
+    CU_ASSERT_FATAL((path = rdt_write_file(&g_cl.node[0], "cluster-wait.ini", text)) != NULL);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c[0], path));
+    RDT_ASSERT_RC(0, rdlock_client_open(&c[1], path));
+    CU_ASSERT_FATAL(c[0] != NULL && c[1] != NULL);
+    for (int i = 0, found = 0; found < LOAD_NAMES; i++) {
+        snprintf(l.names[found], sizeof l.names[0], "fol-%d", i);
+        if (found == 0) {
+            found++;
+            continue;
+        }
+        /* All on the master of the first name. */
+        if (rdl_key_slot(l.names[found], strlen(l.names[found])) == rdl_key_slot(l.names[0], strlen(l.names[0])) ||
+            rdt_cluster_master_of_key(&g_cl, rdt_key(l.names[found], ""), strlen(rdt_key(l.names[found], ""))) ==
+                rdt_cluster_master_of_key(&g_cl, rdt_key(l.names[0], ""), strlen(rdt_key(l.names[0], ""))))
+            found++;
+    }
+    m = rdt_cluster_master_of_key(&g_cl, rdt_key(l.names[0], ""), strlen(rdt_key(l.names[0], "")));
+    CU_ASSERT_FATAL(m >= 0);
+    CU_ASSERT_FATAL(load_start(&l, c, th, args) == 0);
+    rdt__nap_ms(500);
+    before = __atomic_load_n(&l.ops, __ATOMIC_RELAXED);
+    nm = rdt_cluster_failover(&g_cl, m, 60000);
+    CU_ASSERT(nm >= 0);
+    rdt__nap_ms(1000);
+    load_stop(&l, th);
+    fprintf(stderr, "[%ld sections, %ld during the failover or after, %ld overlaps, %ld lost, %ld failed] ", l.ops,
+            l.ops - before, l.overlaps, l.lost, l.failed);
+    CU_ASSERT(l.ops - before > 0);
+    CU_ASSERT_EQUAL(l.overlaps, 0);
+    CU_ASSERT_EQUAL(l.failed, 0);
+    RDT_ASSERT_RC(0, rdt_close_clients(&c[0], &c[1], NULL));
+}
+
 /* Run the rdlock tool (the libtool wrapper in the build tree) with args,
  * its output into out: its exit status, or -1. */
 static int tool(const char *args, char *out, size_t n)
@@ -396,6 +579,8 @@ static const rdt_test_t tests[] = {
     { "names_on_every_master", test_names_on_every_master },
     { "migration", test_migration },
     { "failover", test_failover },
+    { "reshard_under_load", test_reshard_under_load },
+    { "failover_under_load", test_failover_under_load },
     { "tool", test_tool },
     { "bad_names", test_bad_names },
     { NULL, NULL },
