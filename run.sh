@@ -13,7 +13,7 @@
 #   ./run.sh check   build and make check only (the quick loop)
 #   ./run.sh bench   build and run the benchmark
 #   ./run.sh fuzz    build and run the fuzz targets (config loader, server
-#                    replies), FUZZ_SECONDS each (default 60)
+#                    replies, cluster slots and redirections), FUZZ_SECONDS each (default 60)
 #   ./run.sh torture build and run the long fault-injection scenarios
 #                    (about 7 minutes; docs/RELIABILITY.md)
 #   ./run.sh deb     build the Debian packages (librdlock0, librdlock-dev,
@@ -295,7 +295,7 @@ test)
     # die_after_fork=0: the fork tests start threads in multi-threaded children on purpose.
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
     sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" \
-        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover"
+        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster"
     # clang's TSan: gcc 12's loses track of threads in multi-threaded fork
     # children ("dup thread with used id"), and the fork tests do that.
     TSAN_CC=clang sanitizer_check tsan "-fsanitize=thread" \
@@ -308,7 +308,9 @@ test)
     # suite's alarm to 600 s (RDT_TIMEOUT).  test_failover, added later, runs
     # about 45 s (a Sentinel failover and the old master's demotion, twice),
     # the same under memcheck; it passed 3 of 3 there and under TSan 2 of 2.
-    valgrind_check "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover"
+    # test_cluster (no threads, so not under TSan) runs about 15 s: a
+    # 3+3 cluster, a migration, a failover and a reshard.
+    valgrind_check "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster"
     say "fuzz (short)"
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-30}"
     package_check

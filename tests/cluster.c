@@ -332,16 +332,19 @@ static int read_view(const rdt_cluster_t *cl, int i, view_t *v, char *why, size_
     }
     freeReplyObject(r);
     /* Canonical text: sorted by id, without what differs between viewers
-     * (the myself flag, ping times, link state). */
+     * (the myself flag, ping times, link state, replicas' epochs). */
     {
         view_node_t sorted[16];
         size_t tl = 0;
         memcpy(sorted, v->n, sizeof sorted);
         qsort(sorted, (size_t)v->count, sizeof sorted[0], cmp_view_node);
         for (k = 0; k < v->count; k++) {
+            /* A master's config epoch decides who owns a contested slot:
+             * compared.  A replica's is only what it last heard, and
+             * nodes may show it differently: left out. */
             int w = snprintf(v->text + tl, sizeof v->text - tl, "%s %d %s %s e%lld%s\n", sorted[k].id, sorted[k].port,
-                             sorted[k].master ? "master" : "replica", sorted[k].master_id, sorted[k].epoch,
-                             sorted[k].slots);
+                             sorted[k].master ? "master" : "replica", sorted[k].master_id,
+                             sorted[k].master ? sorted[k].epoch : 0, sorted[k].slots);
             if (w < 0 || (size_t)w >= sizeof v->text - tl)
                 break;
             tl += (size_t)w;

@@ -46,7 +46,7 @@ void rdt_cluster_stop(rdt_cluster_t *cl);
  *      CLUSTERDOWN to whatever a test sends it;
  *   2. CLUSTER NODES: six nodes, none flagged fail, fail?, handshake or
  *      noaddr, every link connected, and the same view as every other
- *      node (ids, ports, roles, masters, config epochs, slots): a node
+ *      node (ids, ports, roles, masters, masters' config epochs, slots): a node
  *      that has not heard of the last change yet would redirect a test to
  *      the old owner;
  *   3. every master serves slots and has a replica, and every replica's

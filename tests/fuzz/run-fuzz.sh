@@ -5,6 +5,10 @@
 #   fuzz_config  the ini loader (src/config.c), corpus tests/fuzz/corpus-config
 #   fuzz_reply   everything read from a server: hiredis parses the bytes,
 #                src/reply.c decodes the replies; corpus tests/fuzz/corpus-reply
+#   fuzz_slotmap what a Redis Cluster node says: CLUSTER SLOTS, MOVED, ASK
+#                and the other cluster errors, through src/slotmap.c; corpus
+#                tests/fuzz/corpus-slotmap (replies of a real 7.0 cluster,
+#                and the endpoint forms "", nil, "?", IPv6)
 # Exits non-zero on any crash, leak or undefined-behaviour report, or if a
 # target cannot be built.
 #
@@ -81,7 +85,7 @@ run_target() {
 }
 
 failed=0
-targets=${FUZZ_TARGETS:-fuzz_config fuzz_reply}
+targets=${FUZZ_TARGETS:-fuzz_config fuzz_reply fuzz_slotmap}
 for t in $targets; do
     case $t in
     fuzz_config)
@@ -93,6 +97,10 @@ for t in $targets; do
         build_target fuzz_reply "$srcdir/tests/fuzz/fuzz_reply.c" "$srcdir/src/reply.c" "$srcdir/src/log.c" \
             -lhiredis -lpthread
         run_target fuzz_reply "$srcdir/tests/fuzz/corpus-reply"
+        ;;
+    fuzz_slotmap)
+        build_target fuzz_slotmap "$srcdir/tests/fuzz/fuzz_slotmap.c" "$srcdir/src/slotmap.c" -lhiredis
+        run_target fuzz_slotmap "$srcdir/tests/fuzz/corpus-slotmap"
         ;;
     *) echo "$0: unknown target $t" >&2; exit 64 ;;
     esac
