@@ -27,6 +27,7 @@
 #include "hold.h"
 #include "log.h"
 #include "reply.h"
+#include "slotmap.h"
 #include "timeutil.h"
 #include "topology.h"
 #include "waitq.h"
@@ -375,6 +376,17 @@ static int sub_read(rdlock_client_t *c, rdl_conn_t *conn)
         }
         if (r == NULL)
             break;
+        if (((redisReply *)r)->type == REDIS_REPLY_ERROR && rdl_cluster_error(r) != RDL_CL_NONE) {
+            /* An SSUBSCRIBE sent to a node that no longer serves the
+             * slot (MOVED), or a cluster in trouble: not a refusal.  The
+             * map is learnt again and every channel subscribed anew. */
+            if (rdl_redirect_parse(r, conn->host, &conn->redir) != 0)
+                conn->redir.kind = RDL_CL_CLUSTERDOWN;
+            freeReplyObject(r);
+            RDL_UNLOCK(c);
+            rdl_topo_redirected(c, conn);
+            return EAGAIN;
+        }
         /* A shard subscription the server ended: its slot moved. */
         moved |= c->topo->sharded && rdl_reply_event(r, RDL_CHAN_SUFFIX, &(rdl_event_t){ 0 }) == RDL_EV_UNSUBSCRIBED;
         rc = sub_reply(c, r);
@@ -393,12 +405,15 @@ static int sub_read(rdlock_client_t *c, rdl_conn_t *conn)
 }
 
 /* A subscriber connection failed (mutex not held): drop them all, and
- * every waiter looks again (sub_reset). */
-static void sub_failed(rdlock_client_t *c)
+ * every waiter looks again (sub_reset).  moved: it was sent elsewhere
+ * (a cluster's slot moved), so subscribe again at once, without backoff. */
+static void sub_failed(rdlock_client_t *c, bool moved)
 {
     sub_close_all(c);
     RDL_LOCK(c);
     sub_reset(c);
+    if (moved)
+        c->sub_fails = 0;
     RDL_UNLOCK(c);
 }
 
@@ -441,7 +456,7 @@ static void *bg_main(void *arg)
         RDL_UNLOCK(c);
 
         if (sub_flush(c, &subs, &unsubs) != 0)
-            sub_failed(c);
+            sub_failed(c, false);
         chan_clear(&subs);
         chan_clear(&unsubs);
 
@@ -514,7 +529,7 @@ static void *bg_main(void *arg)
                     if (src == EIO)
                         rdl_log(RDLOCK_LOG_WARN, "subscriber connection to %s lost: %s", conn->addr,
                                 conn->ctx->errstr);
-                    sub_failed(c);
+                    sub_failed(c, src == EAGAIN);
                     break;
                 }
             }

@@ -246,6 +246,26 @@ static int cluster_connect_route(rdlock_client_t *c, const char *route, rdl_conn
     return rc;
 }
 
+/* Add master host:port to map (cl->mu held): its index, or -1 (ENOMEM).
+ * The next refresh brings its id and replicas. */
+static int map_add(rdl_slotmap_t *map, const char *host, int port)
+{
+    rdl_slot_node_t *v;
+    char *h;
+    if (map->nnodes + 1 >= RDL_SLOT_NONE || (h = strdup(host)) == NULL)
+        return -1;
+    v = realloc(map->nodes, (map->nnodes + 1) * sizeof *v);
+    if (v == NULL) {
+        free(h);
+        return -1;
+    }
+    map->nodes = v;
+    memset(&v[map->nnodes], 0, sizeof v[0]);
+    v[map->nnodes].addr.host = h;
+    v[map->nnodes].addr.port = port;
+    return (int)map->nnodes++;
+}
+
 /* A node sent a request elsewhere or said the cluster is down (conn->redir):
  * put a MOVED slot on its new master now, and have the whole map asked
  * again (within refresh_ms). */
@@ -257,9 +277,11 @@ static void cluster_redirected(rdlock_client_t *c, const rdl_conn_t *conn)
         return;
     RDL_CHECK(pthread_mutex_lock(&cl->mu));
     cl->stale = true;
-    if (rd->kind == RDL_CL_MOVED && rd->host[0] != '\0' && cl->map != NULL) {
+    if (rd->kind == RDL_CL_MOVED && rd->host[0] != '\0' && cl->map != NULL && rd->slot < RDL_SLOTS) {
         int idx = rdl_slotmap_find(cl->map, rd->host, rd->port);
-        if (idx >= 0 && rd->slot < RDL_SLOTS)
+        if (idx < 0)
+            idx = map_add(cl->map, rd->host, rd->port); /* a promoted replica, a new master */
+        if (idx >= 0)
             cl->map->owner[rd->slot] = (uint16_t)idx;
     }
     RDL_CHECK(pthread_mutex_unlock(&cl->mu));
