@@ -858,7 +858,7 @@ if command -v script >/dev/null 2>&1 && script -qec true /dev/null </dev/null >/
         bg_add "$wp"
         if [ -z "$q" ]; then
             wait_for 100 grep -qs 'waiting for ws4' "$T/tty.out"
-            sleep 1.2 # a second line
+            sleep 2 # a second redraw (one a second)
         else
             sleep 2
         fi
