@@ -5,11 +5,15 @@
  *
  * Each round reads the number in FILE, adds one and writes it back: a
  * read-modify-write that loses updates without the lock.  Compare with
- * counter_rdlock.c, the same program ported to librdlock, where the
- * workers are processes (on one host or many). */
+ * counter_rdlock.c, the same program ported to librdlock
+ * (`diff counter_pthread.c counter_rdlock.c`): the same threads, now
+ * excluding each other through Redis, so that copies of the program on other
+ * hosts could share the counter too (counter_rdlock_procs.c runs several
+ * processes). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *path;
@@ -42,12 +46,15 @@ static void *worker(void *arg)
     (void)arg;
     for (i = 0; i < rounds; i++) {
         if ((rc = pthread_mutex_lock(&lock)) != 0) {
-            fprintf(stderr, "lock: error %d\n", rc);
+            fprintf(stderr, "lock: %s\n", strerror(rc));
             exit(1);
         }
         if (write_counter(read_counter() + 1) != 0)
             exit(1);
-        pthread_mutex_unlock(&lock);
+        if ((rc = pthread_mutex_unlock(&lock)) != 0) {
+            fprintf(stderr, "unlock: %s\n", strerror(rc));
+            exit(1);
+        }
     }
     return NULL;
 }

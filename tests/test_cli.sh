@@ -798,6 +798,92 @@ else
     kill "$lp" 2>/dev/null; reap "$lp"
 fi
 
+# ================================================================ waiting status (-v, -q, terminal)
+
+# -v with stderr not a terminal: a "waiting for" line naming the holder's
+# pid (the holder is the first rdlock: its pid is in ws1.rpid), then "got".
+hold ws1 -c "$INI" ws1 || nok "holder ws1 started"
+rpid=$(cat "$T/ws1.rpid" 2>/dev/null)
+timeout -k 5 30 "$RDLOCK" -v -c "$INI" ws1 -- sh -c 'echo RAN' >"$T/wv.out" 2>"$T/wv.err" &
+wp=$!
+bg_add "$wp"
+if wait_for 100 grep -qs '^rdlock: waiting for ws1 for [0-9]* s: held by .* pid '"$rpid"',' "$T/wv.err"; then
+    ok "-v, stderr not a tty: 'waiting for ws1 ... held by HOST pid $rpid' while it waits"
+else nok "-v, stderr not a tty: a 'waiting for' line naming the holder's pid $rpid"; diag "$T/wv.err"; fi
+release ws1
+finish ws1
+reap "$wp"
+if [ "$rc" -eq 0 ] && grep -q RAN "$T/wv.out" && grep -Eq '^rdlock: got ws1 after [0-9]+\.[0-9] s$' "$T/wv.err" &&
+    [ "$(grep -n 'waiting for' "$T/wv.err" | head -n 1 | cut -d: -f1)" -lt "$(grep -n 'got ws1' "$T/wv.err" | cut -d: -f1)" ]; then
+    ok "-v: 'got ws1 after N.N s' once acquired, after the status line"
+else nok "-v: 'got ws1 after N.N s' once acquired" "rc $rc"; diag "$T/wv.err"; fi
+if ! grep -q "$(printf '\r')" "$T/wv.err" && ! grep -q "$(printf '\033')" "$T/wv.err"; then
+    ok "-v, stderr not a tty: plain lines (no \\r, no escape sequences)"
+else nok "-v, stderr not a tty: plain lines"; diag "$T/wv.err"; fi
+
+# Without -v, stderr not a terminal: nothing while waiting.
+hold ws2 -c "$INI" ws2
+timeout -k 5 30 "$RDLOCK" -c "$INI" ws2 -- true >"$T/wn.out" 2>"$T/wn.err" &
+wp=$!
+bg_add "$wp"
+sleep 1.5
+release ws2
+finish ws2
+reap "$wp"
+if [ "$rc" -eq 0 ] && [ ! -s "$T/wn.err" ]; then ok "no -v, stderr not a tty: waits silently"
+else nok "no -v, stderr not a tty: waits silently" "rc $rc"; diag "$T/wn.err"; fi
+
+# -q: not even the "still waiting" notice of an unreachable Redis (which
+# the test of INI_LATE above shows without -q).
+INI_NOSOCK=$T/nosock.ini
+printf '[redis]\nsocket = %s\nconnect_timeout_ms = 200\n' "$T/no-such.sock" >"$INI_NOSOCK"
+timeout -k 5 2 "$RDLOCK" -q -c "$INI_NOSOCK" ws3 -- true >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 124 ] && [ ! -s "$T/err" ]; then ok "-q: an unreachable Redis is waited for without a word"
+else nok "-q: waits for an unreachable Redis without a word" "rc $rc"; diag "$T/err"; fi
+timeout -k 5 2 "$RDLOCK" -c "$INI_NOSOCK" ws3 -- true >"$T/out" 2>"$T/err"
+if grep -q 'still waiting' "$T/err"; then ok "... while without -q it says 'still waiting'"
+else nok "... while without -q it says 'still waiting'"; diag "$T/err"; fi
+usage_case "-v with -q" -c "$INI" -v -q u1 -- true
+
+# A terminal (script(1) gives rdlock a pty): the status line is drawn with
+# \r and erased (\r ESC[K) before COMMAND runs; -q draws nothing.
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null </dev/null >/dev/null 2>&1; then
+    for q in "" -q; do
+        hold ws4 -c "$INI" ws4
+        rpid=$(cat "$T/ws4.rpid" 2>/dev/null)
+        TERM=xterm timeout -k 5 30 script -qec "$RDLOCK $q -c $INI ws4 -- echo RAN" /dev/null \
+            </dev/null >"$T/tty.out" 2>&1 &
+        wp=$!
+        bg_add "$wp"
+        if [ -z "$q" ]; then
+            wait_for 100 grep -qs 'waiting for ws4' "$T/tty.out"
+            sleep 2 # a second redraw (one a second)
+        else
+            sleep 2
+        fi
+        release ws4
+        finish ws4
+        reap "$wp"
+        cr=$(printf '\r')
+        esc=$(printf '\033')
+        if [ -z "$q" ]; then
+            if [ "$rc" -eq 0 ] && grep -q "${cr}rdlock: waiting for ws4 for [0-9]* s: held by .* pid $rpid," "$T/tty.out" &&
+                [ "$(grep -o "${cr}rdlock: waiting for ws4" "$T/tty.out" | wc -l)" -ge 2 ] &&
+                grep -q "${cr}${esc}\[KRAN" "$T/tty.out" && [ "$(grep -c 'waiting for' "$T/tty.out")" -eq 1 ]; then
+                ok "terminal: one status line redrawn in place (\\r, pid $rpid), erased before COMMAND"
+            else nok "terminal: one status line redrawn in place, erased before COMMAND" "rc $rc"
+                od -c "$T/tty.out" | sed -n '1,12s/^/#   /p'; fi
+        else
+            if [ "$rc" -eq 0 ] && grep -q RAN "$T/tty.out" && ! grep -q 'waiting' "$T/tty.out"; then
+                ok "terminal, -q: no status line"
+            else nok "terminal, -q: no status line" "rc $rc"; diag "$T/tty.out"; fi
+        fi
+    done
+else
+    skip "status line on a terminal" "script(1) from util-linux (bsdutils) is missing or has no -e/-c: no pty to test with"
+fi
+
 # ================================================================ summary
 
 echo "$npass passed, $nfail failed"

@@ -3,7 +3,7 @@
  * flock(1) is to file locks (docs/CONTRACT.md section 8).
  *
  *   rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] [--on-lost=term|ignore]
- *          NAME -- COMMAND [ARG...]
+ *          [-v | -q] NAME -- COMMAND [ARG...]
  *   rdlock [-c FILE] [--json] --status NAME
  *   rdlock [-c FILE] --reset NAME
  *
@@ -35,6 +35,14 @@
  *   retry_interval_ms).  Without -n/-w, Redis being unreachable (EIO) just
  *   means another slice, as the library's blocking calls keep waiting; with
  *   [lock] fail_fast = yes it exits 69.
+ *
+ * - While it waits, a second thread shows who holds NAME (rdlock_status_name()
+ *   once a second): a status line redrawn in place on a terminal, separate
+ *   lines with -v otherwise; -q shows none ("Waiting status" below).  It is
+ *   a thread of its own so that the query never widens the gap between two
+ *   slices.  Keeping the waiter's place in the queue through a wait that
+ *   signals can end would need the library to let a blocked call be ended
+ *   from another thread; until then the slices stay.
  *
  * - Signals: SIGINT, SIGTERM, SIGHUP (those not ignored when rdlock
  *   starts) and SIGCHLD are blocked in the main thread from the start (the
@@ -107,6 +115,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -172,14 +181,22 @@ static const char help_text[] =
     "      --reset NAME      clear every hold and queue mark of NAME and its\n"
     "                        not-recoverable state (the fencing counter is kept);\n"
     "                        current holders find their lease lost\n"
-    "  -v, --verbose         also print the library's info and debug lines\n"
+    "  -v, --verbose         also print the waiting status when stderr is not a\n"
+    "                        terminal (every 5 s, and when the holder changes),\n"
+    "                        \"got NAME after N.N s\" (or why it did not wait) when\n"
+    "                        the wait ends, and the library's info lines;\n"
+    "                        -vv adds the library's debug lines\n"
+    "  -q, --quiet           print errors only: no waiting status, no warnings\n"
     "  -h, --help            this text\n"
     "  -V, --version         print the version\n"
     "\n"
     "Without -n or -w, rdlock waits for NAME as long as it takes, and also while\n"
     "Redis is unreachable (unless [lock] fail_fast = yes).  SIGINT, SIGTERM or\n"
     "SIGHUP end the wait within about half a second, leaving no queue mark\n"
-    "behind; rdlock then dies by that signal.\n"
+    "behind; rdlock then dies by that signal.  While it waits on a terminal\n"
+    "(stderr), after a second it shows one status line, refreshed every second\n"
+    "and erased when the wait ends:\n"
+    "  rdlock: waiting for NAME for 12 s: held by HOST pid PID, 2 others waiting\n"
     "\n"
     "Exit status:\n"
     "  COMMAND's status   COMMAND ran (128+N if signal N killed it)\n"
@@ -219,10 +236,32 @@ static const char help_text[] =
 /* ------------------------------------------------------------------ */
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-static int verbose;
+static int verbose;              /* -v: 1, -vv: 2 */
+static int quiet;                /* -q */
 static bool stashing;            /* collect ERROR/WARN lines instead of printing */
 static char stash[8192];
 static size_t stash_len;
+
+/* The waiting status line on a terminal (see "Waiting status" below): what
+ * is on screen now, so that any other message first erases it.  Guarded by
+ * log_mu. */
+static bool status_shown;        /* a status line is on the terminal */
+static size_t status_len;        /* its length (to blank it without ANSI) */
+static bool term_ansi;           /* \033[K works (TERM set, not "dumb") */
+
+/* Erase the status line, if one is shown; log_mu held. */
+static void status_erase_locked(void)
+{
+    if (!status_shown)
+        return;
+    if (term_ansi)
+        fputs("\r\033[K", stderr);
+    else
+        fprintf(stderr, "\r%*s\r", (int)status_len, "");
+    fflush(stderr);
+    status_shown = false;
+    status_len = 0;
+}
 
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void msg(const char *fmt, ...)
@@ -233,6 +272,7 @@ static void msg(const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&log_mu);
+    status_erase_locked();
     fprintf(stderr, "rdlock: %s\n", line);
     fflush(stderr);
     pthread_mutex_unlock(&log_mu);
@@ -247,6 +287,12 @@ static void logger(int level, const char *text, void *arg)
     if (level == RDLOCK_LOG_WARN && !verbose &&
         (strstr(text, ": lease lost (") != NULL || strstr(text, "had been lost before the unlock") != NULL))
         level = RDLOCK_LOG_INFO;
+    /* -q: the library's warnings are chatter; the tool reports every
+     * failure that decides its exit status itself, with the reason. */
+    if (quiet && !stashing && level >= RDLOCK_LOG_WARN) {
+        pthread_mutex_unlock(&log_mu);
+        return;
+    }
     if (level <= RDLOCK_LOG_WARN) {
         size_t need = strlen(text) + 9; /* "rdlock: " text "\n" */
         if (stashing && stash_len + need >= sizeof stash) {
@@ -260,9 +306,11 @@ static void logger(int level, const char *text, void *arg)
             snprintf(stash + stash_len, sizeof stash - stash_len, "rdlock: %s\n", text);
             stash_len += need;
         } else {
+            status_erase_locked();
             fprintf(stderr, "rdlock: %s\n", text);
         }
-    } else if (verbose) {
+    } else if (verbose >= (level == RDLOCK_LOG_INFO ? 1 : 2)) {
+        status_erase_locked();
         fprintf(stderr, "rdlock: %s: %s\n", level == RDLOCK_LOG_INFO ? "info" : "debug", text);
     }
     pthread_mutex_unlock(&log_mu);
@@ -436,6 +484,7 @@ static void parse_opts(int argc, char **argv, opts_t *o, seen_t *seen)
         { "reset", no_argument, NULL, OPT_RESET },
         { "json", no_argument, NULL, OPT_JSON },
         { "verbose", no_argument, NULL, 'v' },
+        { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
@@ -445,7 +494,7 @@ static void parse_opts(int argc, char **argv, opts_t *o, seen_t *seen)
     opterr = 0;
     /* '+': stop at NAME, never look into COMMAND's arguments.
      * ':': report a missing option argument as ':'. */
-    while ((ch = getopt_long(argc, argv, "+:c:snw:E:vhV", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "+:c:snw:E:vqhV", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             o->config = optarg;
@@ -485,7 +534,10 @@ static void parse_opts(int argc, char **argv, opts_t *o, seen_t *seen)
             o->json = true;
             break;
         case 'v':
-            verbose = 1;
+            verbose++;
+            break;
+        case 'q':
+            quiet = 1;
             break;
         case 'h':
             printf("%s%s", usage_text, help_text);
@@ -529,9 +581,13 @@ static void parse_args(int argc, char **argv, opts_t *o)
             usage_error("%s takes no -s, -n, -w, -E or --on-lost", what);
         if (o->json && o->mode != MODE_STATUS)
             usage_error("--json goes with --status only");
+        if (verbose && quiet)
+            usage_error("-v and -q exclude each other");
         check_name(o->name);
         return;
     }
+    if (verbose && quiet)
+        usage_error("-v and -q exclude each other");
     if (seen.n && seen.w)
         usage_error("-n and -w exclude each other");
     if (o->json)
@@ -1182,18 +1238,251 @@ static long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Take the lock as -n / -w / blocking say.  Returns 0 (held), or the exit
- * code; dies by a signal that arrives while waiting. */
-static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
+/* ------------------------------------------------------------------ */
+/* Waiting status                                                      */
+/* ------------------------------------------------------------------ */
+
+/* While the main thread waits (in slices, see acquire()), a second thread
+ * asks the server every second who holds NAME (rdlock_status_name(), one
+ * round trip on the pool) and shows it:
+ *   - stderr a terminal (and rdlock in its foreground process group), not
+ *     -q: after STATUS_FIRST_MS, one line redrawn in place every second
+ *     ("\r", text, "\033[K"; blanks instead of \033[K when TERM is unset or
+ *     "dumb"), cut to the terminal's width and erased when the wait ends
+ *     or before any other message;
+ *   - -v and stderr not a terminal (a log): separate lines, the first after
+ *     STATUS_FIRST_MS, then every STATUS_LOG_MS, or sooner (but not within
+ *     STATUS_LOG_MIN_MS of the last) when the holder changes.
+ * It is a thread of its own so that the status query never lengthens the
+ * gap between two slices, when the waiter is out of the writers' queue. */
+#define STATUS_FIRST_MS 1000
+#define STATUS_TTY_MS 1000
+#define STATUS_LOG_MS 5000
+#define STATUS_LOG_MIN_MS 1000
+
+static struct {
+    pthread_t th;
+    pthread_cond_t cv;
+    bool running;          /* started, not joined yet */
+    bool stop;             /* under log_mu: print nothing more */
+    bool tty;
+    rdlock_client_t *c;
+    const char *name;
+    long long t0;          /* mono_ms() when the wait began */
+    char host[256];        /* ours, to leave our own queue mark out */
+} ws;
+
+/* s made printable (server data): control bytes as \xNN. */
+static void safe_copy(char *dst, size_t n, const char *s)
 {
-    long long deadline = o->wait == WAIT_TIMED ? mono_ms() + o->wait_ms : -1;
+    size_t o = 0;
+    for (; *s != '\0' && o + 5 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch == 0x7f)
+            o += (size_t)snprintf(dst + o, n - o, "\\x%02x", ch);
+        else
+            dst[o++] = (char)ch;
+    }
+    dst[o] = '\0';
+}
+
+/* The status text (without "rdlock: ") into buf, and in who what
+ * identifies the holders (a change of holder shows at once in a log). */
+static void status_text(bool shared, char *buf, size_t n, char *who, size_t wn)
+{
+    rdlock_status_t st;
+    long long secs = (mono_ms() - ws.t0) / 1000, others;
+    size_t o, i;
+    int rc;
+
+    who[0] = '\0';
+    o = (size_t)snprintf(buf, n, "waiting for %s for %lld s: ", qname, secs);
+    if (o >= n)
+        return;
+    rc = rdlock_status_name(ws.c, ws.name, &st);
+    if (rc == EIO) {
+        char where[300], reason[512];
+        where_of(ws.c, where, sizeof where);
+        get_why(ws.c, where, reason, sizeof reason);
+        snprintf(buf + o, n - o, "Redis at %s unreachable%s%s", where, reason[0] ? ": " : "", reason);
+        snprintf(who, wn, "down");
+        return;
+    }
+    if (rc != 0) {
+        snprintf(buf + o, n - o, "cannot read its state: %s", rdlock_strerror(rc));
+        snprintf(who, wn, "error");
+        return;
+    }
+    if (st.mode != 0 && st.nholders > 0) {
+        const rdlock_party_t *p = &st.holders[0];
+        char host[1024];
+        safe_copy(host, sizeof host, p->host[0] ? p->host : "?");
+        o += (size_t)snprintf(buf + o, n - o, "held%s by %s pid %ld", st.mode == 's' ? " shared" : "",
+                              host, p->pid);
+        if (o < n && st.nholders > 1)
+            o += (size_t)snprintf(buf + o, n - o, " and %zu other%s", st.nholders - 1,
+                                  st.nholders > 2 ? "s" : "");
+        snprintf(who, wn, "%c %zu %s", st.mode, st.nholders, p->owner);
+    } else {
+        o += (size_t)snprintf(buf + o, n - o, "not held at this moment");
+        snprintf(who, wn, "free");
+    }
+    /* Others waiting: queued writers but this one (when it is in the
+     * queue: not between two slices), and waiting readers but this one. */
+    others = st.readers_waiting;
+    if (shared && others > 0)
+        others--;
+    for (i = 0; i < st.nwriters; i++)
+        if (!(st.writers[i].pid == (long)getpid() && strcmp(st.writers[i].host, ws.host) == 0))
+            others++;
+    if (o < n) {
+        if (others == 0)
+            snprintf(buf + o, n - o, ", no one else waiting");
+        else
+            snprintf(buf + o, n - o, ", %lld other%s waiting", others, others == 1 ? "" : "s");
+    }
+    rdlock_status_free(&st);
+}
+
+/* Draw text as the terminal's status line; log_mu held. */
+static void status_draw_locked(const char *text)
+{
+    struct winsize wsz;
+    char line[4200];
+    size_t len;
+
+    /* Not from the background: no mess on the shell's prompt, and no
+     * SIGTTOU stop under `stty tostop`. */
+    if (tcgetpgrp(STDERR_FILENO) != getpgrp()) {
+        status_erase_locked();
+        return;
+    }
+    snprintf(line, sizeof line, "rdlock: %s", text);
+    len = strlen(line);
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &wsz) == 0 && wsz.ws_col > 1 && len > (size_t)wsz.ws_col - 1) {
+        len = (size_t)wsz.ws_col - 1; /* one line, never wrapped: \r can redraw it */
+        line[len] = '\0';
+    }
+    if (term_ansi)
+        fprintf(stderr, "\r%s\033[K", line);
+    else
+        fprintf(stderr, "\r%s%*s", line, status_len > len ? (int)(status_len - len) : 0, "");
+    fflush(stderr);
+    status_shown = true;
+    status_len = len;
+}
+
+static void *status_main(void *arg)
+{
+    bool shared = *(const bool *)arg;
+    long long next = ws.t0 + STATUS_FIRST_MS, last = -1;
+    char text[4096], who[200], last_who[200] = "";
+
+    pthread_mutex_lock(&log_mu);
+    for (;;) {
+        long long now;
+        while (!ws.stop && (now = mono_ms()) < next) {
+            struct timespec ts;
+            ts.tv_sec = (time_t)(next / 1000);
+            ts.tv_nsec = (long)(next % 1000) * 1000000L;
+            pthread_cond_timedwait(&ws.cv, &log_mu, &ts);
+        }
+        if (ws.stop)
+            break;
+        pthread_mutex_unlock(&log_mu);
+        status_text(shared, text, sizeof text, who, sizeof who);
+        pthread_mutex_lock(&log_mu);
+        if (ws.stop)
+            break;
+        now = mono_ms();
+        if (ws.tty) {
+            status_draw_locked(text);
+        } else if (last < 0 || now - last >= STATUS_LOG_MS ||
+                   (strcmp(who, last_who) != 0 && now - last >= STATUS_LOG_MIN_MS)) {
+            fprintf(stderr, "rdlock: %s\n", text);
+            fflush(stderr);
+            last = now;
+            snprintf(last_who, sizeof last_who, "%s", who);
+        }
+        next = now + STATUS_TTY_MS;
+    }
+    pthread_mutex_unlock(&log_mu);
+    return NULL;
+}
+
+/* Start the status thread for a wait that began at t0, if anything is to
+ * be shown. */
+static void status_start(rdlock_client_t *c, const opts_t *o, long long t0)
+{
+    static bool shared;
+    pthread_condattr_t ca;
+    sigset_t all, old;
+    const char *term = getenv("TERM");
+
+    ws.tty = isatty(STDERR_FILENO) == 1;
+    if (quiet || (!ws.tty && !verbose))
+        return;
+    term_ansi = term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0;
+    ws.c = c;
+    ws.name = o->name;
+    ws.t0 = t0;
+    ws.stop = false;
+    shared = o->shared;
+    if (gethostname(ws.host, sizeof ws.host - 1) != 0)
+        ws.host[0] = '\0';
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ws.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    /* Signals stay with the main thread (sigtimedwait/sigwaitinfo). */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    ws.running = pthread_create(&ws.th, NULL, status_main, &shared) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!ws.running)
+        pthread_cond_destroy(&ws.cv);
+}
+
+/* The wait is over: nothing more is printed, the line is erased.  Cheap;
+ * the thread is joined later (status_join), so that a status query under
+ * way does not delay COMMAND. */
+static void status_stop(void)
+{
+    pthread_mutex_lock(&log_mu);
+    ws.stop = true;
+    status_erase_locked();
+    if (ws.running)
+        pthread_cond_signal(&ws.cv);
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* Before the client is closed. */
+static void status_join(void)
+{
+    if (!ws.running)
+        return;
+    status_stop();
+    pthread_join(ws.th, NULL);
+    pthread_cond_destroy(&ws.cv);
+    ws.running = false;
+}
+
+/* Take the lock as -n / -w / blocking say, from t0 on.  Returns 0 (held),
+ * or the exit code (*conflict set for -n / -w conflicts); dies by a signal
+ * that arrives while waiting. */
+static int acquire_wait(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o, long long t0, bool *conflict)
+{
+    long long deadline = o->wait == WAIT_TIMED ? t0 + o->wait_ms : -1;
     bool told_down = false;
     int rc, sig;
 
+    *conflict = false;
     if (o->wait == WAIT_TRY) {
         rc = o->shared ? rdrwlock_tryrdlock(rw) : rdrwlock_trywrlock(rw);
-        if (rc == EBUSY)
+        if (rc == EBUSY) {
+            *conflict = true;
             return o->conflict_code;
+        }
         return rc == 0 ? 0 : op_failed(c, rc, lockdesc);
     }
     for (;;) {
@@ -1210,6 +1499,7 @@ static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
         rc = o->shared ? rdrwlock_clockrdlock(rw, CLOCK_MONOTONIC, &ts)
                        : rdrwlock_clockwrlock(rw, CLOCK_MONOTONIC, &ts);
         if ((sig = pending_signal()) != 0) {
+            status_stop();
             if (rc == 0)
                 rdrwlock_unlock(rw);
             die_by_signal(sig);
@@ -1218,10 +1508,12 @@ static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
             return 0;
         if (rc == ETIMEDOUT && !last)
             continue;
-        if (rc == ETIMEDOUT)
+        if (rc == ETIMEDOUT) {
+            *conflict = true;
             return o->conflict_code;
+        }
         if (rc == EIO && !last && !fail_fast(c)) {
-            if (!told_down && o->wait == WAIT_BLOCK) {
+            if (!told_down && o->wait == WAIT_BLOCK && !quiet) {
                 char where[300], reason[512];
                 where_of(c, where, sizeof where);
                 get_why(c, where, reason, sizeof reason);
@@ -1233,6 +1525,27 @@ static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
         }
         return op_failed(c, rc, lockdesc);
     }
+}
+
+/* acquire_wait() with the waiting status (and, with -v, how it ended). */
+static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
+{
+    long long t0 = mono_ms();
+    bool conflict;
+    int code;
+
+    if (o->wait != WAIT_TRY)
+        status_start(c, o, t0);
+    code = acquire_wait(rw, c, o, t0, &conflict);
+    status_stop();
+    if (verbose && code == 0)
+        msg("got %s after %.1f s", qname, (double)(mono_ms() - t0) / 1000.0);
+    else if (verbose && conflict && o->wait == WAIT_TRY)
+        msg("%s is held: not waiting (-n); exit status %d", qname, code);
+    else if (verbose && conflict)
+        msg("%s still held after %.1f s: giving up (-w); exit status %d", qname,
+            (double)(mono_ms() - t0) / 1000.0, code);
+    return code;
 }
 
 static bool keep_client; /* a hold could not be released: skip the close */
@@ -1353,6 +1666,7 @@ int main(int argc, char **argv)
         code = do_run(c, &o);
         break;
     }
+    status_join(); /* it uses the client */
     if (!keep_client)
         rdlock_client_close(c);
     free(q);
