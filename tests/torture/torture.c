@@ -3,7 +3,8 @@
  *   torture --scenario NAME [--procs N] [--threads M] [--seconds S]
  *           [--lease MS] [--short | --long] [--keep] [--verbose]
  *
- * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts, stall.
+ * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts, stall,
+ * cluster.
  *
  * The parent starts a private redis-server (tests/fixture.c), optionally a
  * TCP proxy on 127.0.0.1 (slow network, connection cuts, stalls), then forks N
@@ -50,6 +51,17 @@
  * hand out a stale token, or turn a lost hold into an unlock that
  * returns 0.
  *
+ * cluster: a 3-master + 3-replica Redis Cluster (tests/cluster.c) instead
+ * of one server, and TORTURE_NAMES names per phase instead of one
+ * (torture:m:K, torture:rw:K, each section on a random one), so that the
+ * names live on different masters.  The parent keeps moving the slot of a
+ * random name to another master (CLUSTER SETSLOT MIGRATING / IMPORTING,
+ * MIGRATE, SETSLOT NODE: every lock call on it meets TRYAGAIN and ASK
+ * meanwhile), runs `redis-cli --cluster reshard` of a batch of slots, and
+ * fails a master over to its replica (CLUSTER FAILOVER) once per phase.
+ * The checks are the general ones, per name; the counters live in their
+ * name's slot ({name} hash tag) and move with it.
+ *
  * Output: human lines, then one line
  *   RESULT|scenario|procs x threads|sections|faults|completed|overlaps|lost|crashes|verdict
  * and exit 0 (pass) or 1 (violation) or 2 (usage / setup error).
@@ -81,6 +93,7 @@
 #include <hiredis/hiredis.h>
 #include <rdlock.h>
 
+#include "../cluster.h"
 #include "../fixture.h"
 #include "../tproxy.h"
 
@@ -96,8 +109,13 @@ static unsigned opt_lease = 0; /* 0: per scenario */
 static int opt_keep = 0, opt_verbose = 0;
 static int opt_sabotage = 0; /* checker self-test: thread 0 of each worker skips the lock */
 
-enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL };
-static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", "stall", NULL };
+enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL, SC_CLUSTER };
+static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", "stall", "cluster",
+                                  NULL };
+/* Names per phase: one, or TORTURE_NAMES on a cluster. */
+#define TORTURE_NAMES 8
+static int nnames = 1;
+static rdt_cluster_t cl;
 static int sc;
 
 static unsigned lease_ms;
@@ -149,7 +167,7 @@ typedef struct rec {
     int32_t unlock_rc;    /* final unlock code (after EIO retries) */
     int32_t unlock_eio;   /* EIO retries of this unlock */
     int32_t read_changed; /* reader: counter changed during its section */
-    int32_t pad;
+    int32_t name;         /* which of the phase's names (0..nnames-1) */
     uint64_t token;
     int64_t t_enter, t_exit, t_unlocked; /* monotonic ns */
     /* K_STATS only: per call kind (lock, unlock) counts per code slot */
@@ -181,12 +199,32 @@ static int code_slot(int rc)
 
 static int w_logfd = -1;
 static rdlock_client_t *w_client;
-static rdlock_t w_mutex;
-static rdrwlock_t w_rw;
+static rdlock_t w_mutex[TORTURE_NAMES];
+static rdrwlock_t w_rw[TORTURE_NAMES];
 static long w_lostcb;
 static const char *w_ini;
 static pthread_mutex_t w_stats_mu = PTHREAD_MUTEX_INITIALIZER;
 static rec_t w_stats;
+
+/* The lock name of phase ph, index k: "torture:m" / "torture:rw" on one
+ * server (as always), "torture:m:K" / "torture:rw:K" on a cluster. */
+static void lock_name(int ph, int k, char *buf, size_t n)
+{
+    const char *base = ph == PH_MUTEX ? "torture:m" : "torture:rw";
+    if (nnames == 1)
+        snprintf(buf, n, "%s", base);
+    else
+        snprintf(buf, n, "%s:%d", base, k);
+}
+
+/* Its counter: in the lock's hash slot ({name} tag), so that it moves with
+ * the lock on a cluster. */
+static void counter_key(int ph, int k, char *buf, size_t n)
+{
+    char name[64];
+    lock_name(ph, k, name, sizeof name);
+    snprintf(buf, n, "torture:counter:{%s}", name);
+}
 
 static void lost_cb(const char *name, void *arg)
 {
@@ -216,6 +254,8 @@ static void log_rec(const rec_t *r)
 typedef struct pconn {
     redisContext *c;
     long retries;
+    int port;  /* cluster: the node a redirection named (0: a seed) */
+    int ask;   /* cluster: send ASKING before the next command */
 } pconn_t;
 
 static redisReply *pcmd(pconn_t *p, const char *fmt, const char *key, long long v, int with_v)
@@ -224,20 +264,38 @@ static redisReply *pcmd(pconn_t *p, const char *fmt, const char *key, long long 
         redisReply *r;
         if (!p->c) {
             struct timeval tv = { 1, 0 };
-            p->c = redisConnectWithTimeout("127.0.0.1", srv.port, tv);
+            int port = p->port ? p->port : nnames > 1 ? cl.node[p->retries % RDT_CLUSTER_NODES].port : srv.port;
+            p->c = redisConnectWithTimeout("127.0.0.1", port, tv);
             if (!p->c || p->c->err) {
                 if (p->c)
                     redisFree(p->c);
                 p->c = NULL;
+                p->port = 0; /* back to the seeds */
                 p->retries++;
                 sleep_ms(20);
                 continue;
             }
             redisSetTimeout(p->c, (struct timeval){ 10, 0 });
         }
+        if (p->ask) {
+            redisReply *a = redisCommand(p->c, "ASKING");
+            if (a)
+                freeReplyObject(a);
+            p->ask = 0;
+        }
         r = with_v ? redisCommand(p->c, fmt, key, v) : redisCommand(p->c, fmt, key);
         if (r && r->type != REDIS_REPLY_ERROR)
             return r;
+        if (r && nnames > 1 && (strncmp(r->str, "MOVED ", 6) == 0 || strncmp(r->str, "ASK ", 4) == 0)) {
+            /* Follow the cluster: "MOVED <slot> <host>:<port>". */
+            const char *colon = strrchr(r->str, ':');
+            p->port = colon ? atoi(colon + 1) : 0;
+            p->ask = r->str[0] == 'A';
+            freeReplyObject(r);
+            redisFree(p->c);
+            p->c = NULL;
+            continue;
+        }
         if (r)
             freeReplyObject(r);
         redisFree(p->c);
@@ -285,22 +343,26 @@ static long hold_us(unsigned *seed)
 static void *worker_thread(void *arg)
 {
     wthread_t *wt = arg;
-    pconn_t pc = { NULL, 0 };
+    pconn_t pc = { NULL, 0, 0, 0 };
 
     while (now_ns() < t_start_ns)
         sleep_ms(5);
     while (now_ns() < t_end_ns) {
         int phase = now_ns() < t_half_ns ? PH_MUTEX : PH_RW;
         int reader = phase == PH_RW && rand_r(&wt->seed) % 5 != 0;
-        const char *ckey = phase == PH_MUTEX ? "torture:counter:m" : "torture:counter:rw";
+        int k = nnames > 1 ? (int)(rand_r(&wt->seed) % (unsigned)nnames) : 0;
+        char ckey[96];
         rec_t r;
         int rc, eio = 0;
+
+        counter_key(phase, k, ckey, sizeof ckey);
 
         if (opt_sabotage && wt->tid == 0) {
             /* checker self-test: a "section" without the lock */
             memset(&r, 0, sizeof r);
             r.kind = K_WRITE;
             r.phase = phase;
+            r.name = k;
             r.pid = getpid();
             r.tid = wt->tid;
             r.t_enter = now_ns();
@@ -315,11 +377,11 @@ static void *worker_thread(void *arg)
             continue;
         }
         if (phase == PH_MUTEX)
-            rc = rdlock_lock(&w_mutex);
+            rc = rdlock_lock(&w_mutex[k]);
         else if (reader)
-            rc = rdrwlock_rdlock(&w_rw);
+            rc = rdrwlock_rdlock(&w_rw[k]);
         else
-            rc = rdrwlock_wrlock(&w_rw);
+            rc = rdrwlock_wrlock(&w_rw[k]);
         count_code(w_stats.lock_codes, rc);
         if (rc != 0) {
             if (opt_verbose)
@@ -330,13 +392,14 @@ static void *worker_thread(void *arg)
         memset(&r, 0, sizeof r);
         r.kind = reader ? K_READ : K_WRITE;
         r.phase = phase;
+        r.name = k;
         r.pid = getpid();
         r.tid = wt->tid;
         r.t_enter = now_ns();
         if (phase == PH_MUTEX)
-            rc = rdlock_fencing_token(&w_mutex, &r.token);
+            rc = rdlock_fencing_token(&w_mutex[k], &r.token);
         else
-            rc = rdrwlock_fencing_token(&w_rw, &r.token);
+            rc = rdrwlock_fencing_token(&w_rw[k], &r.token);
         if (rc != 0) {
             fprintf(stderr, "[%d.%d] fencing_token: %s\n", (int)getpid(), wt->tid, rdt_errname(rc));
             r.token = 0;
@@ -352,7 +415,7 @@ static void *worker_thread(void *arg)
         }
         r.t_exit = now_ns();
         for (;;) {
-            rc = phase == PH_MUTEX ? rdlock_unlock(&w_mutex) : rdrwlock_unlock(&w_rw);
+            rc = phase == PH_MUTEX ? rdlock_unlock(&w_mutex[k]) : rdrwlock_unlock(&w_rw[k]);
             count_code(w_stats.unlock_codes, rc);
             if (rc != EIO)
                 break;
@@ -387,9 +450,14 @@ static int open_locks(void)
     rdlock_attr_init(&a);
     rdlock_attr_setclient(&a, w_client);
     rdlock_attr_setlostcb(&a, lost_cb, NULL);
-    if ((rc = rdlock_init(&w_mutex, "torture:m", &a)) != 0 || (rc = rdrwlock_init(&w_rw, "torture:rw", &a)) != 0) {
-        fprintf(stderr, "[%d] init: %s\n", (int)getpid(), rdt_errname(rc));
-        return -1;
+    for (int k = 0; k < nnames; k++) {
+        char m[64], rw[64];
+        lock_name(PH_MUTEX, k, m, sizeof m);
+        lock_name(PH_RW, k, rw, sizeof rw);
+        if ((rc = rdlock_init(&w_mutex[k], m, &a)) != 0 || (rc = rdrwlock_init(&w_rw[k], rw, &a)) != 0) {
+            fprintf(stderr, "[%d] init: %s\n", (int)getpid(), rdt_errname(rc));
+            return -1;
+        }
     }
     rdlock_attr_destroy(&a);
     return 0;
@@ -424,10 +492,12 @@ static int worker_main(int index)
     w_stats.kind = K_STATS;
     w_stats.pid = getpid();
     w_stats.lostcb = __atomic_load_n(&w_lostcb, __ATOMIC_RELAXED);
-    if ((rc = rdlock_destroy(&w_mutex)) != 0)
-        fprintf(stderr, "[%d] rdlock_destroy: %s\n", (int)getpid(), rdt_errname(rc));
-    if ((rc = rdrwlock_destroy(&w_rw)) != 0)
-        fprintf(stderr, "[%d] rdrwlock_destroy: %s\n", (int)getpid(), rdt_errname(rc));
+    for (int k = 0; k < nnames; k++) {
+        if ((rc = rdlock_destroy(&w_mutex[k])) != 0)
+            fprintf(stderr, "[%d] rdlock_destroy: %s\n", (int)getpid(), rdt_errname(rc));
+        if ((rc = rdrwlock_destroy(&w_rw[k])) != 0)
+            fprintf(stderr, "[%d] rdrwlock_destroy: %s\n", (int)getpid(), rdt_errname(rc));
+    }
     if ((rc = rdlock_client_close(w_client)) != 0)
         fprintf(stderr, "[%d] client_close: %s\n", (int)getpid(), rdt_errname(rc));
     /* late lost callbacks run before close returns */
@@ -449,7 +519,7 @@ static int victim_main(int phase, int notify_fd, long long at_ns)
         return 2;
     while (now_ns() < at_ns)
         sleep_ms(5);
-    rc = phase == PH_MUTEX ? rdlock_lock(&w_mutex) : rdrwlock_wrlock(&w_rw);
+    rc = phase == PH_MUTEX ? rdlock_lock(&w_mutex[0]) : rdrwlock_wrlock(&w_rw[0]);
     if (rc != 0) {
         fprintf(stderr, "victim: lock: %s\n", rdt_errname(rc));
         return 2;
@@ -461,9 +531,9 @@ static int victim_main(int phase, int notify_fd, long long at_ns)
     r.tid = 99;
     r.t_enter = now_ns();
     if (phase == PH_MUTEX)
-        rdlock_fencing_token(&w_mutex, &r.token);
+        rdlock_fencing_token(&w_mutex[0], &r.token);
     else
-        rdrwlock_fencing_token(&w_rw, &r.token);
+        rdrwlock_fencing_token(&w_rw[0], &r.token);
     log_rec(&r);
     if (write(notify_fd, "x", 1) != 1)
         return 2;
@@ -832,24 +902,29 @@ static long long kill_ns[2];        /* kill scenario: when the victim of each ph
 static long long pause_t0[2], pause_t1[2], pause_dur_ns; /* pause scenario */
 static long long restart_ns[2];     /* restart scenarios: when the server came back */
 
-static void check_phase(int phase, long long counter, int counter_valid, int token_enforced)
+static void check_phase(int phase, int name, long long counter, int counter_valid, int token_enforced)
 {
     rec_t **v = NULL, **wr = NULL;
     size_t n = 0, nw = 0, i;
     long writes = 0, lost = 0, overlaps = 0, silent = 0, rw_overlaps = 0, tok_bad = 0, read_changed = 0;
     long lost_writes = 0, eio_unlocks = 0;
-    const char *pname = phase == PH_MUTEX ? "mutex" : "rwlock";
+    char pname[32];
 
+    if (nnames == 1)
+        snprintf(pname, sizeof pname, "%s", phase == PH_MUTEX ? "mutex" : "rwlock");
+    else
+        snprintf(pname, sizeof pname, "%s[%d]", phase == PH_MUTEX ? "mutex" : "rwlock", name);
     for (i = 0; i < nrecs; i++)
         if ((recs[i].kind == K_WRITE || recs[i].kind == K_READ || recs[i].kind == K_VICTIM) &&
-            recs[i].phase == phase)
+            recs[i].phase == phase && recs[i].name == name)
             n++;
     v = calloc(n + 1, sizeof *v);
     wr = calloc(n + 1, sizeof *wr);
     n = 0;
     for (i = 0; i < nrecs; i++) {
         rec_t *r = &recs[i];
-        if (!((r->kind == K_WRITE || r->kind == K_READ || r->kind == K_VICTIM) && r->phase == phase))
+        if (!((r->kind == K_WRITE || r->kind == K_READ || r->kind == K_VICTIM) && r->phase == phase &&
+              r->name == name))
             continue;
         if (r->kind == K_VICTIM) {
             /* protected until (at least) its kill */
@@ -996,7 +1071,7 @@ static void check_phase(int phase, long long counter, int counter_valid, int tok
     if (read_changed)
         violation("%s: %ld protected readers saw the counter change during their section", pname, read_changed);
 
-    note("%-6s sections %zu (writes %ld, reads %zu), overlaps %ld (silent %ld), reported lost %ld, token "
+    note("%-9s sections %zu (writes %ld, reads %zu), overlaps %ld (silent %ld), reported lost %ld, token "
          "order breaks %ld%s, unlock EIO retried %ld, counter %lld%s",
          pname, n, writes, n - nw, overlaps, silent, lost, tok_bad, token_enforced ? "" : " (not enforced)",
          eio_unlocks, counter, counter_valid ? "" : " (not checked)");
@@ -1093,7 +1168,7 @@ static void check_phase(int phase, long long counter, int counter_valid, int tok
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall} [--procs N] "
+    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall|cluster} [--procs N] "
                     "[--threads M] [--seconds S] [--lease MS] [--short|--long] [--keep] [--verbose] [--sabotage]\n");
     exit(2);
 }
@@ -1109,9 +1184,15 @@ static void parent_alarm(int sig)
 
 static long long get_counter(const char *key)
 {
-    redisContext *c = rdt_connect(&srv);
+    redisContext *c;
     redisReply *r;
     long long v = -1;
+    if (nnames > 1) {
+        int m = rdt_cluster_master_of_key(&cl, key, strlen(key));
+        c = m >= 0 ? rdt_connect(&cl.node[m]) : NULL;
+    } else {
+        c = rdt_connect(&srv);
+    }
     if (!c)
         return -1;
     r = redisCommand(c, "GET %s", key);
@@ -1129,6 +1210,69 @@ static void wait_until(long long t)
 {
     while (now_ns() < t)
         sleep_ms(5);
+}
+
+static void stop_servers(void)
+{
+    if (nnames > 1)
+        rdt_cluster_stop(&cl);
+    else
+        rdt_server_stop(&srv);
+}
+
+/* cluster: the faults of phase ph, until end (monotonic ns): the slot of a
+ * random name of the phase moved to another master, again and again; a
+ * redis-cli reshard of a batch of slots; at a third of the phase, a manual
+ * failover of the master of the phase's first name.  Returns the number of
+ * faults, or -1 when the cluster would not do what it was asked. */
+static long cluster_faults(int ph, long long end, unsigned *seed, long *moves, long *reshards, long *failovers)
+{
+    long long failover_at = now_ns() + (end - now_ns()) / 3;
+    int failed_over = 0, resharded = 0;
+    while (now_ns() < end - 1500000000LL) {
+        char name[64], key[96];
+        int slot, from, to, m[RDT_CLUSTER_NODES], nm = 0;
+        for (int i = 0; i < RDT_CLUSTER_NODES; i++)
+            if (rdt_cluster_is_master(&cl, i) == 1)
+                m[nm++] = i;
+        if (nm < 2)
+            return -1;
+        if (!failed_over && now_ns() >= failover_at) {
+            lock_name(ph, 0, name, sizeof name);
+            snprintf(key, sizeof key, "rdlock:{%s}", name);
+            from = rdt_cluster_master_of_key(&cl, key, strlen(key));
+            if (from < 0 || rdt_cluster_failover(&cl, from, 60000) < 0)
+                return -1;
+            failed_over = 1;
+            (*failovers)++;
+            continue;
+        }
+        if (!resharded) {
+            from = m[rand_r(seed) % (unsigned)nm];
+            do
+                to = m[rand_r(seed) % (unsigned)nm];
+            while (to == from);
+            if (rdt_cluster_reshard(&cl, from, to, 100, 60000) != 0)
+                return -1;
+            resharded = 1;
+            (*reshards)++;
+            continue;
+        }
+        lock_name(ph, (int)(rand_r(seed) % (unsigned)nnames), name, sizeof name);
+        snprintf(key, sizeof key, "rdlock:{%s}", name);
+        slot = rdt_cluster_key_slot(&cl, key, strlen(key));
+        from = slot >= 0 ? rdt_cluster_slot_owner(&cl, 0, slot) : -1;
+        if (from < 0)
+            return -1;
+        do
+            to = m[rand_r(seed) % (unsigned)nm];
+        while (to == from);
+        if (rdt_cluster_migrate_slot(&cl, slot, from, to, NULL, NULL) != 0)
+            return -1;
+        (*moves)++;
+        sleep_ms(100 + rand_r(seed) % 400);
+    }
+    return *moves + *reshards + *failovers;
 }
 
 int main(int argc, char **argv)
@@ -1198,8 +1342,14 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    if (rdt_server_start(&srv, NULL, sc == SC_RESTART_AOF ? "--appendonly yes --appendfsync always" : NULL) != 0)
+    if (sc == SC_CLUSTER) {
+        nnames = TORTURE_NAMES;
+        if (rdt_cluster_start(&cl, NULL) != 0)
+            return 2;
+    } else if (rdt_server_start(&srv, NULL, sc == SC_RESTART_AOF ? "--appendonly yes --appendfsync always" : NULL) !=
+               0) {
         return 2;
+    }
     snprintf(logdir, sizeof logdir, "%s/rdlock-torture-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(logdir)) {
         perror("torture: mkdtemp");
@@ -1253,13 +1403,19 @@ int main(int argc, char **argv)
         close(pp[0]);
     }
     /* ini: short lease so faults resolve within seconds */
-    snprintf(ini_text, sizeof ini_text,
-             "[redis]\nhost = 127.0.0.1\nport = %d\ncommand_timeout_ms = %u\n"
-             "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
-             proxy_port ? proxy_port : srv.port, timeout_ms, lease_ms, retry_ms);
-    ini = rdt_write_file(&srv, "torture.ini", ini_text);
+    if (sc == SC_CLUSTER)
+        snprintf(ini_text, sizeof ini_text,
+                 "[cluster]\nnodes = 127.0.0.1:%d, 127.0.0.1:%d\n[redis]\ncommand_timeout_ms = %u\n"
+                 "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
+                 cl.node[0].port, cl.node[3].port, timeout_ms, lease_ms, retry_ms);
+    else
+        snprintf(ini_text, sizeof ini_text,
+                 "[redis]\nhost = 127.0.0.1\nport = %d\ncommand_timeout_ms = %u\n"
+                 "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
+                 proxy_port ? proxy_port : srv.port, timeout_ms, lease_ms, retry_ms);
+    ini = rdt_write_file(sc == SC_CLUSTER ? &cl.node[0] : &srv, "torture.ini", ini_text);
     if (!ini) {
-        rdt_server_stop(&srv);
+        stop_servers();
         return 2;
     }
     w_ini = ini;
@@ -1300,10 +1456,23 @@ int main(int argc, char **argv)
         close(victim_pipe[1]);
     }
 
-    /* fault injection: once per phase, at a third of the phase */
+    /* fault injection: once per phase, at a third of the phase (cluster:
+     * all through the phase) */
     for (int ph = 0; ph < 2; ph++) {
         long long at = ph == 0 ? t_start_ns + (t_half_ns - t_start_ns) / 3 : t_half_ns + (t_end_ns - t_half_ns) / 3;
-        if (sc == SC_KILL) {
+        if (sc == SC_CLUSTER) {
+            static long moves, reshards, failovers;
+            unsigned seed = (unsigned)getpid() + (unsigned)ph;
+            wait_until(ph == 0 ? t_start_ns + 500000000LL : t_half_ns);
+            if (cluster_faults(ph, ph == 0 ? t_half_ns : t_end_ns, &seed, &moves, &reshards, &failovers) < 0) {
+                fprintf(stderr, "torture: the cluster did not do as asked (migrate, reshard or failover)\n");
+                failed_setup = 1;
+                break;
+            }
+            total_faults = moves + reshards + failovers;
+            snprintf(faults, sizeof faults, "%ld slot moves of a held name, %ld reshards of 100 slots, %ld failovers",
+                     moves, reshards, failovers);
+        } else if (sc == SC_KILL) {
             char ch;
             struct pollfd p = { victim_pipe[0], POLLIN, 0 };
             if (poll(&p, 1, (int)((t_end_ns - now_ns()) / 1000000) + 30000) <= 0 || read(victim_pipe[0], &ch, 1) != 1) {
@@ -1453,17 +1622,21 @@ int main(int argc, char **argv)
                               (long long)recs[k].lostcb, enolck);
             }
         }
-    printf("torture: scenario %s, %d x %d, %d s (%s), lease %u ms\n", opt_scenario, opt_procs, opt_threads, opt_seconds,
-           opt_long ? "long" : "short", lease_ms);
+    printf("torture: scenario %s, %d x %d, %d s (%s), lease %u ms%s\n", opt_scenario, opt_procs, opt_threads,
+           opt_seconds, opt_long ? "long" : "short", lease_ms,
+           nnames > 1 ? ", 8 names per phase on a 3-master cluster" : "");
     printf("  faults: %s\n", faults);
     if (stall_note[0])
         note("%s", stall_note);
+    for (int ph = 0; ph < 2; ph++)
+        for (int k = 0; k < nnames; k++) {
+            char key[96];
+            int counter_valid = sc != SC_RESTART;
+            int tokens_enforced = sc != SC_RESTART;
+            counter_key(ph, k, key, sizeof key);
+            check_phase(ph, k, get_counter(key), counter_valid, tokens_enforced);
+        }
     {
-        long long cm = get_counter("torture:counter:m"), crw = get_counter("torture:counter:rw");
-        int counter_valid = sc != SC_RESTART;
-        int tokens_enforced = sc != SC_RESTART;
-        check_phase(PH_MUTEX, cm, counter_valid, tokens_enforced);
-        check_phase(PH_RW, crw, counter_valid, tokens_enforced);
         if (sc == SC_RESTART)
             note("restart without persistence: the counter and the fencing counter restart from 0; the overlaps above "
                  "all involve holds reported lost, and the token order breaks are what a fenced resource refuses");
@@ -1506,6 +1679,6 @@ int main(int argc, char **argv)
         if (system(cmd) != 0) {
         }
     }
-    rdt_server_stop(&srv);
+    stop_servers();
     return failed_setup ? 2 : violations ? 1 : 0;
 }
