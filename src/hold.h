@@ -43,7 +43,8 @@ typedef struct rdl_hold {
     long long expires_at;   /* local, conservative end of the lease */
     bool lost;              /* found gone by the watchdog, or lease ran out */
     bool notified;          /* lost callback already run */
-    bool releasing;         /* an unlock is in flight: not lost, not renewed */
+    bool releasing;         /* an unlock is in flight: still renewed (it may take
+                               a while), never marked lost by the watchdog */
     bool renew_stopped;     /* max_hold_ms reached */
     bool inconsistent;      /* taken with EOWNERDEAD, rdlock_consistent() not called */
     rdlock_lost_fn lostcb;

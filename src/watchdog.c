@@ -137,10 +137,16 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
     {
         rdl_hold_t *h = (rdl_hold_t *)nd;
         long long due;
-        if (!h->watchdog || h->lost || h->releasing)
+        /* A hold whose unlock is under way is renewed too: the unlock may
+         * take a while (its retries, a slot being migrated answering
+         * TRYAGAIN for seconds), and must not find the lease run out.
+         * renew.lua only extends that very hold, so a renewal that comes
+         * after the release changes nothing. */
+        if (!h->watchdog || h->lost)
             continue;
         if (h->expires_at <= now && (h->renew_stopped || h->renew_at <= now)) {
-            hold_lost(b, h);
+            if (!h->releasing) /* else the unlock finds out, and reports it */
+                hold_lost(b, h);
             continue;
         }
         if (!h->renew_stopped && h->max_hold_ms != 0 && now - h->acquired_at >= h->max_hold_ms) {
@@ -436,8 +442,9 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
 }
 
 /* Apply the replies (mutex held).  Holds released or replaced meanwhile
- * (serial mismatch, or an unlock in flight) are left alone: a release
- * racing a renewal must not look like a loss. */
+ * (serial mismatch) are left alone, and a hold with an unlock in flight is
+ * never marked lost here: a release racing a renewal must not look like a
+ * loss (the unlock reports a real one, ENOLCK). */
 static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
 {
     size_t i;
@@ -445,11 +452,14 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
     for (i = 0; i < b->n; i++) {
         renew_item_t *it = &b->items[i];
         rdl_hold_t *h = rdl_hold_find(c, it->key, it->keylen, it->thread);
-        if (h == NULL || h->serial != it->serial || h->releasing || h->lost)
+        if (h == NULL || h->serial != it->serial || h->lost)
             continue;
         if (it->result == 0) {
             h->renew_at = b->sent_at + h->interval_ms;
             h->expires_at = b->sent_at + h->lease_ms;
+        } else if (it->result == 1 && h->releasing) {
+            /* Released meanwhile, most likely: the unlock says. */
+            h->renew_at = now + h->interval_ms;
         } else if (it->result == 1) {
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s: lease lost (expired, taken over or deleted)",
                     (int)h->namelen, h->name);
@@ -478,7 +488,7 @@ void rdl_watchdog_renew_all_now(rdlock_client_t *c, long long now)
     RDL_TABLE_FOREACH(&c->holds, i, nd)
     {
         rdl_hold_t *h = (rdl_hold_t *)nd;
-        if (h->watchdog && !h->lost && !h->releasing && !h->renew_stopped && h->renew_at > now)
+        if (h->watchdog && !h->lost && !h->renew_stopped && h->renew_at > now)
             h->renew_at = now;
     }
     c->wdog.next = now;

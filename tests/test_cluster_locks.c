@@ -301,6 +301,70 @@ static void test_migration(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&other));
 }
 
+/* An unlock sent while the lock's slot is half migrated waits (every
+ * multi-key call meets TRYAGAIN) until the slot is handed over, and
+ * returns 0: the hold is renewed meanwhile (the watchdog renews holds
+ * whose unlock is under way), although the wait, two leases here, is
+ * longer than the lease. */
+typedef struct umig {
+    rdt_actor_t *holder;
+    int from, to;
+    const char *name;
+    int sent, waited;
+} umig_t;
+
+static int umig_cb(rdt_cluster_t *cl, int slot, int phase, void *arg)
+{
+    umig_t *u = arg;
+    (void)cl;
+    if (phase == RDT_MIG_OPEN && !u->sent) {
+        if (rdt_actor_send(u->holder, "unlock") != 0)
+            return -1;
+        u->sent = 1;
+        rdt__nap_ms(2 * LEASE_MS);
+        if (!rdt_actor_silent(u->holder)) {
+            fprintf(stderr, "unlock of %s returned while the slot was half migrated\n", u->name);
+            return -1;
+        }
+        u->waited = 1;
+    }
+    (void)slot;
+    return 0;
+}
+
+static void test_unlock_while_migrating(void)
+{
+    int m[3], slot;
+    char name[64];
+    rdlock_t held, other;
+    rdt_actor_t h;
+    umig_t u;
+    long long ms = 0;
+
+    CU_ASSERT_FATAL(masters(m) == 0);
+    CU_ASSERT_FATAL(name_on(m[1], "umig", name, sizeof name) == 0);
+    slot = rdt_cluster_key_slot(&g_cl, name, strlen(name));
+    CU_ASSERT_FATAL(slot >= 0);
+    RDT_ASSERT_RC(0, mx(&held, name, g_c1));
+    RDT_ASSERT_RC(0, mx(&other, name, g_c2));
+    CU_ASSERT_FATAL(rdt_actor_thread(&h, &held, NULL) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_call(&h, "lock", REPLY_MS, NULL, NULL));
+    memset(&u, 0, sizeof u);
+    u.holder = &h;
+    u.from = m[1];
+    u.to = m[2];
+    u.name = name;
+    CU_ASSERT(rdt_cluster_migrate_slot(&g_cl, slot, m[1], m[2], umig_cb, &u) == 0);
+    CU_ASSERT(u.waited == 1);
+    RDT_ASSERT_RC(0, rdt_actor_reply(&h, REPLY_MS, NULL, &ms));
+    fprintf(stderr, "[unlock took %lld ms across the migration] ", ms);
+    RDT_ASSERT_RC(0, rdlock_trylock(&other)); /* released, on the new master */
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    rdt_actor_stop(&h);
+    RDT_ASSERT_RC(0, rdlock_destroy(&held));
+    RDT_ASSERT_RC(0, rdlock_destroy(&other));
+}
+
 static void test_failover(void)
 {
     int m[3], nm;
@@ -578,6 +642,7 @@ static void test_bad_names(void)
 static const rdt_test_t tests[] = {
     { "names_on_every_master", test_names_on_every_master },
     { "migration", test_migration },
+    { "unlock_while_migrating", test_unlock_while_migrating },
     { "failover", test_failover },
     { "reshard_under_load", test_reshard_under_load },
     { "failover_under_load", test_failover_under_load },
