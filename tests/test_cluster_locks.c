@@ -9,11 +9,11 @@
  *                          a wake-up is fast); the watchdog renews all of
  *                          them past several leases, per master
  *   migration              a held lock's slot migrated to another master
- *                          step by step: while half migrated the lock is
- *                          still busy for others (served by the source
- *                          before its keys move, by the target through
- *                          ASK after), its renewals go on, and after the
- *                          move (MOVED) unlock, lock and wake-ups work
+ *                          step by step, with a caller of another client
+ *                          blocked on it: while half migrated no call gets
+ *                          the lock (TRYAGAIN), the renewals go on (ASK),
+ *                          and after the move (MOVED) the unlock wakes
+ *                          the blocked caller, whose subscription moved
  *   failover               a held lock's master fails over to its replica
  *                          (CLUSTER FAILOVER: no write is lost); the hold
  *                          is renewed on the new master, unlock and lock
@@ -256,8 +256,8 @@ static void test_migration(void)
 {
     int m[3], slot, from, to;
     char name[64];
-    rdlock_t held, other;
-    rdt_actor_t w;
+    rdlock_t held, other, waiting;
+    rdt_actor_t w, early;
     mig_t g = { &other, name, 0, 0, 0, 0, 0, 0 };
     long long t0;
 
@@ -272,7 +272,14 @@ static void test_migration(void)
     g.slot = slot;
     RDT_ASSERT_RC(0, mx(&held, name, g_c1));
     RDT_ASSERT_RC(0, mx(&other, name, g_c2));
+    RDT_ASSERT_RC(0, mx(&waiting, name, g_c2));
     RDT_ASSERT_RC(0, rdlock_lock(&held));
+    /* A caller of another client blocked on it since before the move: its
+     * shard subscription ends with the move and is made again on the new
+     * master, and its looks wait out TRYAGAIN meanwhile. */
+    CU_ASSERT_FATAL(rdt_actor_thread(&early, &waiting, NULL) == 0);
+    RDT_ASSERT_RC(0, rdt_actor_send(&early, "lock"));
+    CU_ASSERT_EQUAL(rdt_actor_reply(&early, 300, NULL, NULL), RDT_ACTOR_NOREPLY);
 
     CU_ASSERT_FATAL(rdt_cluster_migrate_slot(&g_cl, slot, from, to, mig_cb, &g) == 0);
     CU_ASSERT(g.asked == 1); /* the all-moved phase was seen */
@@ -285,16 +292,27 @@ static void test_migration(void)
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&other));
     CU_ASSERT(pttl_on(to, name) > 0);
 
-    /* A waiter subscribes on the new master and is woken by the unlock. */
+    /* The early waiter (still blocked) and a new one, which subscribes on
+     * the new master from the start: the unlock wakes the first (FIFO), its
+     * unlock the second, each within a wake-up's time (the re-check period
+     * is 10 s). */
+    CU_ASSERT(rdt_actor_silent(&early));
     CU_ASSERT_FATAL(rdt_actor_thread(&w, &other, NULL) == 0);
     RDT_ASSERT_RC(0, rdt_actor_send(&w, "lock"));
     CU_ASSERT_EQUAL(rdt_actor_reply(&w, 300, NULL, NULL), RDT_ACTOR_NOREPLY);
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(0, rdlock_unlock(&held));
+    RDT_ASSERT_RC(0, rdt_actor_reply(&early, REPLY_MS, NULL, NULL));
+    CU_ASSERT(rdt_now_ms() - t0 < WAKE_MS);
+    CU_ASSERT_EQUAL(rdt_actor_reply(&w, 100, NULL, NULL), RDT_ACTOR_NOREPLY);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdt_actor_call(&early, "unlock", REPLY_MS, NULL, NULL));
     RDT_ASSERT_RC(0, rdt_actor_reply(&w, REPLY_MS, NULL, NULL));
     CU_ASSERT(rdt_now_ms() - t0 < WAKE_MS);
     RDT_ASSERT_RC(0, rdt_actor_call(&w, "unlock", REPLY_MS, NULL, NULL));
     rdt_actor_stop(&w);
+    rdt_actor_stop(&early);
+    RDT_ASSERT_RC(0, rdlock_destroy(&waiting));
     RDT_ASSERT_RC(0, rdlock_lock(&held));
     RDT_ASSERT_RC(0, rdlock_unlock(&held));
     RDT_ASSERT_RC(0, rdlock_destroy(&held));
