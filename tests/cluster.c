@@ -233,7 +233,7 @@ typedef struct view_node {
     char flags[128];
     char link[32];
     long long epoch;
-    char slots[1024];   /* the slot ranges, without the [..] markers */
+    char slots[4096];   /* the slot ranges, without the [..] markers */
 } view_node_t;
 
 typedef struct view {
