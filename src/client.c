@@ -252,6 +252,8 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
         rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); lock calls will wait for it",
                 rdl_topology_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
         c->net_down = true;
+        /* rdlock_client_info() says why from the start. */
+        snprintf(c->last_error, sizeof c->last_error, "%s", rdl_conn_last_error());
         rc = 0;
     } else {
         if (rc == EIO)

@@ -1020,6 +1020,19 @@ static void test_errname_last_error(void)
     CU_ASSERT_EQUAL(info.fail_fast, 0);
     CU_ASSERT_STRING_EQUAL(info.last_error, "");
     RDT_ASSERT_RC(0, rdlock_client_close(c));
+
+    /* Unreachable at the opening, without fail_fast: the client is made,
+     * and its info says why from the start. */
+    snprintf(ini, sizeof ini, "%s",
+             rdt_write_file(&g_srv, "dead-wait.ini", "[redis]\nhost = 127.0.0.1\nport = 1\nconnect_timeout_ms = 200\n"));
+    rdlock_set_logger(capture_logger, NULL);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_RC(0, rdlock_client_info(c, &info));
+    if (strstr(info.last_error, "connect") == NULL)
+        fprintf(stderr, "client info last_error: \"%s\"\n", info.last_error);
+    CU_ASSERT(strstr(info.last_error, "connect") != NULL);
+    RDT_ASSERT_RC(0, rdlock_client_close(c));
 }
 
 /* rdlock_status_name(): argument checks and a held lock's snapshot. */
