@@ -180,7 +180,7 @@ static int cluster_route(rdlock_client_t *c, const char *key, size_t keylen, cha
     rdl_cluster_t *cl = cluster_of(c);
     unsigned slot;
     const rdl_slot_node_t *node;
-    bool want;
+    bool want, none;
     int rc;
 
     if (cl == NULL)
@@ -192,8 +192,10 @@ static int cluster_route(rdlock_client_t *c, const char *key, size_t keylen, cha
     slot = rdl_key_slot(key, keylen);
     RDL_CHECK(pthread_mutex_lock(&cl->mu));
     want = cl->map == NULL || cl->stale;
+    none = cl->map == NULL;
     RDL_CHECK(pthread_mutex_unlock(&cl->mu));
-    if (want && (rc = refresh(c, cl, cl->map == NULL, false)) != 0)
+    /* No map at all: ask now, whatever refresh_ms says. */
+    if (want && (rc = refresh(c, cl, none, false)) != 0)
         return rc;
     RDL_CHECK(pthread_mutex_lock(&cl->mu));
     node = cl->map != NULL ? rdl_slotmap_node(cl->map, slot) : NULL;
