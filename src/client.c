@@ -578,7 +578,9 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
     rdl_call_t local = { 0 };
     int attempt, rc, replicas, redirects = 0, busy = 0;
     long long busy_since = 0, busy_budget = (long long)c->cfg.command_timeout_ms * (c->cfg.command_retries + 1);
-    char why[128] = "no connection", route[RDL_ROUTE_MAX], ask_route[RDL_ROUTE_MAX] = "";
+    /* Not initialised whole: zeroing them costs more than the rest of
+     * this function on a fast path. */
+    char why[128], route[RDL_ROUTE_MAX], ask_route[RDL_ROUTE_MAX];
     /* Every script's first key is a lock key: it says which server. */
     const char *key = nkeys > 0 ? argv[0] : NULL;
     size_t keylen = key == NULL ? 0 : lens != NULL ? lens[0] : strlen(key);
@@ -591,6 +593,8 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
     call->acked = -1;
     call->unsure_until = 0;
     call->route[0] = '\0';
+    memcpy(why, "no connection", sizeof "no connection");
+    ask_route[0] = '\0';
     replicas = call->confirm ? c->cfg.wait_replicas : 0;
 
     for (attempt = 0;; attempt++) {
@@ -599,7 +603,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
         if (ask) {
             /* A slot half migrated: this request, once, to the node that
              * imports it, with ASKING. */
-            memcpy(route, ask_route, sizeof route);
+            memcpy(route, ask_route, strlen(ask_route) + 1);
             ask_route[0] = '\0';
             rc = 0;
         } else {
@@ -651,7 +655,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             if (rc == 0) {
                 call->answer_sent = sent;
                 call->answer_at = rdl_now_ms();
-                memcpy(call->route, conn->route, sizeof call->route);
+                memcpy(call->route, conn->route, strlen(conn->route) + 1);
                 pool_put(c, conn);
                 net_state(c, false, NULL);
                 return 0;
