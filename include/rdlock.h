@@ -100,14 +100,15 @@ RDLOCK_API void rdlock_set_logger(rdlock_log_fn fn, void *arg);
     XX(ETIMEDOUT, "deadline passed while the lock stayed held by others")                            \
     XX(EDEADLK, "the caller already holds this lock")                                                \
     XX(EPERM, "the caller does not hold this lock")                                                  \
-    XX(EAGAIN, "recursion or read re-entry count would overflow")                                    \
+    XX(EAGAIN, "recursion or re-entry count would overflow, or no semaphore permit is free")        \
     XX(ENOLCK, "the lease was lost before unlock: the critical section was not protected to its end") \
     XX(EIO, "Redis unreachable, timed out or answered with an error")                                \
     XX(EACCES, "Redis refused access (authentication, ACL), or a file is unreadable")                \
     XX(ENOENT, "configuration file does not exist")                                                  \
     XX(ENOMEM, "out of memory")                                                                      \
     XX(EOWNERDEAD, "previous owner died holding the lock; state may be inconsistent")                \
-    XX(ENOTRECOVERABLE, "lock is not recoverable; clear it with rdlock --reset")
+    XX(ENOTRECOVERABLE, "lock is not recoverable; clear it with rdlock --reset")                     \
+    XX(EOVERFLOW, "semaphore value would exceed RDSEM_VALUE_MAX")
 
 /* Text for every code the library returns ("success" for 0); never NULL. */
 RDLOCK_API const char *rdlock_strerror(int code);
@@ -369,6 +370,151 @@ RDLOCK_API int rdrwlock_fencing_token(rdrwlock_t *rw, uint64_t *token);
  * robust rdrwlock_t (an extension of POSIX, which has no robust rwlocks:
  * docs/CONTRACT.md section 5.4). */
 RDLOCK_API int rdrwlock_consistent(rdrwlock_t *rw);
+
+/* ------------------------------------------------------------------ */
+/* Semaphores (docs/CONTRACT.md section 12)                            */
+/* ------------------------------------------------------------------ */
+
+/* A counting semaphore shared by every process that uses its name, shaped
+ * like sem_t.  Two types:
+ *   RDSEM_PLAIN   POSIX: the value is a count; any thread may post.
+ *   RDSEM_LEASED  each permit a wait takes belongs to the calling thread
+ *                 and carries a lease that the client's watchdog renews;
+ *                 the thread gives it back with rdsem_post (EPERM if it
+ *                 holds none), or it comes back by itself when the lease
+ *                 ends (the holder crashed): a crash-safe limiter.
+ * The name's state lives on the server from the first rdsem_init that
+ * reaches it and stays after rdsem_destroy (rdlock_reset_name removes
+ * it).  Semaphore keys do not clash with the lock of the same name. */
+enum { RDSEM_PLAIN = 0, RDSEM_LEASED = 1 };
+#define RDSEM_VALUE_MAX 2147483647 /* as SEM_VALUE_MAX: 2^31 - 1 */
+
+/* Fields are private; the size is ABI. */
+typedef struct rdsem_attr {
+    unsigned int __magic;
+    int __type;
+    unsigned int __lease_ms;
+    rdlock_client_t *__client;
+    void *__reserved[4];
+} rdsem_attr_t;
+
+/* All return EINVAL for a NULL or uninitialised attribute object or an
+ * out-of-range value, leaving it unchanged. */
+RDLOCK_API int rdsem_attr_init(rdsem_attr_t *a);
+RDLOCK_API int rdsem_attr_destroy(rdsem_attr_t *a);
+/* RDSEM_PLAIN (default) or RDSEM_LEASED. */
+RDLOCK_API int rdsem_attr_settype(rdsem_attr_t *a, int type);
+RDLOCK_API int rdsem_attr_gettype(const rdsem_attr_t *a, int *type);
+/* The lease of a leased permit (and of a waiter's queue mark): 0 = the
+ * client's [lock] lease_ms, else 10..86400000. */
+RDLOCK_API int rdsem_attr_setlease(rdsem_attr_t *a, unsigned lease_ms);
+/* c = NULL: the process default client. */
+RDLOCK_API int rdsem_attr_setclient(rdsem_attr_t *a, rdlock_client_t *c);
+
+/* Fields are private; the size is ABI. */
+typedef struct rdsem {
+    unsigned int __magic;
+    const char *__static_name;
+    void *__impl;
+    void *__reserved[5];
+} rdsem_t;
+
+#define RDSEM__MAGIC 0x5244534du /* "RDSM" */
+
+/* Set up sem for the semaphore `name` (1 to 512 bytes) with attributes a
+ * (NULL: plain, default client).  Unlike rdlock_init it talks to the
+ * server: the name gets the type and `value` if it does not exist yet (an
+ * existing name keeps its value).  Returns 0, or:
+ *   EINVAL  sem or name NULL, bad name, value > RDSEM_VALUE_MAX, a not an
+ *           initialised attribute object, or the name exists on the
+ *           server as a semaphore of the other type (logged)
+ *   EBUSY   sem is initialised and not destroyed
+ *   EIO     the server could not be reached (after command_retries)
+ *   EACCES, ENOENT  as rdlock_client_open, for the default client
+ *   ENOMEM  out of memory */
+RDLOCK_API int rdsem_init(rdsem_t *sem, const char *name, unsigned value, const rdsem_attr_t *a);
+
+/* Forget the local handle; the name's state stays on the server.
+ *   EINVAL  sem NULL or not initialised
+ *   EBUSY   a thread of this process holds leased permits through it */
+RDLOCK_API int rdsem_destroy(rdsem_t *sem);
+
+/* Take one permit, waiting (in arrival order, woken through pub/sub) until
+ * one is free.  0, or EINVAL (sem not initialised, or the name is now a
+ * semaphore of the other type), EACCES, ENOMEM, and EIO only with
+ * [lock] fail_fast = yes: otherwise it waits through an outage. */
+RDLOCK_API int rdsem_wait(rdsem_t *sem);
+/* As rdsem_wait without waiting: EAGAIN if no permit is free now; EIO
+ * after command_retries. */
+RDLOCK_API int rdsem_trywait(rdsem_t *sem);
+/* As rdsem_wait with an absolute CLOCK_REALTIME deadline: ETIMEDOUT when
+ * it passes with no permit free, EIO when it passes with Redis
+ * unreachable; EINVAL if abstime is NULL or tv_nsec is outside [0, 1e9),
+ * checked first.  A past deadline still takes a permit that is free. */
+RDLOCK_API int rdsem_timedwait(rdsem_t *sem, const struct timespec *abstime);
+/* As rdsem_timedwait on CLOCK_REALTIME or CLOCK_MONOTONIC (EINVAL for
+ * any other clock), like sem_clockwait. */
+RDLOCK_API int rdsem_clockwait(rdsem_t *sem, clockid_t clock, const struct timespec *abstime);
+
+/* Give one permit back and wake a waiter.  0, or:
+ *   EOVERFLOW  plain: the value would pass RDSEM_VALUE_MAX
+ *   EPERM   leased: the calling thread holds no permit of it
+ *   ENOLCK  leased: the caller's permits had been lost (their lease ran
+ *           out, or the name was reset); they came back to the semaphore
+ *           by themselves, and the caller holds none now
+ *   EINVAL  sem not initialised
+ *   EIO     Redis unreachable after command_retries: not known whether
+ *           the post took effect (leased: the permit stays recorded and
+ *           renewed) */
+RDLOCK_API int rdsem_post(rdsem_t *sem);
+
+/* The number of free permits now, in *sval (never negative).  0, EINVAL
+ * (sval NULL, sem not initialised), EIO. */
+RDLOCK_API int rdsem_getvalue(rdsem_t *sem, int *sval);
+
+/* ------------------------------------------------------------------ */
+/* Run-once (docs/CONTRACT.md section 12)                              */
+/* ------------------------------------------------------------------ */
+
+/* pthread_once across hosts: of all the callers of rdonce() for a name,
+ * in every process, one runs the function, once and for all (a persistent
+ * "done" mark records it); the others wait until it has returned.  If the
+ * runner dies inside the function, its lease lapses and a waiter runs it.
+ * The run holds the lock of the same name (rdlock(1) --status NAME shows
+ * the runner).  Fields are private; the size is ABI. */
+typedef struct rdonce {
+    unsigned int __magic;
+    const char *__static_name;
+    void *__impl;
+    int __done;
+    void *__reserved[4];
+} rdonce_t;
+
+#define RDONCE__STATIC_MAGIC 0x52444f53u /* "RDOS" */
+#define RDONCE__MAGIC 0x52444f4eu        /* "RDON" */
+/* With the process default client; name must outlive once (a literal). */
+#define RDONCE_INITIALIZER(name) { RDONCE__STATIC_MAGIC, (name), 0, 0, { 0 } }
+
+/* For another client or lease: a's client and lease are used (its type,
+ * robustness and watchdog are not).  Does no network I/O.  EINVAL, EBUSY,
+ * ENOMEM as rdlock_init. */
+RDLOCK_API int rdonce_init(rdonce_t *once, const char *name, const rdlock_attr_t *a);
+/* EINVAL (not initialised), EBUSY (a thread of this process is running
+ * its function), else 0. */
+RDLOCK_API int rdonce_destroy(rdonce_t *once);
+
+/* Run init_routine unless some process ran it to its end for this name
+ * already; wait while another one runs it.  0 when it has been run (by
+ * this call or another), or:
+ *   EINVAL  once or init_routine NULL, once not initialised
+ *   EDEADLK called again for the same name from inside init_routine
+ *   ENOLCK  init_routine ran and returned, and the name is marked done,
+ *           but the lease of the run was lost meanwhile: another process
+ *           may have run it at the same time
+ *   EIO     only with [lock] fail_fast = yes: Redis unreachable
+ *   EACCES, ENOENT, ENOMEM  as rdlock_lock
+ * Like rdlock_lock it waits through an outage. */
+RDLOCK_API int rdonce(rdonce_t *once, void (*init_routine)(void));
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #include "lock.h"
 #include "log.h"
 #include "reply.h"
+#include "sem.h"
 
 /* Resolve the client and the key of a name. */
 static int name_key(rdlock_client_t **c, const char *name, char **key, size_t *keylen)
@@ -39,7 +40,12 @@ int rdlock_reset_name(rdlock_client_t *c, const char *name)
         rdl_log(RDLOCK_LOG_INFO, "lock %s reset (%lld keys cleared)", name,
                 r->type == REDIS_REPLY_INTEGER ? r->integer : 0);
         freeReplyObject(r);
+        /* The other primitives of the name (section 12): the semaphore's
+         * state and the run-once mark go too. */
+        rc = rdl_sem_reset(c, key, keylen);
     }
+    if (rc == 0)
+        rc = rdl_once_reset(c, key, keylen);
     free(key);
     return rc;
 }

@@ -205,7 +205,8 @@ int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rd
         *out = h;
         return 0;
     }
-    rc = handle_new(obj->static_name, NULL, magic == RDLOCK__MAGIC ? RDL_API_MUTEX : RDL_API_RWLOCK,
+    /* rdonce_t (once.c) takes the exclusive mode, as a mutex does. */
+    rc = handle_new(obj->static_name, NULL, magic == RDRWLOCK__MAGIC ? RDL_API_RWLOCK : RDL_API_MUTEX,
                     &h);
     if (rc != 0)
         return rc;

@@ -27,6 +27,8 @@ typedef struct rdl_handle {
     char *key;              /* "<prefix>{<name>}", valid once client is set */
     size_t keylen;
     int nholds;             /* holds taken through this handle (client mutex) */
+    int sem_type;           /* a semaphore's (sem.c): RDSEM_PLAIN or RDSEM_LEASED */
+    unsigned sem_value;     /* ... and the value it starts with */
 } rdl_handle_t;
 
 /* The public lock objects share this prefix (rdlock_t, rdrwlock_t). */

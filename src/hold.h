@@ -14,7 +14,11 @@
 struct rdl_handle;
 struct rdlock_client;
 
-enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2 };
+enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2, RDL_API_SEM = 3 };
+
+/* What a hold is: the lock of its name (lock.c), or the leased permits of
+ * a semaphore (sem.c), whose server-side count only sem.lua changes. */
+enum { RDL_HOLD_LOCK = 0, RDL_HOLD_SEM = 1 };
 
 typedef struct rdl_hold {
     rdl_tnode_t node;       /* keyed by (key, thread) */
@@ -25,7 +29,9 @@ typedef struct rdl_hold {
     unsigned thread;        /* owner thread number */
     char mode;              /* 'x' exclusive, 's' shared */
     int api;                /* RDL_API_*: released through the API that took it */
-    unsigned count;         /* recursion / read re-entry depth, >= 1 */
+    int kind;               /* RDL_HOLD_*; 0 (a lock) from calloc */
+    unsigned count;         /* recursion / read re-entry depth, >= 1; a
+                               semaphore hold: permits held */
     uint64_t token;         /* fencing token of the first acquisition */
     char call[21];          /* the acquire call that took it (decimal): its
                                identity on the server, with the owner */

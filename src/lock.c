@@ -22,6 +22,7 @@
 #include "log.h"
 #include "reply.h"
 #include "script.h"
+#include "sem.h"
 #include "timeutil.h"
 #include "waitq.h"
 #include "watchdog.h"
@@ -686,8 +687,8 @@ void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
     {
         rdl_hold_t *hold = (rdl_hold_t *)nd;
         exit_hold_t *e;
-        if (hold->releasing || hold->lost)
-            continue;
+        if (hold->releasing || hold->lost || hold->kind != RDL_HOLD_LOCK)
+            continue; /* semaphore permits: rdl_sem_release_at_exit */
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 16;
             exit_hold_t *nv = realloc(v, ncap * sizeof *nv);
@@ -740,8 +741,11 @@ void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
 static void exit_client(rdlock_client_t *c, void *arg)
 {
     (void)arg;
-    if (c->pid == getpid() && c->cfg.release_at_exit)
-        rdl_release_at_exit(c, rdl_now_ms() + c->cfg.command_timeout_ms);
+    long long deadline = rdl_now_ms() + c->cfg.command_timeout_ms;
+    if (c->pid == getpid() && c->cfg.release_at_exit) {
+        rdl_release_at_exit(c, deadline);
+        rdl_sem_release_at_exit(c, deadline);
+    }
 }
 
 /* Process exit: end the holds of every client that wants it ([lock]
@@ -757,6 +761,11 @@ static void exit_register(void)
 {
     if (atexit(exit_release_all) != 0)
         rdl_log(RDLOCK_LOG_WARN, "atexit failed: holds will end with their leases at process exit");
+}
+
+void rdl_exit_register(void)
+{
+    pthread_once(&exit_once, exit_register);
 }
 
 int rdl_holdcount(rdl_handle_t *h, unsigned *count)

@@ -33,6 +33,10 @@ int rdl_consistent(rdl_handle_t *h);
  * up at deadline (monotonic ms).  The holds stay in the table, marked as
  * being released: other threads may still be running. */
 void rdl_release_at_exit(rdlock_client_t *c, long long deadline);
+/* Register the process-exit handler that ends the holds of every client
+ * ([lock] release_at_exit), once; after the client exists (atexit order:
+ * it must run before the default client's own handler). */
+void rdl_exit_register(void);
 /* Run a script that takes exactly the lock's keys (reset, status). */
 int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
                     redisReply **reply);

@@ -18,6 +18,8 @@ typedef struct rdl_scripts {
     const rdl_script_t *renew;
     const rdl_script_t *reset;
     const rdl_script_t *status;
+    const rdl_script_t *sem;  /* every step of a semaphore (sem.c) */
+    const rdl_script_t *once; /* the done mark of rdonce (once.c) */
 } rdl_scripts_t;
 
 /* As written: wake-ups with PUBLISH. */

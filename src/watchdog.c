@@ -115,7 +115,12 @@ static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
     it->serial = h->serial;
     rdl_owner(c, h->thread, it->owner);
     it->lease[rdl_fmt_u64(it->lease, h->lease_ms)] = '\0';
-    it->count[rdl_fmt_u64(it->count, h->count)] = '\0';
+    /* A semaphore's permit count is the server's (renew.lua keeps it for
+     * ''): a renewal racing a post must not bring a permit back. */
+    if (h->kind == RDL_HOLD_SEM)
+        it->count[0] = '\0';
+    else
+        it->count[rdl_fmt_u64(it->count, h->count)] = '\0';
     memcpy(it->call, h->call, sizeof it->call);
     it->result = -1;
     b->n++;

@@ -1,7 +1,7 @@
 #!/bin/sh
-# check-exports.sh - the shared library exports only rdlock_*, rdrwlock_* and
-# RDLOCK_* symbols (docs/CONTRACT.md section 1), and every RDLOCK_API
-# function declared in include/rdlock.h.
+# check-exports.sh - the shared library exports only rdlock_*, rdrwlock_*,
+# rdsem_*, rdonce* and RDLOCK_* symbols (docs/CONTRACT.md section 1), and
+# every RDLOCK_API function declared in include/rdlock.h.
 #
 # Run as an automake test: TESTS_ENVIRONMENT provides top_builddir and
 # top_srcdir (defaults: "." and the directory above this script).  Exit 0
@@ -43,10 +43,10 @@ ignore='^(_init|_fini|_edata|_end|__bss_start|_etext|__data_start|data_start|_DY
 awk '{ print $2 }' "$tmp/exports" | grep -Ev "$ignore" | sort -u >"$tmp/names"
 [ -s "$tmp/names" ] || fail "$lib exports nothing"
 
-offenders=$(grep -Ev '^(rdlock_|rdrwlock_|RDLOCK_)' "$tmp/names")
+offenders=$(grep -Ev '^(rdlock_|rdrwlock_|rdsem_|rdonce|RDLOCK_)' "$tmp/names")
 status=0
 if [ -n "$offenders" ]; then
-    echo "check-exports: FAIL: $lib exports symbols outside rdlock_/rdrwlock_/RDLOCK_:" >&2
+    echo "check-exports: FAIL: $lib exports symbols outside rdlock_/rdrwlock_/rdsem_/rdonce/RDLOCK_:" >&2
     for s in $offenders; do
         grep " $s\$" "$tmp/exports" | sed 's/^/    /' >&2
     done
@@ -79,7 +79,7 @@ fi
 
 # Exported functions not in the header are not an error (maybe internal
 # API on purpose), but worth a note.
-extra=$(comm -13 "$tmp/declared" "$tmp/funcs" | grep -E '^(rdlock_|rdrwlock_|RDLOCK_)')
+extra=$(comm -13 "$tmp/declared" "$tmp/funcs" | grep -E '^(rdlock_|rdrwlock_|rdsem_|rdonce|RDLOCK_)')
 if [ -n "$extra" ]; then
     # shellcheck disable=SC2086 # one line, names separated by spaces
     echo "check-exports: note: exported but not declared in rdlock.h:" $extra >&2

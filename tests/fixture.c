@@ -94,6 +94,7 @@ const char *rdt_errname(int code)
     case ENOMEM: return "ENOMEM";
     case EOWNERDEAD: return "EOWNERDEAD";
     case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
+    case EOVERFLOW: return "EOVERFLOW";
     default: return "?";
     }
 }

@@ -1,0 +1,23 @@
+/* sem.h - counting semaphores (rdsem_t, docs/CONTRACT.md section 12): the
+ * steps are src/scripts/sem.lua; the wait loop shares the local wait
+ * queues (waitq.h) and the subscriber with the locks, and the leased
+ * permits are holds (hold.h, kind RDL_HOLD_SEM) that the watchdog renews. */
+#ifndef RDL_SEM_H
+#define RDL_SEM_H
+
+#include "client.h"
+
+/* Process exit ([lock] release_at_exit): give back every leased permit of
+ * c's threads now, as the owner's death would at lease end, giving up at
+ * deadline (monotonic ms).  The holds stay in the table, marked as being
+ * released. */
+void rdl_sem_release_at_exit(rdlock_client_t *c, long long deadline);
+
+/* rdlock_reset_name: delete the semaphore state of the name whose lock key
+ * is key ("<prefix>{name}").  0 or an errno. */
+int rdl_sem_reset(rdlock_client_t *c, const char *key, size_t keylen);
+
+/* The same for the run-once mark of the name (once.c). */
+int rdl_once_reset(rdlock_client_t *c, const char *key, size_t keylen);
+
+#endif
