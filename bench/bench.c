@@ -1,9 +1,10 @@
 /* bench.c - rdlock-bench: performance figures for librdlock against a
  * private redis-server (tests/fixture.c).  See bench/README.md.
  *
- *   rdlock-bench [--quick] [--json-only] [--cold-script-cache]
+ *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster]
  *
  *   --quick              fewer repetitions, 10,000 watchdog holds only
+ *   --cluster            also step 7 (starts a 3-master cluster, ~10 s)
  *   --json-only          print only the final JSON line
  *   --cold-script-cache  skip the renew-script warm-up (shows the NOSCRIPT
  *                        pipeline problem described in bench/README.md)
@@ -25,7 +26,13 @@
  *      repetitions), and a mixed workload:
  *      4 processes x 500 sections on one rdrwlock_t, 90% reads / 10% writes,
  *      checking that no reader sees a half-written value and measuring how
- *      many readers are inside at once.
+ *      many readers are inside at once;
+ *   6. many threads, distinct names: 32 threads each locking and unlocking
+ *      its own name, (a) each with its own client, (b) all on one shared
+ *      client; aggregate pairs/s as a ratio to redis-benchmark's SET rate
+ *      with 32 connections / 2, the two alternating;
+ *   7. (--cluster) the same as 6b on a 3-master Redis Cluster
+ *      (tests/cluster.c), against redis-benchmark --cluster.
  * The machine is noisy: every figure is the median of several repetitions
  * and ratios are taken to the floor measured in the same run, interleaved
  * with the measurement.  A human-readable table goes to stdout, then ONE
@@ -2196,6 +2203,7 @@ enum {
 
 typedef struct mt_fig {
     double v[F_N];  /* medians over the repetitions */
+    double ratio_lo, ratio_hi; /* the smallest and largest ratio of a repetition */
     double clients; /* connections the workload keeps open (connected_clients after its warm-up) */
 } mt_fig_t;
 
@@ -2264,6 +2272,12 @@ static void mt_medians(double (*v)[F_N], int reps, mt_fig_t *f)
         for (r = 0; r < reps; r++)
             col[r] = v[r][k];
         f->v[k] = median(col, reps);
+        if (k == F_RATIO) {
+            f->ratio_hi = maxd(col, reps);
+            for (r = 0; r < reps; r++)
+                col[r] = -col[r];
+            f->ratio_lo = -maxd(col, reps);
+        }
     }
 }
 
@@ -2820,13 +2834,14 @@ int main(int argc, char **argv)
         out("   floor: redis-benchmark -c %d -n %ld -t set, %.0f SET/s (median of the runs, one before each\n"
             "   lock run)\n",
             MT_THREADS, 2L * MT_THREADS * mres.n_pairs, mres.floor);
-        out("   %-24s %8s  %-27s %6s %6s %7s %9s\n", "", "pairs/s", "ratio to floor/2 (>= 0.85)", "open", "conns",
-            "rt/pair", "CPU us/pair");
+        out("   %-24s %8s  %-27s %-11s %4s %5s %7s %11s\n", "", "pairs/s", "ratio to floor/2 (>= 0.85)", "(range)",
+            "open", "conns", "rt/pair", "CPU us/pair");
         for (k = 0; k < 2; k++) {
             const double *f = mres.fig[k].v;
             int ok = f[F_RATIO] >= MT_TARGET;
-            out("   %-24s %8.0f  %6.3f  %-19s %6.0f %6.0f %7.2f %5.1f + %.1f\n", vl[k], f[F_PAIRS], f[F_RATIO], mark(ok),
-                mres.fig[k].clients, f[F_CONNS], f[F_RT], f[F_CPU_CL], f[F_CPU_SRV]);
+            out("   %-24s %8.0f  %6.3f  %-19s %.2f-%.2f  %4.0f %5.0f %7.2f %5.1f + %.1f\n", vl[k], f[F_PAIRS], f[F_RATIO],
+                mark(ok), mres.fig[k].ratio_lo, mres.fig[k].ratio_hi, mres.fig[k].clients, f[F_CONNS], f[F_RT],
+                f[F_CPU_CL], f[F_CPU_SRV]);
             targets++;
             met += ok;
 #define J(suffix, val)                                            \
@@ -2836,6 +2851,8 @@ int main(int argc, char **argv)
     } while (0)
             J("pairs_per_s", rnd(f[F_PAIRS]));
             J("ratio", f[F_RATIO]);
+            J("ratio_min", mres.fig[k].ratio_lo);
+            J("ratio_max", mres.fig[k].ratio_hi);
             J("floor_set_rps", rnd(f[F_FLOOR]));
             J("connections_open", mres.fig[k].clients);
             J("connections_accepted_per_run", f[F_CONNS]);
@@ -2869,8 +2886,9 @@ int main(int argc, char **argv)
         out("   floor: redis-benchmark --cluster -c %d -n %ld -t set, %.0f SET/s (median, one before each lock run)\n",
             MT_THREADS, 2L * MT_THREADS * clres.n_pairs, f[F_FLOOR]);
         ok = f[F_RATIO] >= MT_CL_TARGET;
-        out("   %-24s %8.0f pairs/s, ratio to floor/2 %.3f (target >= %.2f) %s\n", "one shared client", f[F_PAIRS],
-            f[F_RATIO], MT_CL_TARGET, mark(ok));
+        out("   %-24s %8.0f pairs/s, ratio to floor/2 %.3f (range %.2f-%.2f; target >= %.2f) %s\n",
+            "one shared client", f[F_PAIRS], f[F_RATIO], clres.fig.ratio_lo, clres.fig.ratio_hi, MT_CL_TARGET,
+            mark(ok));
         out("   masters: %.0f connections open, %.0f accepted per run, %.2f EVALSHA per pair (shares %.2f/%.2f/%.2f)\n"
             "   CPU us per pair: this process %.1f + the six servers %.1f; per SET: redis-benchmark %.1f + servers %.1f\n",
             clres.fig.clients, f[F_CONNS], f[F_RT], f[F_SHARE0], f[F_SHARE0 + 1], f[F_SHARE0 + 2], f[F_CPU_CL],
@@ -2885,6 +2903,8 @@ int main(int argc, char **argv)
         json_num("cluster_floor_set_rps", rnd(f[F_FLOOR]));
         json_num("cluster_pairs_per_s", rnd(f[F_PAIRS]));
         json_num("cluster_ratio", f[F_RATIO]);
+        json_num("cluster_ratio_min", clres.fig.ratio_lo);
+        json_num("cluster_ratio_max", clres.fig.ratio_hi);
         json_num("cluster_connections_open", clres.fig.clients);
         json_num("cluster_connections_accepted_per_run", f[F_CONNS]);
         json_num("cluster_evalsha_per_pair", f[F_RT]);
