@@ -1,9 +1,10 @@
 /* bench.c - rdlock-bench: performance figures for librdlock against a
  * private redis-server (tests/fixture.c).  See bench/README.md.
  *
- *   rdlock-bench [--quick] [--json-only] [--cold-script-cache]
+ *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster]
  *
  *   --quick              fewer repetitions, 10,000 watchdog holds only
+ *   --cluster            also step 7 (starts a 3-master cluster, ~10 s)
  *   --json-only          print only the final JSON line
  *   --cold-script-cache  skip the renew-script warm-up (shows the NOSCRIPT
  *                        pipeline problem described in bench/README.md)
@@ -25,7 +26,13 @@
  *      repetitions), and a mixed workload:
  *      4 processes x 500 sections on one rdrwlock_t, 90% reads / 10% writes,
  *      checking that no reader sees a half-written value and measuring how
- *      many readers are inside at once.
+ *      many readers are inside at once;
+ *   6. many threads, distinct names: 32 threads each locking and unlocking
+ *      its own name, (a) each with its own client, (b) all on one shared
+ *      client; aggregate pairs/s as a ratio to redis-benchmark's SET rate
+ *      with 32 connections / 2, the two alternating;
+ *   7. (--cluster) the same as 6b on a 3-master Redis Cluster
+ *      (tests/cluster.c), against redis-benchmark --cluster.
  * The machine is noisy: every figure is the median of several repetitions
  * and ratios are taken to the floor measured in the same run, interleaved
  * with the measurement.  A human-readable table goes to stdout, then ONE
@@ -41,12 +48,15 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,7 +64,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "../tests/fixture.h" /* Makefile.am gives no -I tests */
+#include "../tests/cluster.h" /* Makefile.am gives no -I tests */
+#include "../tests/fixture.h"
 #include "rdlock.h"
 
 #define NPROC 4                /* contending processes */
@@ -1844,6 +1855,595 @@ cleanup:
     return res->ok ? 0 : -1;
 }
 
+/* ---------------------------------------------------------------- 6+7: many threads, distinct names */
+
+/* MT_THREADS threads, each locking and unlocking its own name (no
+ * contention), on one server (step 6) and on a 3-master Redis Cluster
+ * (step 7).  The floor is redis-benchmark's SET with as many connections,
+ * on the same server(s) in the same run: a lock+unlock pair is at best two
+ * round trips, so ratio = pairs/s / (SET ops/s / 2). */
+#define MT_THREADS 32
+#define MT_TARGET 0.85      /* issue 15: single server, x SET floor/2 */
+#define MT_CL_TARGET 0.40   /* issue 11: cluster, x cluster SET floor/2 */
+#define MT_CHILD_ALARM_S 120 /* a hung redis-benchmark is killed */
+
+/* redis-benchmark: $REDIS_BENCHMARK, else next to the redis-server the
+ * fixture runs ($REDIS_SERVER's directory), else PATH, /usr/bin. */
+static const char *redis_benchmark_path(void)
+{
+    static char path[512];
+    const char *e = getenv("REDIS_BENCHMARK"), *p;
+    if (e != NULL && *e != '\0')
+        return e;
+    if ((e = getenv("REDIS_SERVER")) != NULL && (p = strrchr(e, '/')) != NULL) {
+        snprintf(path, sizeof path, "%.*s/redis-benchmark", (int)(p - e), e);
+        if (access(path, X_OK) == 0)
+            return path;
+    }
+    if ((e = getenv("PATH")) != NULL) {
+        while (*e != '\0') {
+            size_t n = strcspn(e, ":");
+            snprintf(path, sizeof path, "%.*s/redis-benchmark", (int)n, n ? e : ".");
+            if (access(path, X_OK) == 0)
+                return path;
+            e += n + (e[n] == ':');
+        }
+    }
+    if (access("/usr/bin/redis-benchmark", X_OK) == 0)
+        return "/usr/bin/redis-benchmark";
+    return NULL;
+}
+
+/* `redis-benchmark -h 127.0.0.1 -p port -c clients -n n -t set --csv`
+ * (with --cluster when cluster): its SET requests/s, or NAN (a hard error,
+ * printed). */
+static double rb_set_rate(int port, int cluster, int clients, long n)
+{
+    const char *bin = redis_benchmark_path();
+    char sport[16], sc[16], sn[32], out_buf[8192];
+    int fd[2], st;
+    ssize_t got;
+    pid_t pid;
+    const char *p;
+
+    if (bin == NULL) {
+        fail("redis-benchmark not found (Debian: redis-tools; or set $REDIS_BENCHMARK)");
+        return NAN;
+    }
+    snprintf(sport, sizeof sport, "%d", port);
+    snprintf(sc, sizeof sc, "%d", clients);
+    snprintf(sn, sizeof sn, "%ld", n);
+    if (pipe(fd) != 0) {
+        fail("pipe: %s", strerror(errno));
+        return NAN;
+    }
+    fflush(NULL);
+    if ((pid = fork()) < 0) {
+        fail("fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return NAN;
+    }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        alarm(MT_CHILD_ALARM_S); /* kept across exec: a hang ends */
+        if (cluster)
+            execl(bin, "redis-benchmark", "--cluster", "-h", "127.0.0.1", "-p", sport, "-c", sc, "-n", sn, "-t", "set",
+                  "--csv", (char *)NULL);
+        else
+            execl(bin, "redis-benchmark", "-h", "127.0.0.1", "-p", sport, "-c", sc, "-n", sn, "-t", "set", "--csv",
+                  (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    got = read_all(fd[0], out_buf, sizeof out_buf - 1);
+    close(fd[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    out_buf[got > 0 ? got : 0] = '\0';
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || (p = strstr(out_buf, "\"SET\",\"")) == NULL) {
+        fail("%s %s-p %d -c %d -n %ld -t set --csv: %s %d; output: %.300s", bin, cluster ? "--cluster " : "", port,
+             clients, n, WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+             out_buf);
+        return NAN;
+    }
+    return strtod(p + 7, NULL);
+}
+
+/* total_connections_received and total_commands_processed (INFO stats)
+ * and connected_clients (INFO clients) of one server. */
+typedef struct srv_counts {
+    long long conns, clients; /* total_connections_received, connected_clients */
+    long long evalsha;        /* cmdstat_evalsha calls: the library's round trips */
+} srv_counts_t;
+
+static long long info_num(const char *text, const char *field)
+{
+    const char *p = strstr(text, field);
+    return p == NULL ? -1 : strtoll(p + strlen(field), NULL, 10);
+}
+
+/* total_commands_processed would count the scripts' redis.call()s too. */
+static void srv_counts(redisContext *c, srv_counts_t *k)
+{
+    redisReply *r = cmd(c, "INFO");
+    long long u;
+    k->conns = k->clients = k->evalsha = -1;
+    if (r != NULL && r->type == REDIS_REPLY_STRING) {
+        k->conns = info_num(r->str, "total_connections_received:");
+        k->clients = info_num(r->str, "connected_clients:");
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    evalsha_stats(c, &k->evalsha, &u);
+}
+
+/* CPU time in us: this process, its reaped children (redis-benchmark),
+ * and the given server processes (/proc/PID/stat utime + stime, in clock
+ * ticks: 10 ms at 100 Hz, so only runs of a second or more are meant). */
+typedef struct cpu_snap {
+    double self_us, children_us, server_us;
+} cpu_snap_t;
+
+static double tv_us(struct timeval tv)
+{
+    return (double)tv.tv_sec * 1e6 + (double)tv.tv_usec;
+}
+
+static double proc_cpu_us(pid_t pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long ut = 0, st = 0;
+    FILE *f;
+    size_t n;
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return NAN;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* after "(comm)": state is field 3, utime 14, stime 15 */
+    if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return NAN;
+    return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void cpu_snap(cpu_snap_t *c, const pid_t *servers, int nservers)
+{
+    struct rusage ru;
+    int i;
+    getrusage(RUSAGE_SELF, &ru);
+    c->self_us = tv_us(ru.ru_utime) + tv_us(ru.ru_stime);
+    getrusage(RUSAGE_CHILDREN, &ru);
+    c->children_us = tv_us(ru.ru_utime) + tv_us(ru.ru_stime);
+    c->server_us = 0;
+    for (i = 0; i < nservers; i++)
+        c->server_us += proc_cpu_us(servers[i]);
+}
+
+typedef struct mt_thread {
+    pthread_t th;
+    rdlock_client_t *own; /* variant a: this thread's own client */
+    rdlock_attr_t attr;
+    rdlock_t m;
+    int ok; /* m initialised */
+    char name[64];
+    uint64_t last_token; /* per name: tokens must increase strictly */
+    int64_t end_ns;
+    long done;
+    int err; /* first failure's code (or -1: fencing order) */
+    const char *what;
+    struct mt_set *set;
+} mt_thread_t;
+
+typedef struct mt_set {
+    rdlock_client_t *shared; /* variant b and the cluster: one client for all */
+    mt_thread_t t[MT_THREADS];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready, go;
+    long n; /* pairs per thread in this run */
+} mt_set_t;
+
+static void *mt_main(void *arg)
+{
+    mt_thread_t *t = arg;
+    mt_set_t *set = t->set;
+    long i;
+    int rc;
+    uint64_t tok;
+
+    pthread_mutex_lock(&set->mu);
+    set->ready++;
+    pthread_cond_broadcast(&set->cv);
+    while (!set->go)
+        pthread_cond_wait(&set->cv, &set->mu);
+    pthread_mutex_unlock(&set->mu);
+    for (i = 0; i < set->n; i++) {
+        if ((rc = rdlock_lock(&t->m)) != 0) {
+            t->err = rc, t->what = "rdlock_lock";
+            break;
+        }
+        if ((rc = rdlock_fencing_token(&t->m, &tok)) != 0 || tok <= t->last_token) {
+            t->err = rc ? rc : -1, t->what = "rdlock_fencing_token";
+            rdlock_unlock(&t->m);
+            break;
+        }
+        t->last_token = tok;
+        if ((rc = rdlock_unlock(&t->m)) != 0) {
+            t->err = rc, t->what = "rdlock_unlock";
+            break;
+        }
+    }
+    t->done = i;
+    t->end_ns = now_ns();
+    return NULL;
+}
+
+/* One run: every thread does n pairs on its own name, all released at
+ * once.  Aggregate pairs/s = all pairs / (release -> last thread done), or
+ * NAN (a hard error, printed). */
+static double mt_run(mt_set_t *set, long n)
+{
+    int64_t t0, end = 0;
+    long total = 0;
+    int i, started = 0, bad = 0;
+
+    set->ready = set->go = 0;
+    set->n = n;
+    for (i = 0; i < MT_THREADS; i++) {
+        set->t[i].err = 0;
+        set->t[i].done = 0;
+        if (pthread_create(&set->t[i].th, NULL, mt_main, &set->t[i]) != 0) {
+            fail("pthread_create failed");
+            break;
+        }
+        started++;
+    }
+    pthread_mutex_lock(&set->mu);
+    while (set->ready < started)
+        pthread_cond_wait(&set->cv, &set->mu);
+    t0 = now_ns();
+    set->go = 1;
+    pthread_cond_broadcast(&set->cv);
+    pthread_mutex_unlock(&set->mu);
+    for (i = 0; i < started; i++) {
+        mt_thread_t *t = &set->t[i];
+        pthread_join(t->th, NULL);
+        total += t->done;
+        if (t->end_ns > end)
+            end = t->end_ns;
+        if (t->err != 0) {
+            bad = 1;
+            if (t->err == -1)
+                fail("%s: thread %d: fencing token not above the name's previous one", t->name, i);
+            else
+                fail("%s: thread %d: %s: %s (%s)", t->name, i, t->what, rdlock_strerror(t->err),
+                     rdt_errname(t->err));
+        }
+    }
+    if (bad || started < MT_THREADS)
+        return NAN;
+    return (double)total / ((double)(end - t0) / 1e9);
+}
+
+/* Set up MT_THREADS locks, named with names[i] when names is not NULL
+ * (else "<stem>-<i>"): on their own clients from ini (own != 0) or all on
+ * one shared client.  0 or -1. */
+static int mt_open(mt_set_t *set, const char *ini, int own, const char *stem, char (*names)[64])
+{
+    int i, rc;
+    memset(set, 0, sizeof *set);
+    pthread_mutex_init(&set->mu, NULL);
+    pthread_cond_init(&set->cv, NULL);
+    if (!own && (rc = rdlock_client_open(&set->shared, ini)) != 0) {
+        fail("rdlock_client_open(%s): %s", ini, rdlock_strerror(rc));
+        return -1;
+    }
+    for (i = 0; i < MT_THREADS; i++) {
+        mt_thread_t *t = &set->t[i];
+        t->set = set;
+        if (names != NULL)
+            snprintf(t->name, sizeof t->name, "%s", names[i]);
+        else
+            snprintf(t->name, sizeof t->name, "%s-%d", stem, i);
+        if (own && (rc = rdlock_client_open(&t->own, ini)) != 0) {
+            fail("rdlock_client_open(%s): %s", ini, rdlock_strerror(rc));
+            return -1;
+        }
+        rdlock_attr_init(&t->attr);
+        rdlock_attr_setclient(&t->attr, own ? t->own : set->shared);
+        if ((rc = rdlock_init(&t->m, t->name, &t->attr)) != 0) {
+            fail("rdlock_init(%s): %s", t->name, rdlock_strerror(rc));
+            return -1;
+        }
+        t->ok = 1;
+    }
+    return 0;
+}
+
+static void mt_close(mt_set_t *set)
+{
+    int i, rc;
+    for (i = 0; i < MT_THREADS; i++) {
+        mt_thread_t *t = &set->t[i];
+        if (t->ok && (rc = rdlock_destroy(&t->m)) != 0)
+            fail("rdlock_destroy(%s): %s", t->name, rdlock_strerror(rc));
+        if (t->ok)
+            rdlock_attr_destroy(&t->attr);
+        t->ok = 0;
+        if (t->own != NULL && (rc = rdlock_client_close(t->own)) != 0)
+            fail("rdlock_client_close: %s", rdlock_strerror(rc));
+        t->own = NULL;
+    }
+    if (set->shared != NULL && (rc = rdlock_client_close(set->shared)) != 0)
+        fail("rdlock_client_close: %s", rdlock_strerror(rc));
+    set->shared = NULL;
+    pthread_mutex_destroy(&set->mu);
+    pthread_cond_destroy(&set->cv);
+}
+
+/* The figures of one repetition (and their medians): a floor run, then a
+ * lock run, against n_srv servers. */
+enum {
+    F_FLOOR,   /* redis-benchmark SET ops/s */
+    F_PAIRS,   /* aggregate lock+unlock pairs/s */
+    F_RATIO,   /* pairs/s / (floor / 2) */
+    F_CONNS,   /* connections the servers accepted during the lock run */
+    F_RT,      /* EVALSHA calls per pair (the library's round trips) */
+    F_CPU_CL,  /* CPU us per pair: this process (the 32 threads and the library) */
+    F_CPU_SRV, /* CPU us per pair: the servers */
+    F_CPU_RB,  /* CPU us per SET: redis-benchmark */
+    F_CPU_RBS, /* CPU us per SET: the servers */
+    F_SHARE0,  /* the first server's share of the EVALSHA calls, ... */
+    F_N = F_SHARE0 + 3
+};
+
+typedef struct mt_fig {
+    double v[F_N];  /* medians over the repetitions */
+    double ratio_lo, ratio_hi; /* the smallest and largest ratio of a repetition */
+    double clients; /* connections the workload keeps open (connected_clients after its warm-up) */
+} mt_fig_t;
+
+typedef struct mt_target {
+    redisContext *c[3]; /* INFO connections, one per master */
+    int n;
+    pid_t pids[RDT_CLUSTER_NODES]; /* every server process (CPU) */
+    int npids;
+    int port, cluster; /* where redis-benchmark goes */
+} mt_target_t;
+
+/* connected_clients summed over the target's servers, less our own INFO
+ * connections. */
+static double mt_clients(const mt_target_t *tg)
+{
+    srv_counts_t k;
+    double sum = 0;
+    int j;
+    for (j = 0; j < tg->n; j++) {
+        srv_counts(tg->c[j], &k);
+        sum += (double)(k.clients - 1);
+    }
+    return sum;
+}
+
+/* One repetition: redis-benchmark with MT_THREADS connections and as many
+ * round trips as the lock run makes at best (2 per pair), then the lock
+ * run.  v[F_*] filled. */
+static void mt_rep(const mt_target_t *tg, mt_set_t *set, long n, double *v)
+{
+    srv_counts_t b[3], a[3];
+    cpu_snap_t c0, c1, c2;
+    long long dc = 0, dn = 0, dk[3];
+    long nrt = 2L * MT_THREADS * n;
+    int j;
+
+    cpu_snap(&c0, tg->pids, tg->npids);
+    v[F_FLOOR] = rb_set_rate(tg->port, tg->cluster, MT_THREADS, nrt);
+    for (j = 0; j < tg->n; j++)
+        srv_counts(tg->c[j], &b[j]);
+    cpu_snap(&c1, tg->pids, tg->npids);
+    v[F_PAIRS] = mt_run(set, n);
+    cpu_snap(&c2, tg->pids, tg->npids);
+    for (j = 0; j < tg->n; j++) {
+        srv_counts(tg->c[j], &a[j]);
+        dc += a[j].conns - b[j].conns;
+        dk[j] = a[j].evalsha - b[j].evalsha;
+        dn += dk[j];
+    }
+    v[F_RATIO] = v[F_PAIRS] / (v[F_FLOOR] / 2);
+    v[F_CONNS] = (double)dc;
+    v[F_RT] = (double)dn / ((double)MT_THREADS * n);
+    v[F_CPU_CL] = (c2.self_us - c1.self_us) / ((double)MT_THREADS * n);
+    v[F_CPU_SRV] = (c2.server_us - c1.server_us) / ((double)MT_THREADS * n);
+    v[F_CPU_RB] = (c1.children_us - c0.children_us) / (double)nrt;
+    v[F_CPU_RBS] = (c1.server_us - c0.server_us) / (double)nrt;
+    for (j = 0; j < 3; j++)
+        v[F_SHARE0 + j] = j < tg->n && dn > 0 ? (double)dk[j] / (double)dn : NAN;
+}
+
+static void mt_medians(double (*v)[F_N], int reps, mt_fig_t *f)
+{
+    double col[64];
+    int k, r;
+    for (k = 0; k < F_N; k++) {
+        for (r = 0; r < reps; r++)
+            col[r] = v[r][k];
+        f->v[k] = median(col, reps);
+        if (k == F_RATIO) {
+            f->ratio_hi = maxd(col, reps);
+            for (r = 0; r < reps; r++)
+                col[r] = -col[r];
+            f->ratio_lo = -maxd(col, reps);
+        }
+    }
+}
+
+/* Step 6 results.  fig[0] one client per thread, fig[1] one shared client. */
+typedef struct mt_res {
+    mt_fig_t fig[2];
+    double floor; /* median of all floor runs */
+    long n_pairs; /* per thread per run */
+    int ok;
+} mt_res_t;
+
+/* Step 6: in each repetition floor, (a), floor, (b); the order of (a) and
+ * (b) alternates, and each ratio is to the floor run just before it. */
+static int bench_mt(const rdt_server_t *s, int reps, mt_res_t *res)
+{
+    mt_set_t *set[2] = { NULL, NULL };
+    static double v[2][64][F_N];
+    double fl[128];
+    long n = quick ? 200 : 500;
+    const char *ini = rdt_write_ini(s, 0, "[lock]\nlease_ms = 30000\n");
+    mt_target_t tg;
+    double base;
+    int r, k, w, nf = 0;
+
+    memset(res, 0, sizeof *res);
+    memset(&tg, 0, sizeof tg);
+    res->n_pairs = n;
+    tg.n = 1;
+    tg.c[0] = rdt_connect(s);
+    tg.pids[0] = s->pid;
+    tg.npids = 1;
+    tg.port = s->port;
+    set[0] = calloc(1, sizeof *set[0]);
+    set[1] = calloc(1, sizeof *set[1]);
+    if (ini == NULL || tg.c[0] == NULL || set[0] == NULL || set[1] == NULL) {
+        fail("many threads: setup failed");
+        goto out;
+    }
+    /* Each workload's open connections: counted after its warm-up
+     * (connections, script cache, pools, watchdog threads). */
+    rb_set_rate(s->port, 0, MT_THREADS, 2000);
+    for (w = 0; w < 2; w++) {
+        base = mt_clients(&tg);
+        if (mt_open(set[w], ini, w == 0, w == 0 ? "bench-mt-own" : "bench-mt-shared", NULL) != 0)
+            goto out;
+        mt_run(set[w], 20);
+        res->fig[w].clients = mt_clients(&tg) - base;
+    }
+    for (r = 0; r < reps; r++)
+        for (k = 0; k < 2; k++) {
+            w = (r + k) % 2;
+            mt_rep(&tg, set[w], n, v[w][r]);
+            fl[nf++] = v[w][r][F_FLOOR];
+        }
+    res->floor = median(fl, nf);
+    for (w = 0; w < 2; w++)
+        mt_medians(v[w], reps, &res->fig[w]);
+    res->ok = !isnan(res->fig[0].v[F_RATIO]) && !isnan(res->fig[1].v[F_RATIO]);
+out:
+    for (w = 0; w < 2; w++)
+        if (set[w] != NULL) {
+            mt_close(set[w]);
+            free(set[w]);
+        }
+    if (tg.c[0] != NULL)
+        redisFree(tg.c[0]);
+    return res->ok ? 0 : -1;
+}
+
+/* Step 7 results. */
+typedef struct cl_res {
+    mt_fig_t fig;
+    double start_s; /* time to start the cluster and see it ready */
+    int names[3];   /* names per master */
+    long n_pairs;
+    int ok;
+} cl_res_t;
+
+/* Step 7: the shared-client workload of step 6 on a fresh 3-master
+ * cluster (tests/cluster.c), names spread evenly over the masters,
+ * interleaved with redis-benchmark --cluster (pointed at each master in
+ * turn). */
+static int bench_cluster(int reps, cl_res_t *res)
+{
+    rdt_cluster_t cl;
+    mt_set_t *set = NULL;
+    mt_target_t tg;
+    char text[512], (*names)[64] = NULL, key[128];
+    const char *ini;
+    static double v[64][F_N];
+    long n = quick ? 200 : 500;
+    int m[3], nm = 0, i, j, r, up = 0;
+    double t0 = now_s();
+
+    memset(res, 0, sizeof *res);
+    memset(&tg, 0, sizeof tg);
+    res->n_pairs = n;
+    if (rdt_cluster_start(&cl, NULL) != 0) {
+        fail("cluster: cannot start the 3-master cluster (tests/cluster.c)");
+        return -1;
+    }
+    up = 1;
+    res->start_s = now_s() - t0;
+    for (i = 0; i < RDT_CLUSTER_NODES && nm < 3; i++)
+        if (rdt_cluster_is_master(&cl, i) == 1)
+            m[nm++] = i;
+    if (nm != 3 || (names = calloc(MT_THREADS, sizeof *names)) == NULL ||
+        (set = calloc(1, sizeof *set)) == NULL) {
+        fail("cluster: %d masters found, or out of memory", nm);
+        goto out;
+    }
+    /* Thread i's name lives on master i % 3 (the key's hash tag is the
+     * name: docs/CONTRACT.md section 1, default prefix "rdlock:"). */
+    for (i = 0; i < MT_THREADS; i++) {
+        for (j = 0; j < 1000; j++) {
+            snprintf(names[i], sizeof names[i], "bench-cl-%d-%d", i, j);
+            snprintf(key, sizeof key, "rdlock:{%s}", names[i]);
+            if (rdt_cluster_master_of_key(&cl, key, strlen(key)) == m[i % 3])
+                break;
+        }
+        if (j == 1000) {
+            fail("cluster: no name for master %d", m[i % 3]);
+            goto out;
+        }
+        res->names[i % 3]++;
+    }
+    snprintf(text, sizeof text,
+             "[cluster]\nnodes = 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d\n[lock]\nlease_ms = 30000\n",
+             cl.node[m[0]].port, cl.node[m[1]].port, cl.node[m[2]].port);
+    if ((ini = rdt_write_file(&cl.node[0], "bench-cluster.ini", text)) == NULL)
+        goto out;
+    tg.n = 3;
+    tg.cluster = 1;
+    for (j = 0; j < 3; j++)
+        if ((tg.c[j] = rdt_connect(&cl.node[m[j]])) == NULL)
+            goto out;
+    for (i = 0; i < RDT_CLUSTER_NODES; i++)
+        tg.pids[tg.npids++] = cl.node[i].pid;
+    rb_set_rate(cl.node[m[0]].port, 1, MT_THREADS, 2000); /* warm-up */
+    {
+        double base = mt_clients(&tg);
+        if (mt_open(set, ini, 0, NULL, names) != 0)
+            goto out;
+        mt_run(set, 20);
+        res->fig.clients = mt_clients(&tg) - base;
+    }
+    for (r = 0; r < reps; r++) {
+        tg.port = cl.node[m[r % 3]].port;
+        mt_rep(&tg, set, n, v[r]);
+    }
+    mt_medians(v, reps, &res->fig);
+    res->ok = !isnan(res->fig.v[F_RATIO]);
+out:
+    if (set != NULL) {
+        mt_close(set);
+        free(set);
+    }
+    for (j = 0; j < 3; j++)
+        if (tg.c[j] != NULL)
+            redisFree(tg.c[j]);
+    free(names);
+    if (up)
+        rdt_cluster_stop(&cl);
+    return res->ok ? 0 : -1;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const char *mark(int ok)
@@ -1853,7 +2453,7 @@ static const char *mark(int ok)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache]\n");
+    fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster]\n");
 }
 
 int main(int argc, char **argv)
@@ -1863,6 +2463,9 @@ int main(int argc, char **argv)
     cont_res_t cres[3];
     rw_res_t rwres;
     wd_res_t wres[2];
+    mt_res_t mres;
+    cl_res_t clres;
+    int with_cluster = 0;
     int nwd = 0, i, k, reps, creps, targets = 0, met = 0;
     static const char *const cname[3] = { "contended_r100", "contended_r1000", "naive" };
     static const char *const clabel[3] = { "rdlock, retry_interval_ms=100", "rdlock, retry_interval_ms=1000",
@@ -1878,6 +2481,8 @@ int main(int argc, char **argv)
             json_only = 1;
         else if (strcmp(argv[i], "--cold-script-cache") == 0)
             cold_script_cache = 1;
+        else if (strcmp(argv[i], "--cluster") == 0)
+            with_cluster = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage();
             return 0;
@@ -1919,6 +2524,7 @@ int main(int argc, char **argv)
     json_num("cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
     json_bool("quick", quick);
     json_bool("cold_script_cache", cold_script_cache);
+    json_bool("cluster", with_cluster);
     json_num("reps", reps);
     json_num("contended_reps", creps);
 
@@ -2215,6 +2821,100 @@ int main(int argc, char **argv)
         json_num("rw_mixed_write_overlaps", (double)rwres.overlaps);
         json_bool("rw_mixed_fencing_order_ok", rwres.fencing_ok);
         json_bool("rw_mixed_ok", rwres.ok);
+    }
+
+    /* 6: many threads, distinct names, one server */
+    phase = "many threads";
+    bench_mt(&srv, reps, &mres);
+    {
+        static const char *const vn[2] = { "own", "shared" };
+        static const char *const vl[2] = { "a. a client per thread", "b. one shared client" };
+        out("\n6. many threads, distinct names: %d threads x %ld lock+unlock pairs, each thread its own name\n",
+            MT_THREADS, mres.n_pairs);
+        out("   floor: redis-benchmark -c %d -n %ld -t set, %.0f SET/s (median of the runs, one before each\n"
+            "   lock run)\n",
+            MT_THREADS, 2L * MT_THREADS * mres.n_pairs, mres.floor);
+        out("   %-24s %8s  %-27s %-11s %4s %5s %7s %11s\n", "", "pairs/s", "ratio to floor/2 (>= 0.85)", "(range)",
+            "open", "conns", "rt/pair", "CPU us/pair");
+        for (k = 0; k < 2; k++) {
+            const double *f = mres.fig[k].v;
+            int ok = f[F_RATIO] >= MT_TARGET;
+            out("   %-24s %8.0f  %6.3f  %-19s %.2f-%.2f  %4.0f %5.0f %7.2f %5.1f + %.1f\n", vl[k], f[F_PAIRS], f[F_RATIO],
+                mark(ok), mres.fig[k].ratio_lo, mres.fig[k].ratio_hi, mres.fig[k].clients, f[F_CONNS], f[F_RT],
+                f[F_CPU_CL], f[F_CPU_SRV]);
+            targets++;
+            met += ok;
+#define J(suffix, val)                                            \
+    do {                                                          \
+        snprintf(key, sizeof key, "mt_%s_%s", vn[k], suffix);     \
+        json_num(key, val);                                       \
+    } while (0)
+            J("pairs_per_s", rnd(f[F_PAIRS]));
+            J("ratio", f[F_RATIO]);
+            J("ratio_min", mres.fig[k].ratio_lo);
+            J("ratio_max", mres.fig[k].ratio_hi);
+            J("floor_set_rps", rnd(f[F_FLOOR]));
+            J("connections_open", mres.fig[k].clients);
+            J("connections_accepted_per_run", f[F_CONNS]);
+            J("evalsha_per_pair", f[F_RT]);
+            J("cpu_us_per_pair_client", f[F_CPU_CL]);
+            J("cpu_us_per_pair_server", f[F_CPU_SRV]);
+#undef J
+        }
+        out("   (open: connections the workload keeps open on the server, after its warm-up; conns:\n"
+            "    connections the server accepted during one run; rt/pair: EVALSHA calls per pair;\n"
+            "    CPU us/pair: this process + redis-server, from getrusage and /proc; medians)\n");
+        out("   floor CPU us per SET: redis-benchmark %.1f + redis-server %.1f\n", mres.fig[1].v[F_CPU_RB],
+            mres.fig[1].v[F_CPU_RBS]);
+        json_num("mt_threads", MT_THREADS);
+        json_num("mt_pairs_per_thread", (double)mres.n_pairs);
+        json_num("mt_floor_set_rps", rnd(mres.floor));
+        json_num("mt_floor_cpu_us_per_set_client", mres.fig[1].v[F_CPU_RB]);
+        json_num("mt_floor_cpu_us_per_set_server", mres.fig[1].v[F_CPU_RBS]);
+        json_bool("mt_ok", mres.ok);
+    }
+
+    /* 7: the same on a 3-master cluster (--cluster) */
+    if (with_cluster) {
+        const double *f = clres.fig.v;
+        int ok;
+        phase = "cluster";
+        bench_cluster(reps, &clres);
+        out("\n7. cluster: %d threads x %ld pairs, one shared client, names on 3 masters (%d/%d/%d);\n"
+            "   3 masters + 3 replicas (tests/cluster.c), started and ready in %.1f s\n",
+            MT_THREADS, clres.n_pairs, clres.names[0], clres.names[1], clres.names[2], clres.start_s);
+        out("   floor: redis-benchmark --cluster -c %d -n %ld -t set, %.0f SET/s (median, one before each lock run)\n",
+            MT_THREADS, 2L * MT_THREADS * clres.n_pairs, f[F_FLOOR]);
+        ok = f[F_RATIO] >= MT_CL_TARGET;
+        out("   %-24s %8.0f pairs/s, ratio to floor/2 %.3f (range %.2f-%.2f; target >= %.2f) %s\n",
+            "one shared client", f[F_PAIRS], f[F_RATIO], clres.fig.ratio_lo, clres.fig.ratio_hi, MT_CL_TARGET,
+            mark(ok));
+        out("   masters: %.0f connections open, %.0f accepted per run, %.2f EVALSHA per pair (shares %.2f/%.2f/%.2f)\n"
+            "   CPU us per pair: this process %.1f + the six servers %.1f; per SET: redis-benchmark %.1f + servers %.1f\n",
+            clres.fig.clients, f[F_CONNS], f[F_RT], f[F_SHARE0], f[F_SHARE0 + 1], f[F_SHARE0 + 2], f[F_CPU_CL],
+            f[F_CPU_SRV], f[F_CPU_RB], f[F_CPU_RBS]);
+        out("   vs one server (step 6b): lock %.0f -> %.0f pairs/s (%.2fx); SET floor %.0f -> %.0f/s (%.2fx)\n",
+            mres.fig[1].v[F_PAIRS], f[F_PAIRS], f[F_PAIRS] / mres.fig[1].v[F_PAIRS], mres.floor, f[F_FLOOR],
+            f[F_FLOOR] / mres.floor);
+        targets++;
+        met += ok;
+        json_num("cluster_start_s", clres.start_s);
+        json_num("cluster_pairs_per_thread", (double)clres.n_pairs);
+        json_num("cluster_floor_set_rps", rnd(f[F_FLOOR]));
+        json_num("cluster_pairs_per_s", rnd(f[F_PAIRS]));
+        json_num("cluster_ratio", f[F_RATIO]);
+        json_num("cluster_ratio_min", clres.fig.ratio_lo);
+        json_num("cluster_ratio_max", clres.fig.ratio_hi);
+        json_num("cluster_connections_open", clres.fig.clients);
+        json_num("cluster_connections_accepted_per_run", f[F_CONNS]);
+        json_num("cluster_evalsha_per_pair", f[F_RT]);
+        json_num("cluster_cpu_us_per_pair_client", f[F_CPU_CL]);
+        json_num("cluster_cpu_us_per_pair_servers", f[F_CPU_SRV]);
+        json_num("cluster_floor_cpu_us_per_set_client", f[F_CPU_RB]);
+        json_num("cluster_floor_cpu_us_per_set_servers", f[F_CPU_RBS]);
+        json_num("cluster_vs_single_pairs", f[F_PAIRS] / mres.fig[1].v[F_PAIRS]);
+        json_num("cluster_vs_single_floor", f[F_FLOOR] / mres.floor);
+        json_bool("cluster_ok", clres.ok);
     }
 
     snprintf(mode, sizeof mode, "%d/%d", met, targets);
