@@ -650,6 +650,83 @@ static void test_tool(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&held));
 }
 
+/* A semaphore on each master: a waiter blocked on it is woken by a post
+ * through the shard channel of its name's slot; leased permits are renewed
+ * there.  And rdonce on a cluster. */
+typedef struct semw {
+    rdsem_t *s;
+    int rc;
+    long long took_at;
+} semw_t;
+
+static void *sem_waiter(void *arg)
+{
+    semw_t *w = arg;
+    w->rc = rdsem_wait(w->s);
+    w->took_at = rdt_now_ms();
+    return NULL;
+}
+
+static int g_once_runs;
+static void once_fn(void)
+{
+    g_once_runs++;
+}
+
+static void test_sem_and_once(void)
+{
+    int m[3], v = -1;
+    char name[64];
+    rdsem_attr_t a;
+    rdsem_t s[3], leased;
+    rdonce_t once;
+    rdlock_attr_t la;
+
+    CU_ASSERT_FATAL(masters(m) == 0);
+    RDT_ASSERT_RC(0, rdsem_attr_init(&a));
+    RDT_ASSERT_RC(0, rdsem_attr_setclient(&a, g_c1));
+    for (int i = 0; i < 3; i++) {
+        pthread_t th;
+        semw_t w = { &s[i], -1, 0 };
+        long long t0;
+        CU_ASSERT_FATAL(name_on(m[i], "sem", name, sizeof name) == 0);
+        RDT_ASSERT_RC(0, rdsem_init(&s[i], name, 0, &a));
+        RDT_ASSERT_RC(EAGAIN, rdsem_trywait(&s[i]));
+        CU_ASSERT_FATAL(pthread_create(&th, NULL, sem_waiter, &w) == 0);
+        rdt__nap_ms(300); /* blocked (pacing: nothing to post before) */
+        t0 = rdt_now_ms();
+        RDT_ASSERT_RC(0, rdsem_post(&s[i]));
+        pthread_join(th, NULL);
+        RDT_ASSERT_RC(0, w.rc);
+        if (w.took_at - t0 >= WAKE_MS)
+            fprintf(stderr, "semaphore waiter on %s took %lld ms after the post\n", name, w.took_at - t0);
+        CU_ASSERT(w.took_at - t0 < WAKE_MS);
+        RDT_ASSERT_RC(0, rdsem_getvalue(&s[i], &v));
+        RDT_ASSERT_EQ_LL(0, v);
+        RDT_ASSERT_RC(0, rdsem_destroy(&s[i]));
+    }
+    /* A leased permit outlives several leases (renewed on its master). */
+    RDT_ASSERT_RC(0, rdsem_attr_settype(&a, RDSEM_LEASED));
+    CU_ASSERT_FATAL(name_on(m[2], "lsem", name, sizeof name) == 0);
+    RDT_ASSERT_RC(0, rdsem_init(&leased, name, 1, &a));
+    RDT_ASSERT_RC(0, rdsem_trywait(&leased));
+    rdt__nap_ms(3 * LEASE_MS);
+    RDT_ASSERT_RC(0, rdsem_getvalue(&leased, &v));
+    RDT_ASSERT_EQ_LL(0, v);
+    RDT_ASSERT_RC(0, rdsem_post(&leased));
+    RDT_ASSERT_RC(0, rdsem_destroy(&leased));
+    RDT_ASSERT_RC(0, rdsem_attr_destroy(&a));
+
+    RDT_ASSERT_RC(0, rdlock_attr_init(&la));
+    RDT_ASSERT_RC(0, rdlock_attr_setclient(&la, g_c2));
+    RDT_ASSERT_RC(0, rdonce_init(&once, "once-cl", &la));
+    RDT_ASSERT_RC(0, rdonce(&once, once_fn));
+    RDT_ASSERT_RC(0, rdonce(&once, once_fn));
+    CU_ASSERT_EQUAL(g_once_runs, 1);
+    RDT_ASSERT_RC(0, rdonce_destroy(&once));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&la));
+}
+
 static void test_bad_names(void)
 {
     rdlock_t m;
@@ -664,6 +741,7 @@ static const rdt_test_t tests[] = {
     { "failover", test_failover },
     { "reshard_under_load", test_reshard_under_load },
     { "failover_under_load", test_failover_under_load },
+    { "sem_and_once", test_sem_and_once },
     { "tool", test_tool },
     { "bad_names", test_bad_names },
     { NULL, NULL },
