@@ -449,6 +449,61 @@ static void test_post_wakes_one_in_order(void)
     RDT_ASSERT_RC(0, rdsem_destroy(&s));
 }
 
+/* Order of arrival, not of arrival time: a waiter already in line whose
+ * score is not below the newcomer's arrival time stays ahead of it.  That
+ * is the case of two waiters that join in the same server millisecond
+ * (post_wakes_one_in_order failed so, about once in 30 runs beside other
+ * suites: the actors start in well under a millisecond, both scores were
+ * the same millisecond, and the tie went by owner, a random id, putting
+ * w1 before w0), and of a server clock that stepped back.  Made
+ * deterministic by moving w0's score 60 s ahead of the server's clock:
+ * w1, arriving later, used to be queued in front of it. */
+static void test_same_ms_arrivals_in_order(void)
+{
+    semact_t w0, w1;
+    rdsem_t s;
+    redisReply *r;
+    char key[] = "rdlock:{tie}:s:w", member[128] = "";
+    long long now = 0;
+
+    FRESH_DB();
+    RDT_ASSERT_RC(0, sem_on(&s, "tie", 0, g_cslow, RDSEM_PLAIN, 0));
+    CU_ASSERT_EQUAL_FATAL(semact_start(&w0, g_ini_slow, "tie", 0, RDSEM_PLAIN, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(semact_send(&w0, "wait"), 0);
+    CU_ASSERT_EQUAL_FATAL(wait_queued("tie", 1), 1);
+    r = redisCommand(g_rc, "ZRANGE %s 0 0", key);
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1)
+        snprintf(member, sizeof member, "%s", r->element[0]->str);
+    freeReplyObject(r);
+    r = redisCommand(g_rc, "TIME");
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        now = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    freeReplyObject(r);
+    CU_ASSERT_FATAL(member[0] != '\0' && now > 0);
+    r = redisCommand(g_rc, "ZADD %s XX %lld %s", key, now + 60000, member);
+    CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+
+    CU_ASSERT_EQUAL_FATAL(semact_start(&w1, g_ini_slow, "tie", 0, RDSEM_PLAIN, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(semact_send(&w1, "wait"), 0);
+    CU_ASSERT_EQUAL_FATAL(wait_queued("tie", 2), 1);
+    r = redisCommand(g_rc, "ZRANGE %s 0 0", key);
+    CU_ASSERT(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+              strcmp(r->element[0]->str, member) == 0); /* w0 still first */
+    freeReplyObject(r);
+
+    RDT_ASSERT_RC(0, rdsem_post(&s));
+    RDT_ASSERT_RC(0, semact_reply(&w0, 5000, NULL));
+    RDT_ASSERT_EQ_LL(RDT_ACTOR_NOREPLY, semact_reply(&w1, 300, NULL));
+    RDT_ASSERT_RC(0, rdsem_post(&s));
+    RDT_ASSERT_RC(0, semact_reply(&w1, 5000, NULL));
+    RDT_ASSERT_EQ_LL(0, value_of(&s));
+    RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, key));
+    RDT_ASSERT_EQ_LL(0, semact_stop(&w0));
+    RDT_ASSERT_EQ_LL(0, semact_stop(&w1));
+    RDT_ASSERT_RC(0, rdsem_destroy(&s));
+}
+
 /* A timed waiter that gives up leaves no mark: the next post goes to the
  * waiter behind it, at once. */
 static void test_timeout_leaves_line(void)
@@ -911,6 +966,7 @@ static const rdt_test_t tests[] = {
     { "posix_basics", test_posix_basics },
     { "overflow", test_overflow },
     { "post_wakes_one_in_order", test_post_wakes_one_in_order },
+    { "same_ms_arrivals_in_order", test_same_ms_arrivals_in_order },
     { "timeout_leaves_line", test_timeout_leaves_line },
     { "leased_basics", test_leased_basics },
     { "leased_lost", test_leased_lost },

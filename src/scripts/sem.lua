@@ -17,7 +17,9 @@
 --                              call that started the hold: its identity).
 --                              PEXPIREd with its longest lease.  Free
 --                              permits = 'v' - the counts of live holders.
---   KEYS[3] <prefix>{N}:s:w    zset: waiters in order of arrival (FIFO).
+--   KEYS[3] <prefix>{N}:s:w    zset: waiters in order of arrival (FIFO):
+--                              each joins with a score above every score
+--                              in the line (its arrival time, or more).
 --   KEYS[4] <prefix>{N}:s:wq   hash: waiter -> "<mark deadline>;<lease>;<call>;
 --                              <pid>;<thread>;<host>", refreshed by each look.
 --   KEYS[5] <prefix>{N}:s:o:<owner>  string: the call number of the last
@@ -224,8 +226,18 @@ if op == 't' then
     if free - 1 > 0 and live > 0 then redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u') end
     return {1, now, hc}
   end
+  if waiting and not pos then
+    -- Joins the line behind everyone in it, whatever their scores: a
+    -- score of its own arrival time alone would tie with a waiter that
+    -- came in the same millisecond (and ties go by owner, a random id),
+    -- or sort before one that came before the server's clock stepped
+    -- back.  An entry that stays (pos) keeps its place in line.
+    local score = now
+    local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+    if last[2] and tonumber(last[2]) >= score then score = tonumber(last[2]) + 1 end
+    redis.call('ZADD', KEYS[3], 'NX', score, owner)
+  end
   if waiting then
-    redis.call('ZADD', KEYS[3], 'NX', now, owner) -- keeps its place in line
     redis.call('HSET', KEYS[4], owner, (now + lease) .. ';' .. lease .. ';' .. ARGV[5] .. ';' .. ARGV[11] .. ';' .. ARGV[12])
   end
   -- A dead waiter dropped here may have stood in front of live ones.
