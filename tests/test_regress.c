@@ -989,6 +989,65 @@ static void test_queue_place_kept_while_another_looks(void)
     CU_ASSERT_EQUAL(rdlock_client_close(cw), 0);
 }
 
+/* Writers that join the queue in the same server millisecond must be
+ * served in arrival order.  The queue was a zset scored by arrival time in
+ * ms, and equal scores sort by member (the owner id, random), so such a
+ * pair was served in random order (found in test_sem's queue, which had
+ * the same rule).  The tie is forced: A's score is moved 60 s ahead, as if
+ * B came in the same millisecond or after a clock step back; B must still
+ * queue behind A, and A get the lock first. */
+static void test_same_ms_writers_in_order(void)
+{
+    const char *N = "tie-w";
+    rdlock_t hm, am, bm;
+    hthread_t h, a, b;
+    char member[128] = "";
+    redisReply *r;
+    long long now = 0;
+    int n = 0;
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(mx_init(&hm, N, g_ca, RDLOCK_STALLED, 0, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(mx_init(&am, N, g_cb, RDLOCK_STALLED, 0, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(mx_init(&bm, N, g_ca, RDLOCK_STALLED, 0, -1), 0);
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&h, &hm, 0), 0);
+    CU_ASSERT_FATAL(hthread_wait(&h, 1, 5000));
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&a, &am, 1), 0);
+    CU_ASSERT_EQUAL_FATAL(wait_queued(N, 1, &n), 0);
+    r = redisCommand(g_rc, "ZRANGE %s 0 0", rdt_key(N, ":w"));
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1)
+        snprintf(member, sizeof member, "%s", r->element[0]->str);
+    if (r != NULL)
+        freeReplyObject(r);
+    now = rdt_server_ms(g_rc);
+    CU_ASSERT_FATAL(member[0] != '\0' && now > 0);
+    r = redisCommand(g_rc, "ZADD %s XX %lld %s", rdt_key(N, ":w"), now + 60000, member);
+    CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+
+    CU_ASSERT_EQUAL_FATAL(hthread_start(&b, &bm, 1), 0);
+    CU_ASSERT_EQUAL_FATAL(wait_queued(N, 2, &n), 0);
+    r = redisCommand(g_rc, "ZRANGE %s 0 0", rdt_key(N, ":w"));
+    CU_ASSERT(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+              strcmp(r->element[0]->str, member) == 0); /* A still first */
+    if (r != NULL)
+        freeReplyObject(r);
+
+    hthread_finish(&h); /* unlock: hand-over to the head */
+    CU_ASSERT(hthread_wait(&a, 3, 8000));
+    CU_ASSERT(hthread_wait(&b, 3, 8000));
+    hthread_finish(&a);
+    hthread_finish(&b);
+    CU_ASSERT_EQUAL(a.lock_rc, 0);
+    CU_ASSERT_EQUAL(b.lock_rc, 0);
+    if (!(a.locked_at <= b.locked_at))
+        fprintf(stderr, "same-ms writers: B got it %lld ms before A\n", a.locked_at - b.locked_at);
+    CU_ASSERT(a.locked_at <= b.locked_at);
+    CU_ASSERT_EQUAL(rdlock_destroy(&hm), 0);
+    CU_ASSERT_EQUAL(rdlock_destroy(&am), 0);
+    CU_ASSERT_EQUAL(rdlock_destroy(&bm), 0);
+}
+
 /* ------------------------------------------------------------------ */
 
 static const rdt_test_t tests[] = {
@@ -999,6 +1058,7 @@ static const rdt_test_t tests[] = {
     { "lost_callback_may_exit", test_lost_callback_may_exit },
     { "handover_found_by_look_restarts_lease", test_handover_found_by_look_restarts_lease },
     { "queue_place_kept_while_another_looks", test_queue_place_kept_while_another_looks },
+    { "same_ms_writers_in_order", test_same_ms_writers_in_order },
     { NULL, NULL },
 };
 

@@ -12,7 +12,8 @@
 --                              PEXPIRE covers the longest live holder, so a
 --                              dead sole holder's lock vanishes by itself.
 --   KEYS[2] <prefix>{N}:w      zset: the queue of waiting exclusive callers
---                              (writers), score = arrival (server ms): FIFO.
+--                              (writers), score = arrival (server ms, made
+--                              strictly increasing): FIFO.
 --                              A queued writer holds back new readers (writer
 --                              preference); only the head may take a free
 --                              lock, and a release hands the lock straight to
@@ -210,7 +211,16 @@ local function busy(hint)
   local first = 0
   if waiting then
     if mode == 'x' then
-      redis.call('ZADD', KEYS[2], 'NX', now, owner) -- keeps its place in line
+      -- A newcomer joins behind everyone in line, also one that came in
+      -- the same millisecond (equal scores would order by owner id, i.e.
+      -- at random) or before a clock step back; a queued one keeps its
+      -- place.
+      if not redis.call('ZSCORE', KEYS[2], owner) then
+        local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+        local score = now
+        if last[2] and tonumber(last[2]) >= score then score = tonumber(last[2]) + 1 end
+        redis.call('ZADD', KEYS[2], score, owner)
+      end
       redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. claim .. ';' .. info)
       if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == owner then first = 1 end
     else
