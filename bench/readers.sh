@@ -120,8 +120,8 @@ run_dir() { # DIR LABEL
 }
 
 printf '%-10s %-8s %6s %10s\n' scripts case readers 'usec/call'
-n=0
+nset=0
 for d in "$@"; do
-    n=$((n + 1))
-    run_dir "$d" "set$n"
+    nset=$((nset + 1))
+    run_dir "$d" "set$nset"
 done
