@@ -29,11 +29,11 @@
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
-/* The keys of a lock (see src/scripts/acquire.lua): six that every script
- * takes, and a seventh (the record of the last release) that only acquire
- * and release use. */
-#define RDL_NKEYS 6
-#define RDL_NKEYS_RELEASE 7
+/* The keys of a lock (see src/scripts/acquire.lua): seven that every script
+ * takes (the seventh: the readers' index), and an eighth (the record of the
+ * last release) that only acquire and release use. */
+#define RDL_NKEYS 7
+#define RDL_NKEYS_RELEASE 8
 typedef struct lock_keys {
     char *buf;
     const char *v[RDL_NKEYS_RELEASE];
@@ -45,7 +45,7 @@ static void exit_register(void);
 
 static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
 {
-    static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":rel" };
+    static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":sd", ":rel" };
     size_t i, off = 0;
     k->buf = malloc(RDL_NKEYS_RELEASE * keylen + 24);
     if (k->buf == NULL)

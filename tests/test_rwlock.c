@@ -1740,6 +1740,231 @@ static void test_lost_share(void)
     rdt_close_client(cb);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* many readers (issue 15: the readers' index, rdlock:{N}:sd)          */
+/* ------------------------------------------------------------------ */
+
+#define MANY_LIVE 150 /* shares in this process, renewed by the watchdog */
+#define MANY_DEAD 50  /* shares of a child that is SIGKILLed */
+#define MANY_LEASE 600
+
+static rdt_pipe_t g_mpipe;
+static char g_many_ini[400];
+static int g_many_ok;
+
+static void *many_child_reader(void *arg)
+{
+    if (rdrwlock_rdlock((rdrwlock_t *)arg) == 0)
+        __atomic_add_fetch(&g_many_ok, 1, __ATOMIC_SEQ_CST);
+    for (;;)
+        pause(); /* holds until the process is killed */
+    return NULL;
+}
+
+/* A child with MANY_DEAD threads, each holding a share of name arg (lease
+ * MANY_LEASE, watchdog on), until it is SIGKILLed. */
+static int many_child(void *arg)
+{
+    rdlock_client_t *c;
+    rdrwlock_t rw;
+    pthread_t th;
+    long long end = rdt_now_ms() + 20000;
+    int i;
+
+    rdt_child_begin(&g_mpipe);
+    if (rdlock_client_open(&c, g_many_ini) != 0)
+        return 2;
+    if (init_rw_full(&rw, (const char *)arg, c, 0, -1, 0, NULL, NULL) != 0)
+        return 3;
+    for (i = 0; i < MANY_DEAD; i++)
+        if (pthread_create(&th, NULL, many_child_reader, &rw) != 0)
+            return 4;
+    while (__atomic_load_n(&g_many_ok, __ATOMIC_SEQ_CST) < MANY_DEAD && rdt_now_ms() < end)
+        rdt__nap_ms(5);
+    rdt_send(g_mpipe.to_parent[1], __atomic_load_n(&g_many_ok, __ATOMIC_SEQ_CST) == MANY_DEAD ? "held" : "short");
+    for (;;)
+        pause();
+    return 0;
+}
+
+/* Holder fields of NAME whose deadline is after the server's now, and the
+ * latest deadline of all (server ms), read from the hash itself. */
+static int live_fields(const char *name, long long *maxd)
+{
+    long long now = rdt_server_ms(conn());
+    redisReply *r = (redisReply *)redisCommand(conn(), "HGETALL rdlock:{%s}", name);
+    int n = 0;
+    size_t i;
+    *maxd = 0;
+    if (r && r->type == REDIS_REPLY_ARRAY)
+        for (i = 0; i + 1 < r->elements; i += 2) {
+            long long d;
+            if (strcmp(r->element[i]->str, "m") == 0 || sscanf(r->element[i + 1]->str, "%lld;", &d) != 1)
+                continue;
+            if (d > now)
+                n++;
+            if (d > *maxd)
+                *maxd = d;
+        }
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static void start_child_readers(const char *name, pid_t *pid)
+{
+    char extra[64];
+    snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", MANY_LEASE);
+    write_ini(g_many_ini, sizeof g_many_ini, extra);
+    *pid = rdt_spawn(&g_mpipe, many_child, (void *)name);
+    CU_ASSERT_FATAL(*pid > 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_expect_line(&g_mpipe, "held", 30000, "readers child"), 0);
+}
+
+static void kill_child_readers(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_wait(pid, 10000));
+    rdt_pipe_close(&g_mpipe);
+}
+
+/* 200 readers of one name from two processes; the 50 of one are SIGKILLed
+ * and expire by their own leases while the 150 others are renewed (short
+ * lease: the index must follow the renewals).  The status lists the live
+ * ones; a queued writer holds back new readers, does not get in while any
+ * share is live, and gets in as soon as the last one unlocks. */
+static void test_many_readers(void)
+{
+    static holder_t hs[MANY_LIVE];
+    static const char N[] = "rw-many";
+    rdlock_client_t *ca, *cw;
+    rdrwlock_t ra, rw, rn;
+    rdlock_status_t st;
+    holder_t w;
+    char extra[64];
+    long long maxd, t0;
+    pid_t pid;
+    int i, ok;
+
+    fresh();
+    snprintf(extra, sizeof extra, "[lock]\nlease_ms = %u\n", MANY_LEASE);
+    ca = rdt_open_client(&srv, extra);
+    cw = rdt_open_client(&srv, extra);
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&ra, N, ca));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, N, cw));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rn, N, cw));
+    for (i = 0; i < MANY_LIVE; i++) {
+        holder_start(&hs[i], &ra, NULL, 'r');
+        RDT_ASSERT_RC(0, holder_acquired(&hs[i], 10000));
+    }
+    start_child_readers(N, &pid);
+    CU_ASSERT_EQUAL(holders(N, NULL), MANY_LIVE + MANY_DEAD);
+    RDT_ASSERT_EQ_LL(1, icmd("EXISTS rdlock:{%s}:sd", N)); /* the index is in use */
+    RDT_ASSERT_EQ_LL(MANY_LIVE + MANY_DEAD, icmd("ZCARD rdlock:{%s}:sd", N));
+    RDT_ASSERT_RC(0, rdlock_status_name(cw, N, &st));
+    CU_ASSERT_EQUAL(st.mode, 's');
+    CU_ASSERT_EQUAL(st.nholders, MANY_LIVE + MANY_DEAD);
+    rdlock_status_free(&st);
+
+    kill_child_readers(pid);
+    holder_start(&w, &rw, NULL, 'w');
+    WAIT_FOR(ok, zcard(N, ":w") == 1, 5000);
+    CU_ASSERT_FATAL(ok);
+    rdt__nap_ms(3 * MANY_LEASE); /* the dead shares run out; the live ones are renewed */
+    CU_ASSERT_FALSE(holder_returned(&w));
+    CU_ASSERT_EQUAL(live_fields(N, &maxd), MANY_LIVE);
+    RDT_ASSERT_RC(0, rdlock_status_name(cw, N, &st));
+    CU_ASSERT_EQUAL(st.mode, 's');
+    CU_ASSERT_EQUAL(st.nholders, MANY_LIVE); /* the live readers, all of them */
+    rdlock_status_free(&st);
+    RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&rn)); /* writer preference */
+
+    /* All but one live reader leave: the writer still waits. */
+    for (i = 0; i < MANY_LIVE - 1; i++)
+        RDT_ASSERT_RC(0, holder_finish(&hs[i], 5000));
+    rdt__nap_ms(MANY_LEASE); /* renewals of the last one go on */
+    CU_ASSERT_FALSE(holder_returned(&w));
+    CU_ASSERT_EQUAL(live_fields(N, &maxd), 1);
+    /* The last one leaves: the lock goes to the writer at once. */
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, holder_finish(&hs[MANY_LIVE - 1], 5000));
+    RDT_ASSERT_RC(0, holder_acquired(&w, 5000));
+    printf("[writer in %lld ms after the last of %d readers left] ", w.acq_at - t0, MANY_LIVE);
+    CU_ASSERT(w.acq_at - t0 <= 1000);
+    RDT_ASSERT_RC(0, holder_finish(&w, 5000));
+    RDT_ASSERT_EQ_LL(0, key_exists(N));
+    RDT_ASSERT_EQ_LL(0, icmd("EXISTS rdlock:{%s}:sd", N));
+
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rn));
+    rdt_close_client(ca);
+    rdt_close_client(cw);
+}
+
+/* Many readers without a watchdog (their leases just run out) and a
+ * SIGKILLed child's readers: a blocked writer gets in when the latest
+ * lease ends, not before and not much later.  Then reset clears the
+ * index with the rest. */
+#define UNWATCHED 100
+#define UNWATCHED_LEASE 1500
+static void test_many_readers_leases_end(void)
+{
+    static holder_t hs[UNWATCHED];
+    static const char N[] = "rw-many2";
+    rdlock_client_t *ca, *cw;
+    rdrwlock_t ra, rw;
+    holder_t w;
+    long long maxd, off, got_srv;
+    pid_t pid;
+    int i, ok;
+
+    fresh();
+    ca = rdt_open_client(&srv, NULL);
+    cw = rdt_open_client(&srv, NULL);
+    RDT_ASSERT_RC(0, init_rw_full(&ra, N, ca, UNWATCHED_LEASE, 0, 0, NULL, NULL));
+    RDT_ASSERT_RC(0, rdt_rwlock_on(&rw, N, cw));
+    start_child_readers(N, &pid);
+    for (i = 0; i < UNWATCHED; i++) {
+        holder_start(&hs[i], &ra, NULL, 'r');
+        RDT_ASSERT_RC(0, holder_acquired(&hs[i], 10000));
+    }
+    kill_child_readers(pid);
+    CU_ASSERT_EQUAL(live_fields(N, &maxd), UNWATCHED + MANY_DEAD);
+    RDT_ASSERT_EQ_LL(1, icmd("EXISTS rdlock:{%s}:sd", N));
+    off = rdt_server_ms(conn()) - rdt_now_ms();
+    holder_start(&w, &rw, NULL, 'w');
+    RDT_ASSERT_RC(0, holder_acquired(&w, 2 * UNWATCHED_LEASE + 5000));
+    got_srv = w.acq_at + off;
+    printf("[writer in %lld ms after the latest of %d leases ended] ", got_srv - maxd, UNWATCHED + MANY_DEAD);
+    CU_ASSERT(got_srv >= maxd - 20); /* 20: the two clocks' offset, sampled */
+    CU_ASSERT(got_srv <= maxd + 600);
+    RDT_ASSERT_RC(0, holder_finish(&w, 5000));
+    for (i = 0; i < UNWATCHED; i++)
+        RDT_ASSERT_RC(ENOLCK, holder_finish(&hs[i], 5000));
+
+    /* reset clears the index too */
+    for (i = 0; i < 40; i++) {
+        holder_start(&hs[i], &rw, NULL, 'r');
+        RDT_ASSERT_RC(0, holder_acquired(&hs[i], 10000));
+    }
+    WAIT_FOR(ok, icmd("ZCARD rdlock:{%s}:sd", N) == 40, 2000);
+    CU_ASSERT(ok);
+    RDT_ASSERT_RC(0, rdlock_reset_name(ca, N));
+    RDT_ASSERT_EQ_LL(0, icmd("EXISTS rdlock:{%s}:sd", N));
+    RDT_ASSERT_EQ_LL(0, key_exists(N));
+    for (i = 0; i < 40; i++)
+        RDT_ASSERT_RC(ENOLCK, holder_finish(&hs[i], 5000));
+    RDT_ASSERT_RC(0, rdrwlock_trywrlock(&ra));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
+
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));
+    RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+    rdt_close_client(ca);
+    rdt_close_client(cw);
+}
+
 /* ------------------------------------------------------------------ */
 /* wake-ups                                                            */
 /* ------------------------------------------------------------------ */
@@ -1991,6 +2216,8 @@ static const rdt_test_t tests[] = {
     { "per_reader_leases", test_per_reader_leases },
     { "dead_share_does_not_outlive_lease", test_dead_share_does_not_outlive_lease },
     { "lost_share", test_lost_share },
+    { "many_readers", test_many_readers },
+    { "many_readers_leases_end", test_many_readers_leases_end },
     { "wakeup_readers_on_writer_unlock", test_wakeup_readers_on_writer_unlock },
     { "wakeup_writer_on_last_reader", test_wakeup_writer_on_last_reader },
     { "fork_child_holds_nothing", test_fork_child_holds_nothing },

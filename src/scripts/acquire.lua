@@ -36,7 +36,33 @@
 --                              to a robust acquirer with EOWNERDEAD, not yet
 --                              made consistent; "!" = not recoverable until
 --                              reset.  Never expires.
---   KEYS[7] <prefix>{N}:rel    string "<owner>;<call>": the hold released last,
+--   KEYS[7] <prefix>{N}:sd     zset: the readers' index of a name with many
+--                              (over 16) readers: one member per shared
+--                              holder field of KEYS[1], score = that
+--                              holder's deadline when it was granted, so
+--                              that a shared acquire or release finds
+--                              whether any reader is live in O(log n)
+--                              instead of reading every field.  Renewals
+--                              (renew.lua) move only the field: they touch
+--                              only KEYS[1], so that they go on while a
+--                              cluster slot migrates; a score is thus never
+--                              later than its holder's deadline, and a
+--                              passed one is checked against the field
+--                              (slive below).  Kept by the scripts that add
+--                              or remove a shared holder (here,
+--                              release.lua).  Only read while KEYS[1] is in
+--                              mode 's', and checked against it by count
+--                              (HLEN - 1 = ZCARD) each time: a mismatch
+--                              rebuilds it from the fields (an index that
+--                              expired early or was evicted, a renewal that
+--                              dropped a dead field).  Its PEXPIRE is set
+--                              with the hash's, to the same value, so it
+--                              never outlives the leases it describes by
+--                              more than a renewal's extension; every DEL
+--                              of the hash deletes it, and a new shared
+--                              hold never starts with one (the fast path
+--                              needs it absent, the slow path deletes it).
+--   KEYS[8] <prefix>{N}:rel    string "<owner>;<call>": the hold released last,
 --                              kept a few seconds (release.lua): the proof a
 --                              retried release looks for, and what voids a
 --                              duplicate of that call's acquire that a
@@ -97,12 +123,65 @@ if valid > 0 and now > valid then return {-2, now} end
 local call = tonumber(string.match(info, '^%d+;%d+;%d+;(%d+);'))
 -- A call whose hold was released is over: a copy of it arriving now (a
 -- proxy that retried it, say) must not take the lock again.
-local rel = redis.call('GET', KEYS[7])
+local rel = redis.call('GET', KEYS[8])
 if rel then
   local ro, rc = string.match(rel, '^(.*);(%d+)$')
   if ro == owner and tonumber(rc) >= call then return {-2, now} end
 end
 
+-- The readers' index (KEYS[7]) of a shared hold: one member per holder
+-- field, score = that field's deadline.  A name with few holders has none
+-- (reading their fields costs less than keeping it); sbuild() makes it
+-- from the fields h (an HGETALL reply) once there are more than SMALL, or
+-- when it no longer matches the hash by count (HLEN - 1 = ZCARD, both
+-- O(1)): expired early, evicted, edited by hand.  Not the common case.
+local SMALL = 16
+local function sbuild(h)
+  redis.call('DEL', KEYS[7])
+  local args = {}
+  for i = 1, #h, 2 do
+    if h[i] ~= 'm' then
+      args[#args + 1] = tonumber(string.match(h[i + 1], '^(%d+);')) or 0
+      args[#args + 1] = h[i]
+    end
+    if #args >= 1000 or (i + 2 > #h and #args > 0) then
+      redis.call('ZADD', KEYS[7], unpack(args))
+      args = {}
+    end
+  end
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl > 0 then redis.call('PEXPIRE', KEYS[7], pttl) end
+end
+-- Whether any share is live, and a date until which one surely is (ms,
+-- a lower bound of the latest deadline).  A member's score is its
+-- holder's deadline when granted; renewals (renew.lua) move only the field
+-- (they touch nothing but the lock's main key, so they go on while a
+-- Redis Cluster slot migrates), so a score is never later than its
+-- holder's deadline.  If even the highest score has passed, the holders
+-- behind the highest ones are looked at: the first live one is re-scored
+-- and answers; dead ones go, field and member.  Bounded: after SWEEP dead
+-- ones without an answer, it says live for 1 ms (the caller looks again).
+local SWEEP = 64
+local function slive(now)
+  local top = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
+  if not top[2] then return false, 0 end
+  if tonumber(top[2]) > now then return true, tonumber(top[2]) end
+  local c = redis.call('ZREVRANGEBYSCORE', KEYS[7], now, '-inf', 'LIMIT', 0, SWEEP)
+  for _, f in ipairs(c) do
+    local v = redis.call('HGET', KEYS[1], f)
+    local d = v and tonumber(string.match(v, '^(%d+);'))
+    if d and d > now then
+      redis.call('ZADD', KEYS[7], d, f)
+      return true, d
+    end
+    redis.call('ZREM', KEYS[7], f)
+    if v then redis.call('HDEL', KEYS[1], f) end
+  end
+  if #c == SWEEP then return true, now + 1 end
+  return false, 0
+end
+
+local indexed = false -- this name's shares are in the readers' index (below)
 local function grant(fresh, xstate)
   local token = redis.call('INCR', KEYS[5])
   local dead, prev = 0, ''
@@ -119,8 +198,11 @@ local function grant(fresh, xstate)
     end
   end
   redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. info)
+  -- A share joining many others goes into their index (see above).
+  if indexed then redis.call('ZADD', KEYS[7], now + lease, owner) end
   if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
     redis.call('PEXPIRE', KEYS[1], lease)
+    if indexed then redis.call('PEXPIRE', KEYS[7], lease) end
   end
   if queued then
     if mode == 'x' then
@@ -133,63 +215,110 @@ local function grant(fresh, xstate)
   return {1, token, dead, prev, now}
 end
 
--- Fast path, the uncontended case: nobody holds it, no writer queues and
--- the last exclusive hold ended cleanly.
-if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6]) == 0 then
+-- Fast path, the uncontended case: nobody holds it, no writer queues, the
+-- last exclusive hold ended cleanly, and no readers' index is left over.
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7]) == 0 then
   return grant(true, nil)
 end
 
 local xstate = redis.call('GET', KEYS[6])
 if xstate == '!' then return {-1} end
 
-local h = redis.call('HGETALL', KEYS[1])
-local held, live, maxd = nil, 0, 0
-for i = 1, #h, 2 do
-  if h[i] == 'm' then held = h[i + 1] end
+-- Shared with many readers: the readers' index answers what the holder
+-- fields would (is any live, the latest deadline) without reading them
+-- all; this owner's own field is read alone.  Else (exclusive: one
+-- holder; few readers; free): read the fields.
+local held, mine, h = nil, nil, nil
+local live, maxd = false, 0
+local nz = redis.call('ZCARD', KEYS[7])
+if nz == 0 then
+  h = redis.call('HGETALL', KEYS[1])
+  for i = 1, #h, 2 do
+    if h[i] == 'm' then held = h[i + 1] elseif h[i] == owner then mine = h[i + 1] end
+  end
+  if held == 's' and #h / 2 - 1 > SMALL then
+    sbuild(h)
+    indexed = true
+  end
+else
+  local hm = redis.call('HMGET', KEYS[1], 'm', owner)
+  held, mine = hm[1], hm[2]
+  if held == 's' then
+    indexed = true
+    if redis.call('HLEN', KEYS[1]) - 1 ~= nz then sbuild(redis.call('HGETALL', KEYS[1])) end
+  else
+    -- An index left from an earlier shared hold: it says nothing now.
+    h = redis.call('HGETALL', KEYS[1])
+  end
 end
-for i = 1, #h, 2 do
-  local f, v = h[i], h[i + 1]
-  if f ~= 'm' then
-    local d, tok = string.match(v, '^(%d+);(%d+);')
-    d = tonumber(d)
-    local vcall = f == owner and tonumber(string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);'))
-    if f == owner and vcall and vcall > call then
-      -- A newer call of this owner holds it (or was handed it): this
-      -- request is a late copy of an older one.  Never touch that hold.
-      return {-2, now}
-    elseif d == nil or d <= now then
-      redis.call('HDEL', KEYS[1], f)
-    elseif f == owner then
-      if vcall == call and held == mode then
-        -- This very call holds it: a hand-over it claims now, or a grant
-        -- whose reply got lost.  Its lease starts again now, so that the
-        -- caller's estimate (from this attempt's sending) is never later
-        -- than the server's deadline.  A hand-over is claimed here: it
-        -- becomes a real exclusive hold, robust marker included (until
-        -- then it was no hold whose owner could die inside).
-        local dead = 0
-        if mode == 'x' and not xstate then
-          redis.call('SET', KEYS[6], owner)
-        elseif mode == 'x' and robust and string.sub(xstate, 1, 1) == '?' then
-          dead = 1
-        end
-        redis.call('HSET', KEYS[1], owner, (now + lease) .. string.match(v, '^%d+(;.*)$'))
-        if mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
-        return {1, tonumber(tok), dead, '', now}
+if indexed then
+  local vcall = mine and tonumber(string.match(mine, '^%d+;%d+;%d+;%d+;%d+;(%d+);'))
+  if vcall and vcall > call then return {-2, now} end -- a newer call holds it
+  if mine then
+    local d, tok = string.match(mine, '^(%d+);(%d+);')
+    if vcall == call and mode == 's' and d and tonumber(d) > now then
+      -- This very call holds it (a grant whose reply got lost): its lease
+      -- starts again now, as below for an exclusive one.
+      redis.call('HSET', KEYS[1], owner, (now + lease) .. string.match(mine, '^%d+(;.*)$'))
+      redis.call('ZADD', KEYS[7], now + lease, owner)
+      if redis.call('PTTL', KEYS[1]) < lease then
+        redis.call('PEXPIRE', KEYS[1], lease)
+        redis.call('PEXPIRE', KEYS[7], lease)
       end
-      -- A leftover of an earlier hold of this owner, which it no longer
-      -- has (lost, or its release failed): never hand it back (other mode,
-      -- old token); start afresh.
-      redis.call('HDEL', KEYS[1], f)
-    else
-      live = live + 1
-      if d > maxd then maxd = d end
+      return {1, tonumber(tok), 0, '', now}
+    end
+    -- Expired, or a leftover of an earlier hold (see below): start afresh.
+    redis.call('HDEL', KEYS[1], owner)
+    redis.call('ZREM', KEYS[7], owner)
+  end
+  live, maxd = slive(now)
+else
+  for i = 1, #h, 2 do
+    local f, v = h[i], h[i + 1]
+    if f ~= 'm' then
+      local d, tok = string.match(v, '^(%d+);(%d+);')
+      d = tonumber(d)
+      local vcall = f == owner and tonumber(string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);'))
+      if f == owner and vcall and vcall > call then
+        -- A newer call of this owner holds it (or was handed it): this
+        -- request is a late copy of an older one.  Never touch that hold.
+        return {-2, now}
+      elseif d == nil or d <= now then
+        redis.call('HDEL', KEYS[1], f)
+      elseif f == owner then
+        if vcall == call and held == mode then
+          -- This very call holds it: a hand-over it claims now, or a grant
+          -- whose reply got lost.  Its lease starts again now, so that the
+          -- caller's estimate (from this attempt's sending) is never later
+          -- than the server's deadline.  A hand-over is claimed here: it
+          -- becomes a real exclusive hold, robust marker included (until
+          -- then it was no hold whose owner could die inside).
+          local dead = 0
+          if mode == 'x' and not xstate then
+            redis.call('SET', KEYS[6], owner)
+          elseif mode == 'x' and robust and string.sub(xstate, 1, 1) == '?' then
+            dead = 1
+          end
+          redis.call('HSET', KEYS[1], owner, (now + lease) .. string.match(v, '^%d+(;.*)$'))
+          if mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
+          return {1, tonumber(tok), dead, '', now}
+        end
+        -- A leftover of an earlier hold of this owner, which it no longer
+        -- has (lost, or its release failed): never hand it back (other mode,
+        -- old token); start afresh.
+        redis.call('HDEL', KEYS[1], f)
+      else
+        live = true
+        if d > maxd then maxd = d end
+      end
     end
   end
 end
-if live == 0 and held then
-  redis.call('DEL', KEYS[1])
-  held = nil
+if not live and (held or mode == 's') then
+  -- Free: what is left of the last holders goes, and so does any readers'
+  -- index (a new shared generation never starts with one).
+  redis.call('DEL', KEYS[1], KEYS[7])
+  held, indexed = nil, false
 end
 
 -- Drop queued writers whose marks ran out (crashed or gone waiters).
@@ -230,7 +359,7 @@ local function busy(hint)
   return {0, hint, tonumber(redis.call('GET', KEYS[5]) or '0'), first, now}
 end
 
-if live > 0 and (mode == 'x' or held == 'x') then
+if live and (mode == 'x' or held == 'x') then
   return busy(maxd - now)
 end
 if mode == 's' then
@@ -255,4 +384,4 @@ elseif waiting then
   end
   if head and head ~= owner then return busy(0) end
 end
-return grant(live == 0, xstate)
+return grant(not live, xstate)

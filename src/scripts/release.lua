@@ -1,6 +1,8 @@
 -- release.lua: end this owner's hold, or its wait (layout: see acquire.lua),
 -- and hand a lock that became free to the head of the writers' queue.
--- KEYS[1..6] as acquire.lua; KEYS[7] <prefix>{N}:rel, string
+-- KEYS[1..7] as acquire.lua (KEYS[7], the readers' index, is kept here
+-- as there: a shared holder's field and member go together); KEYS[8]
+-- <prefix>{N}:rel, string
 -- "<owner>;<call>": the last hold released here, kept a short while
 -- (ARGV[4]) so that a retried release can prove that its first attempt,
 -- whose answer got lost, is what removed the hold.
@@ -26,7 +28,7 @@
 --         'r*': how long (ms) to keep the proof of this release.
 -- Returns {status, kind, who, token}:
 --   status, release: 1 released, 3 released already (by an earlier
---     attempt of this very release: KEYS[7] says so), 0 this owner held
+--     attempt of this very release: KEYS[8] says so), 0 this owner held
 --     nothing live with this call (lease expired, taken over or deleted:
 --     the caller reports ENOLCK).  A stale owner can never delete someone
 --     else's hold: only its own field.
@@ -59,12 +61,60 @@ local function call_of(v, mark)
   return string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);')
 end
 
+-- The readers' index (KEYS[7], see acquire.lua): built from the fields h
+-- (an HGETALL reply) when it no longer matches the hash by count.
+local function sbuild(h)
+  redis.call('DEL', KEYS[7])
+  local args = {}
+  for i = 1, #h, 2 do
+    if h[i] ~= 'm' then
+      args[#args + 1] = tonumber(string.match(h[i + 1], '^(%d+);')) or 0
+      args[#args + 1] = h[i]
+    end
+    if #args >= 1000 or (i + 2 > #h and #args > 0) then
+      redis.call('ZADD', KEYS[7], unpack(args))
+      args = {}
+    end
+  end
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl > 0 then redis.call('PEXPIRE', KEYS[7], pttl) end
+end
+
+-- Whether any share is live, and a date until which one surely is (ms,
+-- a lower bound of the latest deadline).  A member's score is its
+-- holder's deadline when granted; renewals (renew.lua) move only the field
+-- (they touch nothing but the lock's main key, so they go on while a
+-- Redis Cluster slot migrates), so a score is never later than its
+-- holder's deadline.  If even the highest score has passed, the holders
+-- behind the highest ones are looked at: the first live one is re-scored
+-- and answers; dead ones go, field and member.  Bounded: after SWEEP dead
+-- ones without an answer, it says live for 1 ms (the caller looks again).
+local SWEEP = 64
+local function slive(now)
+  local top = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
+  if not top[2] then return false, 0 end
+  if tonumber(top[2]) > now then return true, tonumber(top[2]) end
+  local c = redis.call('ZREVRANGEBYSCORE', KEYS[7], now, '-inf', 'LIMIT', 0, SWEEP)
+  for _, f in ipairs(c) do
+    local v = redis.call('HGET', KEYS[1], f)
+    local d = v and tonumber(string.match(v, '^(%d+);'))
+    if d and d > now then
+      redis.call('ZADD', KEYS[7], d, f)
+      return true, d
+    end
+    redis.call('ZREM', KEYS[7], f)
+    if v then redis.call('HDEL', KEYS[1], f) end
+  end
+  if #c == SWEEP then return true, now + 1 end
+  return false, 0
+end
+
 if op == 'a' then
   if redis.call('HGET', KEYS[1], 'm') ~= 'x' or call_of(redis.call('HGET', KEYS[1], owner)) ~= call then
     return {0, 0}
   end
   status = 1
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[7])
   if redis.call('GET', KEYS[6]) == owner then
     if ARGV[4] and ARGV[4] ~= '' then
       redis.call('SET', KEYS[6], ARGV[4])
@@ -77,7 +127,7 @@ elseif op == 'r' then
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
   local v = hv[1]
   if not v or call_of(v) ~= call then
-    if redis.call('GET', KEYS[7]) == owner .. ';' .. call then return {3, 0} end
+    if redis.call('GET', KEYS[8]) == owner .. ';' .. call then return {3, 0} end
     return {0, 0}
   end
   -- The server's mode decides how to leave; the client's only says whether
@@ -91,31 +141,42 @@ elseif op == 'r' then
     -- set together), so a field still here is a live hold.
     status = 1
   end
-  if status == 1 then redis.call('SET', KEYS[7], owner .. ';' .. call, 'PX', ARGV[4]) end
+  if status == 1 then redis.call('SET', KEYS[8], owner .. ';' .. call, 'PX', ARGV[4]) end
   -- An exclusive holder is alone; only a shared one may have company.
-  if how == 's' and redis.call('HLEN', KEYS[1]) > 2 then
-    -- Other holders (shared mode): drop our field and any expired ones.
+  local hl = how == 's' and redis.call('HLEN', KEYS[1])
+  if hl and hl > 2 then
+    -- Other holders (shared mode): drop our field.
     redis.call('HDEL', KEYS[1], owner)
-    local live = 0
-    local h = redis.call('HGETALL', KEYS[1])
-    for i = 1, #h, 2 do
-      if h[i] ~= 'm' then
-        local dd = tonumber(string.match(h[i + 1], '^(%d+);'))
-        if dd == nil or dd <= clock() then
-          redis.call('HDEL', KEYS[1], h[i])
-        else
-          live = live + 1
+    local nz = redis.call('ZCARD', KEYS[7])
+    if nz > 0 then
+      -- Many: the readers' index says whether any share is still live,
+      -- without reading every field.
+      nz = nz - redis.call('ZREM', KEYS[7], owner)
+      if nz ~= hl - 2 then sbuild(redis.call('HGETALL', KEYS[1])) end
+      if slive(clock()) then return {status, 0} end
+    else
+      -- Few: read them, dropping expired ones.
+      local live = 0
+      local h = redis.call('HGETALL', KEYS[1])
+      for i = 1, #h, 2 do
+        if h[i] ~= 'm' then
+          local dd = tonumber(string.match(h[i + 1], '^(%d+);'))
+          if dd == nil or dd <= clock() then
+            redis.call('HDEL', KEYS[1], h[i])
+          else
+            live = live + 1
+          end
         end
       end
+      if live > 0 then return {status, 0} end
     end
-    if live > 0 then return {status, 0} end
   end
   if how == 'x' then
-    redis.call('DEL', KEYS[1], KEYS[6]) -- a clean end: no robust marker
+    redis.call('DEL', KEYS[1], KEYS[6], KEYS[7]) -- a clean end: no robust marker
   elseif how == 'd' then
-    redis.call('DEL', KEYS[1]) -- the marker stays: the owner died inside
+    redis.call('DEL', KEYS[1], KEYS[7]) -- the marker stays: the owner died inside
   else
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', KEYS[1], KEYS[7])
     if how == 'n' then redis.call('SET', KEYS[6], '!') end
   end
   -- An uncontended release ends here, without a PUBLISH.
@@ -136,7 +197,11 @@ else
       local lease = tonumber(ARGV[4])
       if lease then
         redis.call('HSET', KEYS[1], owner, (clock() + lease) .. string.match(v, '^%d+(;.*)$'))
-        if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
+        redis.call('ZADD', KEYS[7], 'XX', clock() + lease, owner) -- a share: its index entry
+        if redis.call('PTTL', KEYS[1]) < lease then
+          redis.call('PEXPIRE', KEYS[1], lease)
+          redis.call('PEXPIRE', KEYS[7], lease)
+        end
       end
       if redis.call('HGET', KEYS[1], 'm') == 'x' and redis.call('EXISTS', KEYS[6]) == 0 then
         redis.call('SET', KEYS[6], owner)

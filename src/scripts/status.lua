@@ -1,5 +1,6 @@
 -- status.lua: a consistent snapshot of one lock name for `rdlock --status`
--- (layout: see acquire.lua).  KEYS[1..6] as acquire.lua.  Read-only.
+-- (layout: see acquire.lua).  KEYS[1..7] as acquire.lua; the
+-- holders are read from the hash itself, not the readers' index.  Read-only.
 -- Returns {now_ms, mode or '', holders, writers, readers_waiting, fence,
 -- xstate or ''}: holders = flat {owner, value, ...} of live holders (value
 -- as stored: "<deadline>;<token>;<count>;<pid>;<thread>;<call>;<host>"); writers =
