@@ -74,3 +74,17 @@ void rdl_hold_free(rdl_hold_t *h)
     free(h->key);
     free(h);
 }
+
+void rdl_hold_schedule(rdl_hold_t *hold, const rdl_config_t *cfg, unsigned lease, long long sent_at)
+{
+    hold->lease_ms = lease;
+    /* A configured interval that does not fit this lease falls back to a
+     * third of it. */
+    hold->interval_ms = cfg->watchdog_interval_ms != 0 && cfg->watchdog_interval_ms < lease
+                            ? cfg->watchdog_interval_ms
+                            : (lease / 3 ? lease / 3 : 1);
+    hold->max_hold_ms = cfg->max_hold_ms;
+    hold->acquired_at = sent_at;
+    hold->renew_at = sent_at + hold->interval_ms;
+    hold->expires_at = sent_at + lease;
+}

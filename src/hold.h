@@ -67,5 +67,11 @@ rdl_hold_t *rdl_hold_new(const struct rdl_handle *h);
 int rdl_hold_insert(struct rdlock_client *c, rdl_hold_t *hold);
 void rdl_hold_remove(struct rdlock_client *c, rdl_hold_t *hold);
 void rdl_hold_free(rdl_hold_t *hold);
+/* A fresh hold's lease timing (lock.c, sem.c): lease_ms, the renewal
+ * interval (the configured one if it fits the lease, else a third of it),
+ * max_hold_ms, and its first renewal and expiry from sent_at, when the
+ * request that took it was sent (monotonic ms). */
+struct rdl_config;
+void rdl_hold_schedule(rdl_hold_t *hold, const struct rdl_config *cfg, unsigned lease, long long sent_at);
 
 #endif

@@ -315,17 +315,8 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
     memcpy(hold->call, a->call, sizeof hold->call);
     hold->unsure_until = a->unsure_until;
     hold->serial = ++c->next_serial;
-    hold->lease_ms = lease;
-    /* A configured interval that does not fit this lock's own lease falls
-     * back to a third of it. */
-    hold->interval_ms = cfg->watchdog_interval_ms != 0 && cfg->watchdog_interval_ms < lease
-                            ? cfg->watchdog_interval_ms
-                            : (lease / 3 ? lease / 3 : 1);
-    hold->max_hold_ms = cfg->max_hold_ms;
+    rdl_hold_schedule(hold, cfg, lease, a->sent_at);
     hold->watchdog = h->watchdog >= 0 ? h->watchdog != 0 : cfg->watchdog_enabled;
-    hold->acquired_at = a->sent_at;
-    hold->renew_at = a->sent_at + hold->interval_ms;
-    hold->expires_at = a->sent_at + lease;
     hold->lostcb = h->lostcb;
     hold->lostarg = h->lostarg;
     hold->handle = h;
@@ -333,15 +324,6 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
      * grow still leaves room in the existing buckets. */
     rdl_hold_insert(c, hold);
     rdl_watchdog_add(c, hold);
-}
-
-/* Wait until no attempt that got no answer can act on the server any more
- * (its deadline, acquire.lua, has passed there). */
-static void wait_unsure(long long until)
-{
-    long long now = rdl_now_ms();
-    if (until > now)
-        rdl_sleep_ms(until - now);
 }
 
 /* Set up the attempt of h's name in mode for the calling thread. */
@@ -428,7 +410,7 @@ static int give_up(attempt_t *a, const rdl_handle_t *h, bool queued, int rc)
 
     if (!queued && a->unsure_until == 0)
         return rc; /* every attempt was answered, none took or queued */
-    wait_unsure(a->unsure_until);
+    rdl_sleep_until(a->unsure_until);
     if (leave(c, &a->keys, a->owner, "u", a->call, a->lease, rdl_now_ms() + c->cfg.command_timeout_ms, &lr) !=
         0) {
         if (a->unsure_until != 0)
@@ -614,7 +596,7 @@ int rdl_release(rdl_handle_t *h)
 
     /* An acquire attempt of this hold that got no answer may still arrive:
      * released first, it would find the lock free and take it again. */
-    wait_unsure(unsure_until);
+    rdl_sleep_until(unsure_until);
     rc = keys_make(&keys, h->key, h->keylen);
     if (rc == 0) {
         rc = leave(c, &keys, owner, how, call, NULL, -1, &lr);
@@ -719,7 +701,7 @@ void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
         if (rdl_now_ms() < deadline && e->unsure_until < deadline) {
             /* As unlock does: a late attempt of the acquire must not find
              * the lock free after this. */
-            wait_unsure(e->unsure_until);
+            rdl_sleep_until(e->unsure_until);
             if (keys_make(&keys, e->key, e->keylen) == 0) {
                 /* 'd': an exclusive hold keeps its robust marker, as a
                  * dead owner's would; a shared one is simply released. */

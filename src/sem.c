@@ -394,28 +394,14 @@ static void record_take(sem_req_t *r, const char *hc, rdl_hold_t **fresh)
     hold->count = 1;
     snprintf(hold->call, sizeof hold->call, "%s", hc);
     hold->serial = ++c->next_serial;
-    hold->lease_ms = lease;
-    hold->interval_ms = cfg->watchdog_interval_ms != 0 && cfg->watchdog_interval_ms < lease
-                            ? cfg->watchdog_interval_ms
-                            : (lease / 3 ? lease / 3 : 1);
-    hold->max_hold_ms = cfg->max_hold_ms;
+    rdl_hold_schedule(hold, cfg, lease, r->sent_at);
     hold->watchdog = cfg->watchdog_enabled;
-    hold->acquired_at = r->sent_at;
-    hold->renew_at = r->sent_at + hold->interval_ms;
-    hold->expires_at = r->sent_at + lease;
     hold->handle = h;
     rdl_hold_insert(c, hold);
     rdl_watchdog_add(c, hold);
 }
 
 /* ---------------------------------------------------------------- wait */
-
-static void wait_until_sure(long long until)
-{
-    long long now = rdl_now_ms();
-    if (until > now)
-        rdl_sleep_ms(until - now);
-}
 
 /* Sleep until a wake-up of q, the re-check time or the deadline (mu not
  * held): the re-check comes when a holder's lease would end (hint), but at
@@ -458,7 +444,7 @@ static int give_up(sem_req_t *r, bool queued, int rc, char *hc)
     sem_reply_t out;
     if (!queued && r->unsure_until == 0)
         return rc;
-    wait_until_sure(r->unsure_until);
+    rdl_sleep_until(r->unsure_until);
     if (req_run(r, 'u', rdl_now_ms() + r->c->cfg.command_timeout_ms, &out) != 0) {
         if (r->unsure_until != 0)
             rdl_log(RDLOCK_LOG_WARN, "semaphore %s: a wait without answer may have taken a permit, and Redis "

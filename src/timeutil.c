@@ -99,3 +99,10 @@ void rdl_fatal(const char *what, int err)
     fprintf(stderr, "rdlock: fatal: %s failed: %s\n", what, strerror(err));
     abort();
 }
+
+void rdl_sleep_until(long long until)
+{
+    long long now = rdl_now_ms();
+    if (until > now)
+        rdl_sleep_ms(until - now);
+}

@@ -24,6 +24,8 @@ int rdl_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, long long unt
 
 /* Sleep ms milliseconds (restarting on EINTR). */
 void rdl_sleep_ms(long long ms);
+/* Sleep until monotonic ms `until` (at once if it has passed). */
+void rdl_sleep_until(long long until);
 
 /* A uniform random number in [0, n] (n 0 gives 0): retry jitter. */
 unsigned rdl_jitter(unsigned n);
