@@ -410,7 +410,20 @@ int rdl_client_default(rdlock_client_t **out)
 
 /* ---------------------------------------------------------------- pool */
 
+static rdl_conn_t *pool_get(rdlock_client_t *c, const char *route);
+static void pool_put(rdlock_client_t *c, rdl_conn_t *conn);
+
 /* An idle connection to route's server (topology.h), or NULL. */
+rdl_conn_t *rdl_client_conn_idle(rdlock_client_t *c, const char *route)
+{
+    return pool_get(c, route);
+}
+
+void rdl_client_conn_put(rdlock_client_t *c, rdl_conn_t *conn)
+{
+    pool_put(c, conn);
+}
+
 static rdl_conn_t *pool_get(rdlock_client_t *c, const char *route)
 {
     rdl_conn_t **pp, *conn = NULL;
@@ -559,6 +572,27 @@ static void stamp_write(rdlock_client_t *c, const char *route, char *stamp, long
     n = rdl_fmt_u64(digits, (unsigned long long)s);
     for (i = 0; i < RDL_STAMP_LEN; i++)
         stamp[i] = i < RDL_STAMP_LEN - n ? '0' : digits[i - (RDL_STAMP_LEN - n)];
+}
+
+void rdl_client_stamp(rdlock_client_t *c, const char *route, char *stamp, long long sent)
+{
+    stamp_write(c, route, stamp, sent);
+}
+
+bool rdl_client_clock_known(rdlock_client_t *c, const char *route)
+{
+    rdl_clock_t *k;
+    bool ok;
+    RDL_LOCK(c);
+    k = clock_of(c, route, false);
+    ok = k != NULL && k->ok;
+    RDL_UNLOCK(c);
+    return ok;
+}
+
+int rdl_client_clock_sample(rdlock_client_t *c, rdl_conn_t *conn)
+{
+    return clock_sample(c, conn);
 }
 
 /* Sample the server's clock on conn (TIME): 0, or EIO. */

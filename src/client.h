@@ -90,6 +90,7 @@ struct rdlock_client {
     rdl_conn_t *sub;          /* subscriber connections, one per route
                                  (linked by next; bg thread only) */
     struct rdl_cluster *cluster;   /* [cluster]: the slot map (topology_cluster.c) */
+    struct rdl_redlock *redlock;   /* [redlock]: the masters' state (topology_redlock.c) */
     struct rdl_sentinel_watch *sw; /* [sentinel]: +switch-master listener
                                       (bg thread only; sentinel.h) */
     long long sub_retry_at;
@@ -158,6 +159,17 @@ typedef struct rdl_call {
 /* A sample of the clock of route's server: server_ms read by the server
  * between our sending and local monotonic time recv_at (mu not held). */
 void rdl_client_clock(rdlock_client_t *c, const char *route, long long server_ms, long long recv_at);
+
+/* The parts of rdl_client_script that a call to several servers at once
+ * (quorum.c) uses: an idle pooled connection to route's server (NULL:
+ * none), giving one back, writing an attempt's stamp (RDL_STAMP_LEN
+ * bytes: the server time after which an attempt sent at `sent` is void),
+ * whether route's clock is known, and sampling it on conn (0 or EIO). */
+rdl_conn_t *rdl_client_conn_idle(rdlock_client_t *c, const char *route);
+void rdl_client_conn_put(rdlock_client_t *c, rdl_conn_t *conn);
+void rdl_client_stamp(rdlock_client_t *c, const char *route, char *stamp, long long sent);
+bool rdl_client_clock_known(rdlock_client_t *c, const char *route);
+int rdl_client_clock_sample(rdlock_client_t *c, rdl_conn_t *conn);
 
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic

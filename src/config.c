@@ -101,6 +101,8 @@ void rdl_config_free(rdl_config_t *cfg)
         free(cfg->sentinel_host[i]);
     for (int i = 0; i < cfg->nclusternodes; i++)
         free(cfg->cluster_host[i]);
+    for (int i = 0; i < cfg->nmasters; i++)
+        free(cfg->master_host[i]);
     free(cfg->sentinel_username);
     wipe_free(cfg->sentinel_password);
     /* Zeroed, so freeing twice is harmless (config.h promises it). */
@@ -129,6 +131,8 @@ int rdl_config_defaults(rdl_config_t *cfg)
     cfg->wait_timeout_ms = 500;
     cfg->cluster_refresh_ms = 1000;
     cfg->cluster_max_redirects = 5;
+    cfg->drift_ppm = 10000; /* 0.01 */
+    cfg->restart_delay_ms = 0;
     cfg->host = strdup("127.0.0.1");
     cfg->key_prefix = strdup("rdlock:");
     cfg->source = strdup(RDL_DEFAULTS_SOURCE);
@@ -668,10 +672,13 @@ enum rdl_key_id {
     K_PREFIX, K_LEASE, K_RETRY_INTERVAL, K_JITTER, K_FAIL_FAST, K_RELEASE_AT_EXIT,
     K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT, K_SENTINEL_MASTER,
     K_SENTINELS, K_SENTINEL_USERNAME, K_SENTINEL_PASSWORD, K_SENTINEL_PASSWORD_FILE,
-    K_CLUSTER_NODES, K_CLUSTER_REFRESH, K_CLUSTER_REDIRECTS
+    K_CLUSTER_NODES, K_CLUSTER_REFRESH, K_CLUSTER_REDIRECTS,
+    K_REDLOCK_MASTERS, K_REDLOCK_DRIFT, K_REDLOCK_RESTART_DELAY
 };
 
-enum rdl_key_type { T_STR, T_SECRET, T_NUM, T_BOOL };
+/* T_FRAC: a decimal fraction ("0.01"), kept in millionths; its range in
+ * millionths too. */
+enum rdl_key_type { T_STR, T_SECRET, T_NUM, T_BOOL, T_FRAC };
 
 typedef struct rdl_keydef {
     const char *section;
@@ -681,7 +688,8 @@ typedef struct rdl_keydef {
     unsigned long long min, max; /* T_NUM range; T_STR max length (0: none) */
 } rdl_keydef_t;
 
-static const char *const known_sections[] = { "redis", "lock", "watchdog", "replication", "sentinel", "cluster" };
+static const char *const known_sections[] = { "redis", "lock", "watchdog", "replication", "sentinel", "cluster",
+                                              "redlock" };
 
 static const rdl_keydef_t keydefs[] = {
     { "redis", "host", K_HOST, T_STR, 0, RDL_HOST_MAX },
@@ -721,6 +729,10 @@ static const rdl_keydef_t keydefs[] = {
     { "cluster", "nodes", K_CLUSTER_NODES, T_STR, 0, 8192 },
     { "cluster", "refresh_ms", K_CLUSTER_REFRESH, T_NUM, 10, 3600000 },
     { "cluster", "max_redirects", K_CLUSTER_REDIRECTS, T_NUM, 1, 100 },
+    /* "host:port, host:port ...": the independent masters (set_hostports). */
+    { "redlock", "masters", K_REDLOCK_MASTERS, T_STR, 0, 8192 },
+    { "redlock", "drift_factor", K_REDLOCK_DRIFT, T_FRAC, 0, 500000 },
+    { "redlock", "restart_delay_ms", K_REDLOCK_RESTART_DELAY, T_NUM, 0, 86400000 },
 };
 
 
@@ -749,6 +761,65 @@ static int parse_num(const char *s, unsigned long long *out)
         return NUM_HUGE;
     *out = v;
     return NUM_OK;
+}
+
+/* A decimal fraction "D[.DDDDDD]" (at most six decimals) in millionths:
+ * NUM_OK, NUM_GARBAGE, NUM_NEGATIVE or NUM_HUGE. */
+static int parse_frac(const char *s, unsigned long long *out)
+{
+    unsigned long long whole = 0, frac = 0;
+    int digits = 0, r;
+    const char *dot = strchr(s, '.');
+    char ibuf[32];
+    size_t il = dot != NULL ? (size_t)(dot - s) : strlen(s);
+
+    if (*s == '-')
+        return NUM_NEGATIVE;
+    if (il == 0 || il >= sizeof ibuf)
+        return il == 0 ? NUM_GARBAGE : NUM_HUGE;
+    memcpy(ibuf, s, il);
+    ibuf[il] = '\0';
+    if ((r = parse_num(ibuf, &whole)) != NUM_OK)
+        return r;
+    if (whole > 1000000)
+        return NUM_HUGE;
+    if (dot != NULL) {
+        const char *p = dot + 1;
+        if (*p == '\0')
+            return NUM_GARBAGE;
+        for (; *p != '\0'; p++, digits++) {
+            if (*p < '0' || *p > '9' || digits >= 6)
+                return NUM_GARBAGE;
+            frac = frac * 10 + (unsigned long long)(*p - '0');
+        }
+    }
+    for (; digits < 6; digits++)
+        frac *= 10;
+    *out = whole * 1000000 + frac;
+    return NUM_OK;
+}
+
+static void apply_frac(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
+{
+    unsigned long long v = 0;
+    switch (parse_frac(val, &v)) {
+    case NUM_OK:
+        if (v >= kd->min && v <= kd->max) {
+            if (kd->id == K_REDLOCK_DRIFT)
+                ld->cfg->drift_ppm = (unsigned)v;
+            return;
+        }
+        /* fall through */
+    case NUM_HUGE:
+    case NUM_NEGATIVE:
+        key_problem(ld, kd->section, kd->key, "out of range %llu.%06llu..%llu.%06llu", kd->min / 1000000,
+                    kd->min % 1000000, kd->max / 1000000, kd->max % 1000000);
+        break;
+    default:
+        key_problem(ld, kd->section, kd->key, "not a decimal fraction (like 0.01, at most six decimals)");
+        break;
+    }
+    ld->problems++;
 }
 
 /* Replace *slot by a copy of s. */
@@ -805,6 +876,7 @@ static void apply_num(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     case K_WAIT_TIMEOUT: cfg->wait_timeout_ms = (int)v; break;
     case K_CLUSTER_REFRESH: cfg->cluster_refresh_ms = (int)v; break;
     case K_CLUSTER_REDIRECTS: cfg->cluster_max_redirects = (int)v; break;
+    case K_REDLOCK_RESTART_DELAY: cfg->restart_delay_ms = (unsigned)v; break;
     default: break;
     }
     return;
@@ -920,6 +992,10 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
         set_hostports(ld, "cluster", "nodes", val, cfg->cluster_host, cfg->cluster_port, &cfg->nclusternodes,
                       RDL_CLUSTER_SEEDS_MAX);
         break;
+    case K_REDLOCK_MASTERS:
+        set_hostports(ld, "redlock", "masters", val, cfg->master_host, cfg->master_port, &cfg->nmasters,
+                      RDL_REDLOCK_MAX);
+        break;
     case K_SENTINEL_USERNAME:
         set_str(ld, &cfg->sentinel_username, val);
         break;
@@ -1019,6 +1095,9 @@ static void apply_section(rdl_load_t *ld, dictionary *d, const char *sec)
                 break;
             case T_BOOL:
                 apply_bool(ld, kd, val);
+                break;
+            case T_FRAC:
+                apply_frac(ld, kd, val);
                 break;
             case T_STR:
             case T_SECRET:
@@ -1224,6 +1303,33 @@ static int finish(rdl_load_t *ld)
     } else if (line_of(ld, "cluster", "refresh_ms") > 0 || line_of(ld, "cluster", "max_redirects") > 0) {
         key_problem(ld, "cluster", line_of(ld, "cluster", "refresh_ms") > 0 ? "refresh_ms" : "max_redirects",
                     "given without [cluster] nodes");
+        ld->problems++;
+    }
+
+    /* Redlock: the masters are named there, each independent (no
+     * replicas to WAIT for, no failover), and a majority needs an odd
+     * number of them. */
+    if (cfg->nmasters > 0) {
+        static const char *const not_with[][2] = { { "redis", "host" }, { "redis", "port" }, { "redis", "socket" },
+                                                   { "sentinel", "master_name" }, { "sentinel", "sentinels" },
+                                                   { "cluster", "nodes" }, { "replication", "wait_replicas" } };
+        for (size_t i = 0; i < sizeof not_with / sizeof not_with[0]; i++)
+            if (line_of(ld, not_with[i][0], not_with[i][1]) > 0) {
+                key_problem(ld, not_with[i][0], not_with[i][1],
+                            "cannot be used with [redlock] (independent masters, named there)");
+                ld->problems++;
+            }
+        if (cfg->nmasters < 3 || cfg->nmasters % 2 == 0) {
+            key_problem(ld, "redlock", "masters", "%d given: an odd number from 3 to %d is needed for a majority",
+                        cfg->nmasters, RDL_REDLOCK_MAX);
+            ld->problems++;
+        }
+    } else if (line_of(ld, "redlock", "drift_factor") > 0 || line_of(ld, "redlock", "restart_delay_ms") > 0 ||
+               line_of(ld, "redlock", "masters") > 0) {
+        const char *k = line_of(ld, "redlock", "masters") > 0        ? "masters"
+                        : line_of(ld, "redlock", "drift_factor") > 0 ? "drift_factor"
+                                                                     : "restart_delay_ms";
+        key_problem(ld, "redlock", k, "given without [redlock] masters");
         ld->problems++;
     }
 

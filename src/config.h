@@ -10,6 +10,7 @@
 #define RDL_PREFIX_MAX 128
 #define RDL_SENTINELS_MAX 16
 #define RDL_CLUSTER_SEEDS_MAX 64
+#define RDL_REDLOCK_MAX 15
 
 typedef struct rdl_config {
     /* [redis] */
@@ -52,6 +53,16 @@ typedef struct rdl_config {
     int cluster_port[RDL_CLUSTER_SEEDS_MAX];
     int cluster_refresh_ms;
     int cluster_max_redirects;
+    /* [redlock]: independent masters, a lock counts when a majority grant
+     * it (none: not Redlock; else odd, 3..RDL_REDLOCK_MAX); the clock
+     * drift allowance in millionths of a lease; how long a master that
+     * (re)started stays out of every vote (0: the longest lease the client
+     * knows, [lock] lease_ms). */
+    int nmasters;
+    char *master_host[RDL_REDLOCK_MAX];
+    int master_port[RDL_REDLOCK_MAX];
+    unsigned drift_ppm;
+    unsigned restart_delay_ms;
     /* Not configuration: the sentinel that answered last, asked first next
      * time (a dead one costs a connect timeout).  The one field written
      * after load, only with __atomic builtins (conn.c). */

@@ -39,6 +39,9 @@ typedef struct rdl_conn {
                             * name lives now) */
     unsigned gen;          /* the client's pool generation when opened */
     bool broken;           /* a half-written pipeline: never reuse */
+    bool ready;            /* the topology's first questions about this
+                            * server were answered (Redlock: its uptime
+                            * and clock, topology_redlock.c) */
 } rdl_conn_t;
 
 /* Connect to host:port (port 0: host is a unix socket path), then

@@ -7,6 +7,7 @@
 #include "client.h"
 #include "handle.h"
 #include "hold.h"
+#include "lock_quorum.h"
 
 struct hold_key {
     const char *key;
@@ -86,5 +87,7 @@ void rdl_hold_schedule(rdl_hold_t *hold, const rdl_config_t *cfg, unsigned lease
     hold->max_hold_ms = cfg->max_hold_ms;
     hold->acquired_at = sent_at;
     hold->renew_at = sent_at + hold->interval_ms;
-    hold->expires_at = sent_at + lease;
+    /* On a quorum the masters' clocks may drift apart: less of the lease
+     * is ours for sure. */
+    hold->expires_at = sent_at + (cfg->nmasters > 0 ? rdl_quorum_validity(cfg, lease) : (long long)lease);
 }

@@ -19,11 +19,14 @@
 #include "events.h"
 #include "hold.h"
 #include "lock.h"
+#include "lock_quorum.h"
 #include "log.h"
+#include "quorum.h"
 #include "reply.h"
 #include "script.h"
 #include "sem.h"
 #include "timeutil.h"
+#include "topology.h"
 #include "waitq.h"
 #include "watchdog.h"
 
@@ -87,6 +90,7 @@ typedef struct attempt {
     char owner[RDL_OWNER_MAX];
     char mode;
     char lease[16];
+    unsigned lease_ms;
     char claim[16];  /* how long a hand-over to us waits for our claim */
     char info[300];
     char call[21];   /* this call's number, as in info */
@@ -150,6 +154,22 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
     argv[RDL_NKEYS_RELEASE + 1] = packed;
     lens[RDL_NKEYS_RELEASE + 1] = n;
     for (;;) {
+        if (a->c->topo->quorum) {
+            /* Redlock: every master at once, counted by majority. */
+            rc = rdl_quorum_acquire(a->c, argv, lens, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2,
+                                    (size_t)(call.stamp - packed), a->lease_ms, &ar, &call);
+            if (call.unsure_until > a->unsure_until)
+                a->unsure_until = call.unsure_until;
+            if (call.sent_at >= 0)
+                a->sent_at = call.sent_at;
+            if (rc == ESTALE && ++voids < RDL_VOID_MAX)
+                continue;
+            if (rc == ESTALE)
+                rc = EIO;
+            if (rc != 0 && rc != EOWNERDEAD && rc != EBUSY)
+                return rc;
+            break;
+        }
         rc = rdl_client_script(a->c, a->c->scripts->acquire, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2, argv, lens,
                                deadline, &r, &call);
         if (call.unsure_until > a->unsure_until)
@@ -227,6 +247,8 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
         argv[argc] = arg4;
         lens[argc++] = strlen(arg4);
     }
+    if (c->topo->quorum)
+        return rdl_quorum_release(c, argv, lens, RDL_NKEYS_RELEASE, argc, &out->r, &out->sent_at, &out->ambiguous);
     rc = rdl_client_script(c, c->scripts->release, RDL_NKEYS_RELEASE, argc, argv, lens, deadline, &r, &rc_call);
     if (rc != 0)
         return rc;
@@ -339,12 +361,17 @@ static int attempt_init(attempt_t *a, rdlock_client_t *c, const rdl_handle_t *h,
     a->mode = mode;
     a->robust = mode == 'x' && h->robust;
     a->lease[rdl_fmt_u64(a->lease, lease)] = '\0';
+    a->lease_ms = lease;
     /* A hand-over waits this long for our claim: twice the longest round
      * trip we tolerate, and never more than half a lease (a live waiter
-     * looks every third of its lease even without a wake-up). */
+     * looks every third of its lease even without a wake-up).  On a
+     * quorum, 0: no hand-over, we take a free lock ourselves
+     * (lock_quorum.c says why). */
     claim = 2 * (unsigned)c->cfg.command_timeout_ms;
     if (claim > lease / 2)
         claim = lease / 2 ? lease / 2 : 1;
+    if (c->topo->quorum)
+        claim = 0;
     a->claim[rdl_fmt_u64(a->claim, claim)] = '\0';
     info_make(a->info, a->call, c, thread);
     return 0;
@@ -800,6 +827,45 @@ int rdl_consistent(rdl_handle_t *h)
     return rc;
 }
 
+/* A name's script (reset, status) on every Redlock master: the answer of
+ * the first that gave one, if a majority did; else EIO.  A reset must
+ * reach them all: the ones that did not answer keep what they have. */
+static int quorum_script(rdlock_client_t *c, const rdl_script_t *script, const lock_keys_t *keys,
+                         redisReply **reply)
+{
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(c), got = 0, k;
+    memset(&q, 0, sizeof q);
+    q.script = script;
+    q.nkeys = q.argc = RDL_NKEYS;
+    for (k = 0; k < n; k++) {
+        q.argv[k] = keys->v;
+        q.lens[k] = keys->l;
+    }
+    if (rdl_quorum_exchange(c, &q) != 0)
+        return ENOMEM;
+    *reply = NULL;
+    for (k = 0; k < n; k++)
+        if (q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR) {
+            got++;
+            if (*reply == NULL) {
+                *reply = q.ans[k].r;
+                q.ans[k].r = NULL;
+            }
+        }
+    rdl_quorum_free(&q);
+    if (got < rdl_redlock_majority(c) || *reply == NULL) {
+        if (*reply != NULL)
+            freeReplyObject(*reply);
+        *reply = NULL;
+        rdl_log(RDLOCK_LOG_ERROR, "%s: %d of %d redlock masters answered", script->name, got, n);
+        return EIO;
+    }
+    if (got < n)
+        rdl_log(RDLOCK_LOG_WARN, "%s: %d of %d redlock masters answered", script->name, got, n);
+    return 0;
+}
+
 int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
                     redisReply **reply)
 {
@@ -807,7 +873,10 @@ int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *
     int rc = keys_make(&keys, key, keylen);
     if (rc != 0)
         return rc;
-    rc = rdl_client_script(c, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l, -1, reply, NULL);
+    if (c->topo->quorum)
+        rc = quorum_script(c, script, &keys, reply);
+    else
+        rc = rdl_client_script(c, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l, -1, reply, NULL);
     free(keys.buf);
     return rc;
 }

@@ -429,3 +429,61 @@ void rdlock_status_free(rdlock_status_t *st)
     free(st->writers);
     memset(st, 0, sizeof *st);
 }
+
+/* "field:value\r\n" lines of an INFO reply: the value of field into out
+ * (n bytes). */
+static bool info_field(const char *info, size_t len, const char *field, char *out, size_t n)
+{
+    size_t fl = strlen(field);
+    const char *p = info, *end = info + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl != NULL ? nl : end;
+        if ((size_t)(eol - p) > fl && memcmp(p, field, fl) == 0 && p[fl] == ':') {
+            size_t l = (size_t)(eol - (p + fl + 1));
+            if (l > 0 && p[fl + 1 + l - 1] == '\r')
+                l--;
+            if (l == 0 || l >= n)
+                return false;
+            memcpy(out, p + fl + 1, l);
+            out[l] = '\0';
+            return true;
+        }
+        p = eol + 1;
+    }
+    return false;
+}
+
+int rdl_reply_info_server(const redisReply *r, long long *uptime_s, char *run_id, size_t n)
+{
+    char up[24];
+    long long v = 0;
+    size_t i;
+    if (r->type == REDIS_REPLY_ERROR)
+        return rdl_reply_error(r);
+    if (r->type != REDIS_REPLY_STRING || r->str == NULL ||
+        !info_field(r->str, r->len, "uptime_in_seconds", up, sizeof up) ||
+        !info_field(r->str, r->len, "run_id", run_id, n))
+        return EIO;
+    for (i = 0; up[i] != '\0'; i++) {
+        if (up[i] < '0' || up[i] > '9' || i > 15)
+            return EIO;
+        v = v * 10 + (up[i] - '0');
+    }
+    *uptime_s = v;
+    return 0;
+}
+
+int rdl_reply_time(const redisReply *r, long long *ms)
+{
+    long long sec, usec;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_STRING)
+        return EIO;
+    sec = strtoll(r->element[0]->str, NULL, 10);
+    usec = strtoll(r->element[1]->str, NULL, 10);
+    if (sec <= 0 || usec < 0 || sec >= 100000000000LL)
+        return EIO;
+    *ms = sec * 1000 + usec / 1000;
+    return 0;
+}

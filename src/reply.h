@@ -95,6 +95,13 @@ enum { RDL_SEV_NONE, RDL_SEV_SWITCH, RDL_SEV_PROMOTED, RDL_SEV_PONG };
  * addr untouched). */
 int rdl_reply_sentinel(const redisReply *r, const char *name, char *addr, size_t n);
 
+/* INFO server: how long the server has run (uptime_in_seconds) and its
+ * run id (n bytes).  0, EACCES (an error reply about authentication), or
+ * EIO. */
+int rdl_reply_info_server(const redisReply *r, long long *uptime_s, char *run_id, size_t n);
+/* TIME: the server's clock in ms.  0 or EIO. */
+int rdl_reply_time(const redisReply *r, long long *ms);
+
 /* status.lua: {now, mode, holders, writers, readers waiting, fence,
  * robust marker}.  0 (free with rdlock_status_free), EIO or ENOMEM. */
 int rdl_reply_status(const redisReply *r, rdlock_status_t *st);

@@ -13,6 +13,7 @@ RDL_SCRIPT(reset);
 RDL_SCRIPT(status);
 RDL_SCRIPT(sem);
 RDL_SCRIPT(once);
+RDL_SCRIPT(fence);
 RDL_SCRIPT(acquire_sharded);
 RDL_SCRIPT(release_sharded);
 RDL_SCRIPT(renew_sharded);
@@ -20,8 +21,25 @@ RDL_SCRIPT(reset_sharded);
 RDL_SCRIPT(status_sharded);
 RDL_SCRIPT(sem_sharded);
 RDL_SCRIPT(once_sharded);
+RDL_SCRIPT(fence_sharded);
 
-const rdl_scripts_t rdl_scripts_plain = { &s_acquire, &s_release, &s_renew, &s_reset, &s_status, &s_sem, &s_once };
-const rdl_scripts_t rdl_scripts_sharded = { &s_acquire_sharded, &s_release_sharded, &s_renew_sharded,
-                                            &s_reset_sharded,   &s_status_sharded,  &s_sem_sharded,
-                                            &s_once_sharded };
+const rdl_scripts_t rdl_scripts_plain = {
+    .acquire = &s_acquire,
+    .release = &s_release,
+    .renew = &s_renew,
+    .reset = &s_reset,
+    .status = &s_status,
+    .sem = &s_sem,
+    .once = &s_once,
+    .fence = &s_fence,
+};
+const rdl_scripts_t rdl_scripts_sharded = {
+    .acquire = &s_acquire_sharded,
+    .release = &s_release_sharded,
+    .renew = &s_renew_sharded,
+    .reset = &s_reset_sharded,
+    .status = &s_status_sharded,
+    .sem = &s_sem_sharded,
+    .once = &s_once_sharded,
+    .fence = &s_fence_sharded,
+};

@@ -20,6 +20,7 @@ typedef struct rdl_scripts {
     const rdl_script_t *status;
     const rdl_script_t *sem;  /* every step of a semaphore (sem.c) */
     const rdl_script_t *once; /* the done mark of rdonce (once.c) */
+    const rdl_script_t *fence; /* raise a fencing counter (Redlock: lock_quorum.c) */
 } rdl_scripts_t;
 
 /* As written: wake-ups with PUBLISH. */

@@ -6,6 +6,8 @@
 
 const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg)
 {
+    if (cfg->nmasters > 0)
+        return &rdl_topology_redlock;
     if (cfg->nclusternodes > 0)
         return &rdl_topology_cluster;
     return cfg->nsentinels > 0 ? &rdl_topology_sentinel : &rdl_topology_single;

@@ -14,8 +14,9 @@
  *                        from the cluster's slot map, followed through
  *                        MOVED and ASK
  *
- * Redlock is planned as topology_redlock.c behind the same interface (a
- * quorum of masters), so that lock.c does not change.
+ *   topology_redlock.c   [redlock]: every one of N independent masters;
+ *                        a lock step goes to all at once (quorum.c) and
+ *                        counts when a majority agree (lock_quorum.c)
  *
  * Everything above it (the pool and retries in client.c, the subscriber and
  * the watchdog) reaches servers only through rdl_topo_connect(); the
@@ -55,6 +56,9 @@ typedef struct rdl_topology_ops {
     /* Wake-ups on shard channels (SPUBLISH, SSUBSCRIBE: Redis Cluster)
      * rather than plain ones. */
     bool sharded;
+    /* Every name lives on every server: lock steps go to all of them and
+     * count by majority (Redlock), rather than to the one route(). */
+    bool quorum;
     /* Whether the background thread must run from the client's opening on
      * (to follow the topology even while the client holds nothing). */
     bool always_on;
@@ -75,6 +79,7 @@ typedef struct rdl_topology_ops {
 extern const rdl_topology_ops_t rdl_topology_single;
 extern const rdl_topology_ops_t rdl_topology_sentinel;
 extern const rdl_topology_ops_t rdl_topology_cluster;
+extern const rdl_topology_ops_t rdl_topology_redlock;
 
 typedef struct rdl_cluster rdl_cluster_t; /* topology_cluster.c's state */
 

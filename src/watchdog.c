@@ -10,7 +10,9 @@
 #include "client.h"
 #include "events.h"
 #include "hold.h"
+#include "lock_quorum.h"
 #include "log.h"
+#include "quorum.h"
 #include "reply.h"
 #include "slotmap.h"
 #include "script.h"
@@ -383,6 +385,59 @@ static int item_order(const void *x, const void *y)
     return a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
+/* Redlock: the batch's unanswered holds on every master at once (chunk
+ * by chunk), each hold's result by majority (mutex not held).  A master
+ * that does not vote yet (restarted within restart_delay_ms) counts for
+ * the hold: it cannot vote for anyone else either.  Renewed: renewals
+ * plus such masters make a majority; lost: even the masters that did not
+ * answer could not make one; else unknown, retried. */
+static int renew_quorum(rdlock_client_t *c, renew_batch_t *b, const char **argv, size_t *lens)
+{
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), err = 0;
+    size_t start, m;
+
+    b->sent_at = rdl_now_ms();
+    for (start = 0; start < b->n; start += m) {
+        int res[RDL_REDLOCK_MAX][RDL_RENEW_BATCH];
+        bool got[RDL_REDLOCK_MAX] = { false }, idle[RDL_REDLOCK_MAX] = { false };
+        rdl_qcall_t q;
+        size_t argc, i;
+        for (m = 0; start + m < b->n && m < RDL_RENEW_BATCH; m++)
+            ;
+        argc = renew_args(b, start, m, argv, lens);
+        memset(&q, 0, sizeof q);
+        q.script = c->scripts->renew;
+        q.nkeys = (int)m;
+        q.argc = (int)argc;
+        for (int k = 0; k < n; k++) {
+            q.argv[k] = argv;
+            q.lens[k] = lens;
+        }
+        if (rdl_quorum_exchange(c, &q) != 0)
+            return ENOMEM;
+        for (int k = 0; k < n; k++) {
+            if (q.ans[k].rc == 0 && !q.ans[k].votes)
+                idle[k] = true;
+            else if (q.ans[k].rc == 0 && rdl_reply_renew(q.ans[k].r, m, res[k]) == 0)
+                got[k] = true;
+        }
+        rdl_quorum_free(&q);
+        for (i = 0; i < m; i++) {
+            int yes = 0, maybe = 0;
+            for (int k = 0; k < n; k++) {
+                if (idle[k] || (got[k] && res[k][i] == 0))
+                    yes++;
+                else if (!got[k])
+                    maybe++;
+            }
+            b->items[start + i].result = yes >= maj ? 0 : yes + maybe < maj ? 1 : -1;
+            if (b->items[start + i].result == -1)
+                err = EIO;
+        }
+    }
+    return err;
+}
+
 /* Run the batch (mutex not held): the holds grouped by server (and slot),
  * each group on the watchdog's connection to its server.  Only holds whose
  * result is still unknown are sent (a second call retries the rest).
@@ -393,6 +448,14 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
     size_t *lens = NULL, i, s, e;
     int rc = 0, err = 0;
 
+    if (c->topo->quorum) {
+        argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
+        lens = malloc(5 * RDL_RENEW_BATCH * sizeof *lens);
+        rc = argv == NULL || lens == NULL ? ENOMEM : renew_quorum(c, b, argv, lens);
+        free(argv);
+        free(lens);
+        return rc;
+    }
     /* Which server each hold is on now.  Routes are few (one, or the
      * masters of a cluster): a linear look-up. */
     for (i = 0; i < b->n; i++) {
@@ -461,7 +524,8 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
             continue;
         if (it->result == 0) {
             h->renew_at = b->sent_at + h->interval_ms;
-            h->expires_at = b->sent_at + h->lease_ms;
+            h->expires_at = b->sent_at + (c->cfg.nmasters > 0 ? rdl_quorum_validity(&c->cfg, h->lease_ms)
+                                                                : (long long)h->lease_ms);
         } else if (it->result == 1 && h->releasing) {
             /* Released meanwhile, most likely: the unlock says. */
             h->renew_at = now + h->interval_ms;

@@ -95,7 +95,11 @@
 --           queue; '0' = try: never queue
 --   queued  '1' if this caller may have queued before (its mark is removed)
 --   robust  '1' for a robust acquirer
---   claim   how long a lock handed to this caller waits for its claim
+--   claim   how long a lock handed to this caller waits for its claim; 0:
+--           never hand it to this caller, it takes a free lock itself
+--           (Redlock: a grant on one master is not a hold, so a FIFO per
+--           master could split the vote for good; its queue mark still
+--           holds new readers back)
 --   valid until  server time (ms) after which this attempt is void; 0: none
 --   info    holder info "<count>;<pid>;<thread>;<call>;<host>"
 -- Returns {1, token, dead, prev, now} when held (also when this very call
@@ -365,7 +369,7 @@ end
 if mode == 's' then
   -- Writer preference: a queued writer holds back new readers.
   if redis.call('ZCARD', KEYS[2]) > 0 then return busy(0) end
-elseif waiting then
+elseif waiting and claim ~= '0' then
   -- Free: only the head of the queue may take it (a try may barge).  A
   -- queue entry without its mark (evicted, deleted by hand) is dropped.
   -- A head that stopped re-marking itself is gone: a live waiter looks

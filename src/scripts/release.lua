@@ -253,6 +253,14 @@ while head do
   redis.call('HDEL', KEYS[3], head)
   head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 end
+local claim, info
+if v then claim, info = string.match(v, '^%d+;%d+;(%d+);(.*)$') end
+if head and claim == '0' then
+  -- A waiter that takes the lock itself (Redlock: acquire.lua's claim 0):
+  -- every waiter looks again.
+  redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
+  return {status, 2}
+end
 if head then
   -- Handed over, but only for the head's claim window: the head claims
   -- it with its next look (acquire.lua: "this very call"), which starts
@@ -261,7 +269,6 @@ if head then
   -- a robust marker (nobody died inside), and the next waiter's look
   -- takes the lock.  So a dead waiter costs the others one claim window,
   -- not a lease, and never an EOWNERDEAD.
-  local claim, info = string.match(v, '^%d+;%d+;(%d+);(.*)$')
   claim = tonumber(claim)
   if claim < 1 then claim = 1 end
   local token = redis.call('INCR', KEYS[5])

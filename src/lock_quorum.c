@@ -1,0 +1,397 @@
+/* lock_quorum.c - the lock's acquire and release on a Redlock quorum; see
+ * lock_quorum.h.
+ *
+ * Every master runs the same acquire.lua as a single server does, so each
+ * keeps the whole lock state of the name (holders, writers' queue marks,
+ * robust marker, fencing counter); what this file adds is the vote:
+ *
+ *  - granted: a majority of the masters that vote (topology_redlock.c:
+ *    not restarted within restart_delay_ms) granted this very call, and
+ *    the time since the first request went out leaves some of the lease
+ *    after the drift allowance.  EOWNERDEAD if any granting master found
+ *    the last exclusive hold ended uncleanly (every later majority meets
+ *    a master that still has that hold's robust marker).
+ *  - fencing: each master's counter is its own.  The token is the
+ *    highest that the granting masters gave, and it is written back
+ *    (fence.lua) to the masters whose counters are lower until a
+ *    majority holds a counter at least that high: every later majority
+ *    includes one of them, whose next token is higher.  While the
+ *    masters have seen the same grants (the usual case) their counters
+ *    agree and nothing is written back: one round trip.
+ *  - otherwise what was granted is given back at once, so a split vote
+ *    does not keep the lock from everyone for a lease.
+ *
+ * Waiters queue on every master (their marks hold new readers back:
+ * writer preference) but with claim 0: a release never hands the lock to
+ * one of them (a grant on one master is no hold, and per-master FIFO
+ * orders could differ and split the vote for good); it wakes them and
+ * they vote again. */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "lock_quorum.h"
+#include "log.h"
+#include "quorum.h"
+#include "timeutil.h"
+
+#define ARG_MAX 12 /* release.lua: 8 keys, owner, op, call, arg4 */
+#define KEY_FENCE 4 /* the fencing counter among the lock's keys (lock.c) */
+
+long long rdl_quorum_validity(const rdl_config_t *cfg, unsigned lease)
+{
+    return (long long)lease - (long long)((unsigned long long)lease * cfg->drift_ppm / 1000000) - 2;
+}
+
+/* release.lua on the masters in `which` (op, arg4 per master: arg4[k] may
+ * be NULL), once; answers into q (free with rdl_quorum_free). */
+static int release_on(rdlock_client_t *c, const char *const *keys, const size_t *klens, int nkeys,
+                      const char *owner, const char *op, const char *call, const char *const *arg4,
+                      const bool *which, bool force, rdl_qcall_t *q)
+{
+    const char *v[RDL_REDLOCK_MAX][ARG_MAX];
+    size_t l[RDL_REDLOCK_MAX][ARG_MAX];
+    int n = rdl_redlock_count(c), argc = 0;
+
+    memset(q, 0, sizeof *q);
+    q->script = c->scripts->release;
+    q->nkeys = nkeys;
+    for (int k = 0; k < n; k++) {
+        argc = 0;
+        for (int i = 0; i < nkeys; i++) {
+            v[k][argc] = keys[i];
+            l[k][argc++] = klens[i];
+        }
+        v[k][argc] = owner;
+        l[k][argc++] = strlen(owner);
+        v[k][argc] = op;
+        l[k][argc++] = strlen(op);
+        v[k][argc] = call;
+        l[k][argc++] = strlen(call);
+        if (arg4 != NULL && arg4[k] != NULL) {
+            v[k][argc] = arg4[k];
+            l[k][argc++] = strlen(arg4[k]);
+        }
+        q->argv[k] = v[k];
+        q->lens[k] = l[k];
+        q->skip[k] = !which[k];
+    }
+    /* Every master gets the same number of arguments or none at all. */
+    q->argc = argc;
+    q->force = force;
+    return rdl_quorum_exchange(c, q);
+}
+
+/* Give back the grants of this call on the masters in `granted`:
+ * exclusive ones undone ('ax': the robust marker each replaced comes
+ * back), shared ones released.  What cannot be reached ends with its
+ * lease. */
+static void undo(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, const char *call,
+                 char mode, const bool *granted, char prev[][RDL_WHO_MAX + 2])
+{
+    const char *arg4[RDL_REDLOCK_MAX];
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(c), left = 0;
+    char keep[24];
+    bool any = false;
+
+    keep[rdl_fmt_u64(keep, (unsigned long long)c->cfg.command_timeout_ms * 2 + 1000)] = '\0';
+    for (int k = 0; k < n; k++) {
+        arg4[k] = mode == 'x' ? prev[k] : keep;
+        any |= granted[k];
+    }
+    if (!any)
+        return;
+    if (release_on(c, argv, lens, nkeys, argv[nkeys], mode == 'x' ? "ax" : "rs", call, arg4, granted, false, &q) != 0)
+        return;
+    for (int k = 0; k < n; k++)
+        left += granted[k] && q.ans[k].rc != 0;
+    rdl_quorum_free(&q);
+    if (left > 0)
+        rdl_log(RDLOCK_LOG_WARN, "%.*s: a grant without majority could not be given back on %d master%s: it ends "
+                "with its lease there", (int)lens[0], argv[0], left, left == 1 ? "" : "s");
+}
+
+/* Write token back to the voting masters not in `has`, until `have` plus
+ * their confirmations make a majority.  0, or EIO. */
+static int fence_back(rdlock_client_t *c, const char *const *argv, const size_t *lens, uint64_t token,
+                      const bool *has, int have)
+{
+    const char *v[2];
+    size_t l[2];
+    char tok[24];
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c);
+
+    tok[rdl_fmt_u64(tok, token)] = '\0';
+    v[0] = argv[KEY_FENCE];
+    l[0] = lens[KEY_FENCE];
+    v[1] = tok;
+    l[1] = strlen(tok);
+    memset(&q, 0, sizeof q);
+    q.script = c->scripts->fence;
+    q.nkeys = 1;
+    q.argc = 2;
+    for (int k = 0; k < n; k++) {
+        q.argv[k] = v;
+        q.lens[k] = l;
+        q.skip[k] = has[k];
+    }
+    if (rdl_quorum_exchange(c, &q) != 0)
+        return EIO;
+    for (int k = 0; k < n; k++) {
+        const redisReply *r = q.ans[k].r;
+        if (!has[k] && q.ans[k].rc == 0 && q.ans[k].votes && r->type == REDIS_REPLY_INTEGER &&
+            (uint64_t)r->integer >= token)
+            have++;
+    }
+    rdl_quorum_free(&q);
+    return have >= maj ? 0 : EIO;
+}
+
+int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
+                       size_t stamp_off, unsigned lease, rdl_acquired_t *out, rdl_call_t *call)
+{
+    rdl_qcall_t q;
+    char *buf = NULL;
+    char prev[RDL_REDLOCK_MAX][RDL_WHO_MAX + 2];
+    bool granted[RDL_REDLOCK_MAX] = { false }, has[RDL_REDLOCK_MAX] = { false };
+    uint64_t tok[RDL_REDLOCK_MAX] = { 0 }, fence[RDL_REDLOCK_MAX] = { 0 }, top = 0, fmax = 0;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, rc;
+    int votes = 0, answered = 0, stale = 0, ngranted = 0, have = 0;
+    long long hint = 0, now;
+    bool dead = false, notrec = false;
+    const char *call_no;
+    char mode;
+
+    memset(out, 0, sizeof *out);
+    memset(&q, 0, sizeof q);
+    q.script = c->scripts->acquire;
+    q.nkeys = nkeys;
+    q.argc = argc;
+    if (rdl_quorum_argv(&q, n, argv, lens, argc, argc - 1, stamp_off, &buf) != 0)
+        return ENOMEM;
+    rc = rdl_quorum_exchange(c, &q);
+    call->sent_at = q.sent_at;
+    call->unsure_until = q.unsure_until;
+    call->maybe_ran = q.unsure_until != 0;
+    call->acked = -1;
+    if (rc != 0) {
+        free(buf);
+        return rc;
+    }
+    mode = argv[argc - 1][0];
+    /* The call number, for an undo: the fourth field of the holder info,
+     * after "<flags><lease>;<claim>;<stamp>;1;<pid>;<thread>;". */
+    call_no = NULL;
+
+    for (k = 0; k < n; k++) {
+        rdl_acquired_t ar;
+        int r;
+        prev[k][0] = '\0';
+        if (q.ans[k].rc != 0)
+            continue;
+        if (q.ans[k].r->type == REDIS_REPLY_ERROR) {
+            rdl_log(RDLOCK_LOG_DEBUG, "redlock master %s: %s", rdl_redlock_route(c, k), q.ans[k].r->str);
+            continue;
+        }
+        r = rdl_reply_acquire(q.ans[k].r, &ar);
+        if (ar.now > 0)
+            rdl_client_clock(c, rdl_redlock_route(c, k), ar.now, q.ans[k].answer_at);
+        if (r == EIO)
+            continue;
+        answered++;
+        if (r == ESTALE) {
+            stale++;
+            continue;
+        }
+        if (r == ENOTRECOVERABLE) {
+            notrec = true;
+            continue;
+        }
+        if (r == 0 || r == EOWNERDEAD) {
+            granted[k] = true;
+            ngranted++;
+            tok[k] = ar.token;
+            memcpy(prev[k], ar.prev, sizeof ar.prev < sizeof prev[k] ? sizeof ar.prev : sizeof prev[k]);
+            prev[k][sizeof prev[k] - 1] = '\0';
+            dead |= r == EOWNERDEAD;
+            if (q.ans[k].votes) {
+                votes++;
+                if (ar.token > top)
+                    top = ar.token;
+            }
+        } else {
+            fence[k] = ar.fence;
+            if (ar.fence > fmax)
+                fmax = ar.fence;
+            if (ar.hint > 0 && (hint == 0 || ar.hint < hint))
+                hint = ar.hint;
+        }
+    }
+    {
+        /* "...;<stamp>;1;<pid>;<thread>;<call>;<host>" */
+        const char *p = argv[argc - 1] + stamp_off + RDL_STAMP_LEN + 1;
+        for (int f = 0; f < 3 && p != NULL; f++)
+            if ((p = memchr(p, ';', lens[argc - 1] - (size_t)(p - argv[argc - 1]))) != NULL)
+                p++;
+        call_no = p;
+    }
+    {
+        char cbuf[24];
+        size_t cl = 0;
+        while (call_no != NULL && cl < sizeof cbuf - 1 && call_no[cl] >= '0' && call_no[cl] <= '9')
+            cl++;
+        if (call_no != NULL)
+            memcpy(cbuf, call_no, cl);
+        cbuf[cl] = '\0';
+
+        now = rdl_now_ms();
+        if (!notrec && votes >= maj && now - q.sent_at < rdl_quorum_validity(&c->cfg, lease)) {
+            /* Which voting masters' counters are at the token already. */
+            for (k = 0; k < n; k++)
+                if (q.ans[k].rc == 0 && q.ans[k].votes &&
+                    ((granted[k] && tok[k] >= top) || (!granted[k] && fence[k] >= top))) {
+                    has[k] = true;
+                    have++;
+                }
+            if (have < maj && fence_back(c, argv, lens, top, has, have) != 0) {
+                rdl_log(RDLOCK_LOG_WARN, "%.*s: fencing token %llu could not be made known to a majority: "
+                        "acquisition given back", (int)lens[0], argv[0], (unsigned long long)top);
+                undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
+                rc = EIO;
+            } else if (have < maj && rdl_now_ms() - q.sent_at >= rdl_quorum_validity(&c->cfg, lease)) {
+                undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
+                rc = EBUSY;
+            } else {
+                out->token = top;
+                rc = dead ? EOWNERDEAD : 0;
+            }
+        } else {
+            /* No majority in time: what was granted goes back. */
+            undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
+            if (notrec)
+                rc = ENOTRECOVERABLE;
+            else if (stale > 0 && answered - stale < maj)
+                rc = ESTALE; /* our idea of some clocks was off: at once again */
+            else if (answered >= maj)
+                rc = EBUSY;
+            else
+                rc = EIO;
+        }
+    }
+    if (rc == EBUSY) {
+        /* A split vote (some granted): look again soon, after jitter. */
+        out->hint = ngranted > 0 ? 1 : hint;
+        out->fence = fmax > top ? fmax : top;
+        out->first = false;
+    }
+    if (rc == EIO)
+        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: %d of %d redlock masters answered", (int)lens[0], argv[0], answered, n);
+    rdl_quorum_free(&q);
+    free(buf);
+    return rc;
+}
+
+int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
+                       rdl_released_t *out, long long *sent_at, bool *ambiguous)
+{
+    const char *op = argv[nkeys + 1], *call = argv[nkeys + 2];
+    const char *arg4[RDL_REDLOCK_MAX];
+    bool which[RDL_REDLOCK_MAX], mine[RDL_REDLOCK_MAX] = { false };
+    long long st[RDL_REDLOCK_MAX];
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, attempt, ok = 0, gone = 0, noans;
+    bool woke = false;
+
+    memset(out, 0, sizeof *out);
+    *ambiguous = false;
+    *sent_at = -1;
+    for (k = 0; k < n; k++) {
+        which[k] = true;
+        st[k] = -1;
+        arg4[k] = argc > nkeys + 3 ? argv[nkeys + 3] : NULL;
+    }
+    for (attempt = 0;; attempt++) {
+        rdl_qcall_t q;
+        /* A retry asks the masters that did not answer even in their
+         * backoff: the unlock's outcome depends on them. */
+        if (release_on(c, argv, lens, nkeys, argv[nkeys], op, call, arg4, which, attempt > 0, &q) != 0)
+            return ENOMEM;
+        if (*sent_at < 0)
+            *sent_at = q.sent_at;
+        for (k = 0; k < n; k++) {
+            rdl_released_t rr;
+            if (!which[k])
+                continue;
+            if (q.ans[k].rc == EIO)
+                *ambiguous = true; /* sent: it may have acted */
+            if (q.ans[k].rc != 0 || q.ans[k].r->type == REDIS_REPLY_ERROR ||
+                rdl_reply_release(q.ans[k].r, &rr) != 0)
+                continue;
+            which[k] = false;
+            /* A master that does not vote yet (restarted within the
+             * restart delay) could not have given the lock to anyone
+             * else: it counts for the hold, as in the renewals
+             * (watchdog.c). */
+            st[k] = q.ans[k].votes || op[0] != 'r' ? rr.status : 1;
+            woke |= rr.kind != 0;
+            mine[k] = rr.status == 2;
+        }
+        rdl_quorum_free(&q);
+        ok = gone = noans = 0;
+        for (k = 0; k < n; k++) {
+            if (st[k] < 0)
+                noans++;
+            else if (st[k] == 1 || st[k] == 3)
+                ok++;
+            else
+                gone++;
+        }
+        if (op[0] != 'r' || ok >= maj || ok + noans < maj || attempt >= c->cfg.command_retries)
+            break;
+        {
+            long long pause = 20LL << (attempt < 5 ? attempt : 5);
+            rdl_sleep_ms(pause);
+        }
+    }
+    if (op[0] == 'u') {
+        /* Given to this call on some masters after all (a hand-over, or a
+         * grant whose answer got lost): on a quorum that is no hold, so it
+         * goes back now ('rx': the server's mode decides how). */
+        bool any = false;
+        for (k = 0; k < n; k++)
+            any |= mine[k];
+        if (any) {
+            char keep[24];
+            const char *a4[RDL_REDLOCK_MAX];
+            rdl_qcall_t q;
+            keep[rdl_fmt_u64(keep, 1000)] = '\0';
+            for (k = 0; k < n; k++)
+                a4[k] = keep;
+            if (release_on(c, argv, lens, nkeys, argv[nkeys], "rx", call, a4, mine, false, &q) == 0) {
+                for (k = 0; k < n; k++) {
+                    rdl_released_t rr;
+                    if (mine[k] && q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR &&
+                        rdl_reply_release(q.ans[k].r, &rr) == 0)
+                        woke |= rr.kind != 0;
+                }
+                rdl_quorum_free(&q);
+            }
+        }
+        out->status = 0;
+        out->kind = woke ? 2 : 0;
+        return noans > n - maj ? EIO : 0;
+    }
+    out->kind = woke ? 2 : 0;
+    if (ok >= maj)
+        out->status = 1;
+    else if (ok + noans < maj)
+        out->status = 0;
+    else
+        return EIO;
+    (void)gone;
+    return 0;
+}

@@ -1,0 +1,40 @@
+/* lock_quorum.h - the lock's steps on a Redlock quorum: what the masters'
+ * answers to acquire.lua and release.lua add up to (lock.c calls these
+ * instead of one script call when the topology is a quorum). */
+#ifndef RDL_LOCK_QUORUM_H
+#define RDL_LOCK_QUORUM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "client.h"
+#include "reply.h"
+
+/* acquire.lua on every master at once, with lock.c's arguments (nkeys
+ * keys, the owner, the packed argument whose stamp is at stamp_off).  A
+ * majority of voting masters that granted it in time (lease - elapsed -
+ * drift) is a hold: its token is the highest they gave, written back
+ * until a majority has a counter at least that high.  Anything short of
+ * that is undone on the masters that granted it.  Returns as
+ * rdl_reply_acquire (0, EOWNERDEAD, EBUSY, ENOTRECOVERABLE, ESTALE), or
+ * EIO (too few masters answered); *call's sent_at, unsure_until,
+ * maybe_ran are set as rdl_client_script sets them. */
+int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
+                       size_t stamp_off, unsigned lease, rdl_acquired_t *out, rdl_call_t *call);
+
+/* release.lua on every master (argv as lock.c's leave()).  For a release
+ * ("r..."): status 1 when a majority of voting masters still had the hold
+ * (or had released it by an earlier attempt), 0 when too few can have it;
+ * masters that did not answer are asked again (command_retries).  For an
+ * unwait ("u"): a master that had granted the lock to this call after all
+ * gets it released at once (on a quorum that is no hold), so status is
+ * never 2.  kind is 2 (waiters look again) if any master woke someone.
+ * 0 and *out, or EIO (too few answers to tell). */
+int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
+                       rdl_released_t *out, long long *sent_at, bool *ambiguous);
+
+/* What a quorum's lease allows: lease less the clock drift allowance
+ * (drift_factor of it, and 2 ms for the masters' clock granularity). */
+long long rdl_quorum_validity(const rdl_config_t *cfg, unsigned lease);
+
+#endif

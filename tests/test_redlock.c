@@ -1,0 +1,480 @@
+/* test_redlock.c - the locks on a Redlock quorum of five independent
+ * masters (real redis-servers on free loopback ports), through the public
+ * API with [redlock] in the configuration (docs/CONTRACT.md section 9):
+ *
+ *   basic               a hold is on every master; another client finds
+ *                       it busy; unlock frees every master; tokens rise
+ *   two_stopped         two masters SIGSTOPped: lock, unlock, busy and a
+ *                       contended counter (2 clients x 3 threads) work,
+ *                       each call well within a command timeout
+ *   three_stopped       three masters SIGSTOPped: no majority, so try
+ *                       fails (EIO) and a timed lock gives up by its
+ *                       deadline; after SIGCONT locks work again
+ *   restart             a hold on exactly three masters; one of them is
+ *                       killed and restarted without persistence (it
+ *                       forgot the hold): with restart_delay_ms the
+ *                       restarted master does not vote, so another client
+ *                       cannot make a second majority; the same with
+ *                       restart_delay_ms = 1 does give two holders (the
+ *                       control: the delay is what prevents it)
+ *   fencing             a master's counter far ahead of the others: the
+ *                       token is the highest, written back until a
+ *                       majority has it, and the next token is higher
+ *   rwlock_and_robust   shared holders on the quorum, a writer waits and
+ *                       holds new readers back; an exclusive holder that
+ *                       dies gives the next robust locker EOWNERDEAD
+ *   drift               one master's clock runs 2% fast (faketime): a hold
+ *                       without renewal stays exclusive for as long as the
+ *                       client counts it valid (lease less the drift
+ *                       allowance)
+ *   wakeup              a blocked caller is woken by the release, not by
+ *                       its re-check period (10 s here)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "testlib.h"
+#include "testutil.h"
+
+#define N 5
+#define LEASE_MS 3000
+
+static rdt_server_t g_m[N];
+static int g_up;
+static char g_ini[600], g_ini_delay[600], g_ini_nodelay[600], g_ini_slow[600];
+static rdlock_client_t *g_c1, *g_c2;
+
+static int write_ini(char *out, size_t n, const char *base, const char *extra)
+{
+    char text[2048];
+    const char *path;
+    int off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
+    for (int k = 0; k < N; k++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", g_m[k].port);
+    snprintf(text + off, sizeof text - (size_t)off,
+             "\n%s[redis]\ncommand_timeout_ms = 1000\n[lock]\nlease_ms = %d\nretry_interval_ms = 10000\n"
+             "retry_jitter_ms = 5\n",
+             extra, LEASE_MS);
+    if ((path = rdt_write_file(&g_m[0], base, text)) == NULL)
+        return -1;
+    snprintf(out, n, "%s", path);
+    return 0;
+}
+
+static int suite_setup(void)
+{
+    for (int k = 0; k < N; k++)
+        if (rdt_server_start(&g_m[k], NULL, NULL) != 0)
+            return -1;
+    g_up = 1;
+    /* The masters have just started: a restart delay would keep them all
+     * out of the vote for a lease.  Only the restart test wants one. */
+    if (write_ini(g_ini, sizeof g_ini, "redlock.ini", "restart_delay_ms = 1\n") != 0 ||
+        write_ini(g_ini_delay, sizeof g_ini_delay, "delay.ini", "restart_delay_ms = 3000\n") != 0 ||
+        write_ini(g_ini_nodelay, sizeof g_ini_nodelay, "nodelay.ini", "restart_delay_ms = 1\n") != 0 ||
+        write_ini(g_ini_slow, sizeof g_ini_slow, "slow.ini",
+                  "restart_delay_ms = 1\ndrift_factor = 0.05\n[watchdog]\nenabled = no\n") != 0)
+        return -1;
+    if (rdlock_client_open(&g_c1, g_ini) != 0 || rdlock_client_open(&g_c2, g_ini) != 0) {
+        fprintf(stderr, "suite_setup: rdlock_client_open on the quorum failed\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int suite_teardown(void)
+{
+    int rc = rdt_close_clients(&g_c1, &g_c2, NULL);
+    if (g_up)
+        for (int k = 0; k < N; k++)
+            rdt_server_stop(&g_m[k]);
+    g_up = 0;
+    return rc;
+}
+
+/* Masters on which name's lock key exists. */
+static int held_on(const char *name)
+{
+    int n = 0;
+    for (int k = 0; k < N; k++)
+        n += rdt_int_on(&g_m[k], 0, "EXISTS %s", rdt_key(name, "")) == 1;
+    return n;
+}
+
+static int lock_init(rdlock_t *l, const char *name, rdlock_client_t *c, int robust)
+{
+    rdlock_attr_t a;
+    int rc;
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, c);
+    if (robust)
+        rdlock_attr_setrobust(&a, RDLOCK_ROBUST);
+    rc = rdlock_init(l, name, &a);
+    rdlock_attr_destroy(&a);
+    return rc;
+}
+
+static void test_basic(void)
+{
+    rdlock_t a, b;
+    uint64_t t1 = 0, t2 = 0;
+    RDT_ASSERT_RC(0, lock_init(&a, "rl-basic", g_c1, 0));
+    RDT_ASSERT_RC(0, lock_init(&b, "rl-basic", g_c2, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&a));
+    RDT_ASSERT_EQ_LL(N, held_on("rl-basic"));
+    RDT_ASSERT_RC(0, rdlock_fencing_token(&a, &t1));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&b));
+    RDT_ASSERT_RC(0, rdlock_unlock(&a));
+    RDT_ASSERT_EQ_LL(0, held_on("rl-basic"));
+    RDT_ASSERT_RC(0, rdlock_trylock(&b));
+    RDT_ASSERT_RC(0, rdlock_fencing_token(&b, &t2));
+    CU_ASSERT(t2 > t1);
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&a));
+    RDT_ASSERT_RC(0, rdlock_unlock(&b));
+    RDT_ASSERT_RC(0, rdlock_destroy(&a));
+    RDT_ASSERT_RC(0, rdlock_destroy(&b));
+}
+
+/* A contended counter: each thread adds ITER times under the lock, and
+ * checks that nobody else is inside. */
+#define THREADS 3
+#define ITER 40
+static long g_counter;
+static int g_inside, g_overlaps, g_errors;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *counter_thread(void *arg)
+{
+    rdlock_t l;
+    if (lock_init(&l, "rl-count", arg, 0) != 0) {
+        __atomic_add_fetch(&g_errors, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    for (int i = 0; i < ITER; i++) {
+        int rc = rdlock_lock(&l);
+        if (rc != 0) {
+            fprintf(stderr, "counter_thread: lock: %s\n", rdt_errname(rc));
+            __atomic_add_fetch(&g_errors, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (__atomic_add_fetch(&g_inside, 1, __ATOMIC_SEQ_CST) != 1)
+            __atomic_add_fetch(&g_overlaps, 1, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&g_mu);
+        g_counter++;
+        pthread_mutex_unlock(&g_mu);
+        __atomic_sub_fetch(&g_inside, 1, __ATOMIC_SEQ_CST);
+        if ((rc = rdlock_unlock(&l)) != 0) {
+            fprintf(stderr, "counter_thread: unlock: %s\n", rdt_errname(rc));
+            __atomic_add_fetch(&g_errors, 1, __ATOMIC_RELAXED);
+        }
+    }
+    rdlock_destroy(&l);
+    return NULL;
+}
+
+static void test_two_stopped(void)
+{
+    rdlock_t a, b;
+    pthread_t th[2 * THREADS];
+    long long t0, worst = 0;
+
+    rdt_server_pause(&g_m[1]);
+    rdt_server_pause(&g_m[3]);
+    RDT_ASSERT_RC(0, lock_init(&a, "rl-two", g_c1, 0));
+    RDT_ASSERT_RC(0, lock_init(&b, "rl-two", g_c2, 0));
+    for (int i = 0; i < 5; i++) {
+        long long d;
+        long long t1, t2;
+        t0 = rdt_now_ms();
+        RDT_ASSERT_RC(0, rdlock_lock(&a));
+        t1 = rdt_now_ms();
+        RDT_ASSERT_RC(EBUSY, rdlock_trylock(&b));
+        t2 = rdt_now_ms();
+        RDT_ASSERT_RC(0, rdlock_unlock(&a));
+        d = (t1 - t0) + (rdt_now_ms() - t2);
+        /* A try whose attempt on a stopped master got no answer waits
+         * until that attempt is void (its stamp: a command timeout), so
+         * that it cannot take the lock after the EBUSY. */
+        CU_ASSERT(t2 - t1 < 1000 + 500);
+        if (getenv("RDT_VERBOSE"))
+            fprintf(stderr, "two_stopped: round %d: %lld ms (lock %lld, try %lld, unlock %lld)\n", i, d, t1 - t0,
+                    t2 - t1, rdt_now_ms() - t2);
+        if (d > worst)
+            worst = d;
+    }
+    /* Lock and unlock wait for the stopped masters at most a grace (the
+     * first time; then they are skipped), never a command timeout. */
+    CU_ASSERT(worst < 500);
+    g_counter = 0;
+    g_overlaps = g_errors = 0;
+    for (int i = 0; i < 2 * THREADS; i++)
+        pthread_create(&th[i], NULL, counter_thread, i % 2 ? g_c2 : g_c1);
+    for (int i = 0; i < 2 * THREADS; i++)
+        pthread_join(th[i], NULL);
+    RDT_ASSERT_EQ_LL(2 * THREADS * ITER, g_counter);
+    RDT_ASSERT_EQ_LL(0, g_overlaps);
+    RDT_ASSERT_EQ_LL(0, g_errors);
+    rdt_server_resume(&g_m[1]);
+    rdt_server_resume(&g_m[3]);
+    rdlock_destroy(&a);
+    rdlock_destroy(&b);
+}
+
+static void test_three_stopped(void)
+{
+    rdlock_t a;
+    struct timespec ts;
+    long long t0;
+    int rc;
+
+    RDT_ASSERT_RC(0, lock_init(&a, "rl-three", g_c1, 0));
+    for (int k = 0; k < 3; k++)
+        rdt_server_pause(&g_m[k]);
+    RDT_ASSERT_RC(EIO, rdlock_trylock(&a));
+    t0 = rdt_now_ms();
+    ts = rdt_abstime(CLOCK_REALTIME, 1500);
+    rc = rdlock_timedlock(&a, &ts);
+    CU_ASSERT(rc == EIO || rc == ETIMEDOUT);
+    /* By its deadline, plus at most an attempt in flight and the
+     * withdrawal of its queue marks (a command timeout each). */
+    CU_ASSERT(rdt_now_ms() - t0 < 1500 + 2 * 1000 + 500);
+    for (int k = 0; k < 3; k++)
+        rdt_server_resume(&g_m[k]);
+    RDT_ASSERT_RC(0, rdlock_lock(&a));
+    RDT_ASSERT_RC(0, rdlock_unlock(&a));
+    rdlock_destroy(&a);
+}
+
+/* A hold on masters 0, 1, 2 only (3 and 4 stopped while it is taken),
+ * then master 0 restarted empty; can client ini take it too? */
+static int restart_case(const char *ini, const char *name)
+{
+    rdlock_client_t *c3 = NULL, *c4 = NULL;
+    rdlock_t a, b;
+    int rc, got;
+
+    if (rdlock_client_open(&c4, ini) != 0 || lock_init(&a, name, c4, 0) != 0)
+        return -100;
+    rdt_server_pause(&g_m[3]);
+    rdt_server_pause(&g_m[4]);
+    rc = rdlock_lock(&a);
+    rdt_server_resume(&g_m[3]);
+    rdt_server_resume(&g_m[4]);
+    if (rc != 0)
+        return -101;
+    if (held_on(name) != 3)
+        return -102;
+    rdt_server_kill(&g_m[0]);
+    if (rdt_server_restart(&g_m[0]) != 0)
+        return -103;
+    if (rdlock_client_open(&c3, ini) != 0 || lock_init(&b, name, c3, 0) != 0)
+        return -104;
+    got = rdlock_trylock(&b);
+    if (got == 0)
+        rdlock_unlock(&b);
+    rdlock_destroy(&b);
+    rdlock_client_close(c3);
+    rc = rdlock_unlock(&a);
+    rdlock_destroy(&a);
+    rdlock_client_close(c4);
+    return got == 0 ? 0 : got == EBUSY ? 1 : -105 - (rc != 0);
+}
+
+static void test_restart(void)
+{
+    /* The restart delay (the lease, by default) keeps the restarted
+     * master out of the vote: busy. */
+    RDT_ASSERT_EQ_LL(1, restart_case(g_ini_delay, "rl-restart"));
+    /* Control: without it the forgetful master makes a second majority. */
+    RDT_ASSERT_EQ_LL(0, restart_case(g_ini_nodelay, "rl-restart2"));
+}
+
+static void test_fencing(void)
+{
+    rdlock_t a;
+    uint64_t t1 = 0, t2 = 0;
+    int at = 0;
+    RDT_ASSERT_RC(0, lock_init(&a, "rl-fence", g_c1, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&a));
+    RDT_ASSERT_RC(0, rdlock_unlock(&a));
+    rdt_int_on(&g_m[2], 0, "SET %s 1000", rdt_key("rl-fence", ":fence"));
+    RDT_ASSERT_RC(0, rdlock_lock(&a));
+    RDT_ASSERT_RC(0, rdlock_fencing_token(&a, &t1));
+    RDT_ASSERT_EQ_LL(1001, (long long)t1);
+    for (int k = 0; k < N; k++)
+        at += rdt_int_on(&g_m[k], 0, "INCRBY %s 0", rdt_key("rl-fence", ":fence")) >= 1001;
+    CU_ASSERT(at >= N / 2 + 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&a));
+    /* Master 2 forgets everything: the next token is still higher. */
+    rdt_int_on(&g_m[2], 0, "DEL %s", rdt_key("rl-fence", ":fence"));
+    RDT_ASSERT_RC(0, rdlock_lock(&a));
+    RDT_ASSERT_RC(0, rdlock_fencing_token(&a, &t2));
+    CU_ASSERT(t2 > t1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&a));
+    rdlock_destroy(&a);
+}
+
+static int die_holding(void *arg)
+{
+    rdlock_client_t *c = NULL;
+    rdlock_t l;
+    (void)arg;
+    if (rdlock_client_open(&c, g_ini) != 0 || lock_init(&l, "rl-robust", c, 1) != 0)
+        return 2;
+    if (rdlock_lock(&l) != 0)
+        return 3;
+    kill(getpid(), SIGKILL);
+    return 4;
+}
+
+static void test_rwlock_and_robust(void)
+{
+    rdrwlock_t r1, r2, w;
+    rdlock_attr_t a1, a2;
+    rdlock_t l;
+    struct timespec ts;
+    pid_t pid;
+
+    rdlock_attr_init(&a1);
+    rdlock_attr_setclient(&a1, g_c1);
+    rdlock_attr_init(&a2);
+    rdlock_attr_setclient(&a2, g_c2);
+    RDT_ASSERT_RC(0, rdrwlock_init(&r1, "rl-rw", &a1));
+    RDT_ASSERT_RC(0, rdrwlock_init(&r2, "rl-rw", &a2));
+    RDT_ASSERT_RC(0, rdrwlock_init(&w, "rl-rw", &a2));
+    RDT_ASSERT_RC(0, rdrwlock_rdlock(&r1));
+    RDT_ASSERT_RC(0, rdrwlock_tryrdlock(&r2));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&r2));
+    RDT_ASSERT_RC(EBUSY, rdrwlock_trywrlock(&w));
+    /* A waiting writer (its timed wait runs out) holds new readers back
+     * while it waits: checked by its queue mark on the masters. */
+    ts = rdt_abstime(CLOCK_REALTIME, 300);
+    RDT_ASSERT_RC(ETIMEDOUT, rdrwlock_timedwrlock(&w, &ts));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&r1));
+    RDT_ASSERT_RC(0, rdrwlock_wrlock(&w));
+    RDT_ASSERT_RC(EBUSY, rdrwlock_tryrdlock(&r1));
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&w));
+    rdrwlock_destroy(&r1);
+    rdrwlock_destroy(&r2);
+    rdrwlock_destroy(&w);
+    rdlock_attr_destroy(&a1);
+    rdlock_attr_destroy(&a2);
+
+    pid = rdt_fork(die_holding, NULL);
+    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_wait(pid, 20000));
+    RDT_ASSERT_RC(0, lock_init(&l, "rl-robust", g_c1, 1));
+    RDT_ASSERT_RC(EOWNERDEAD, rdlock_lock(&l));
+    RDT_ASSERT_RC(0, rdlock_consistent(&l));
+    RDT_ASSERT_RC(0, rdlock_unlock(&l));
+    RDT_ASSERT_RC(0, rdlock_lock(&l));
+    RDT_ASSERT_RC(0, rdlock_unlock(&l));
+    rdlock_destroy(&l);
+}
+
+static void test_drift(void)
+{
+    rdlock_client_t *c = NULL, *c2 = NULL;
+    rdlock_t a, b;
+    long long t0, left, pttl;
+    int rc;
+
+    /* faketime cannot run Debian's redis-server (libjemalloc and
+     * libfaketime recurse into each other at start), so master 0's fast
+     * clock is played by its key: a clock 2% fast ends the lease when
+     * lease / 1.02 has passed in real time. */
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini_slow));
+    RDT_ASSERT_RC(0, rdlock_client_open(&c2, g_ini_slow));
+    RDT_ASSERT_RC(0, lock_init(&a, "rl-drift", c, 0));
+    RDT_ASSERT_RC(0, lock_init(&b, "rl-drift", c2, 0));
+    /* Masters 3 and 4 stopped while the hold is taken: it stands on 0
+     * (fast), 1 and 2 only. */
+    rdt_server_pause(&g_m[3]);
+    rdt_server_pause(&g_m[4]);
+    t0 = rdt_now_ms();
+    rc = rdlock_trylock(&a);
+    rdt_server_resume(&g_m[3]);
+    rdt_server_resume(&g_m[4]);
+    RDT_ASSERT_RC(0, rc);
+    RDT_ASSERT_EQ_LL(3, held_on("rl-drift"));
+    pttl = LEASE_MS * 100 / 102 - (rdt_now_ms() - t0);
+    rdt_int_on(&g_m[0], 0, "PEXPIRE %s %lld", rdt_key("rl-drift", ""), pttl);
+    /* The client counts it valid for lease * (1 - 0.05) - 2 ms from its
+     * first request; master 0 keeps it for lease / 1.02.  Until the
+     * first, nobody else gets it. */
+    left = LEASE_MS - LEASE_MS / 20 - 2 - 50;
+    while (rdt_now_ms() - t0 < left) {
+        RDT_ASSERT_RC(EBUSY, rdlock_trylock(&b));
+        usleep(100000);
+    }
+    /* Past master 0's end, a majority is free again (0, 3, 4). */
+    while (rdt_now_ms() - t0 < LEASE_MS * 100 / 102 + 20)
+        usleep(20000);
+    RDT_ASSERT_RC(0, rdlock_trylock(&b));
+    RDT_ASSERT_RC(0, rdlock_unlock(&b));
+    rc = rdlock_unlock(&a);
+    CU_ASSERT(rc == ENOLCK);
+    rdlock_destroy(&a);
+    rdlock_destroy(&b);
+    rdlock_client_close(c);
+    rdlock_client_close(c2);
+}
+
+struct waker {
+    rdlock_t *l;
+    long long got_at;
+    int rc;
+};
+
+static void *blocked_locker(void *arg)
+{
+    struct waker *w = arg;
+    w->rc = rdlock_lock(w->l);
+    w->got_at = rdt_now_ms();
+    if (w->rc == 0)
+        rdlock_unlock(w->l);
+    return NULL;
+}
+
+static void test_wakeup(void)
+{
+    rdlock_t a, b;
+    struct waker w = { &b, 0, -1 };
+    pthread_t th;
+    long long rel;
+    RDT_ASSERT_RC(0, lock_init(&a, "rl-wake", g_c1, 0));
+    RDT_ASSERT_RC(0, lock_init(&b, "rl-wake", g_c2, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&a));
+    pthread_create(&th, NULL, blocked_locker, &w);
+    /* Let it look and wait (its re-check period is 10 s). */
+    usleep(300000);
+    rel = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_unlock(&a));
+    pthread_join(th, NULL);
+    RDT_ASSERT_RC(0, w.rc);
+    CU_ASSERT(w.got_at - rel < 1000);
+    rdlock_destroy(&a);
+    rdlock_destroy(&b);
+}
+
+static const rdt_test_t tests[] = {
+    { "basic", test_basic },
+    { "two_stopped", test_two_stopped },
+    { "three_stopped", test_three_stopped },
+    { "restart", test_restart },
+    { "fencing", test_fencing },
+    { "rwlock_and_robust", test_rwlock_and_robust },
+    { "wakeup", test_wakeup },
+    { "drift", test_drift },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "redlock", tests, suite_setup, suite_teardown, 240);
+}
