@@ -108,7 +108,8 @@ RDLOCK_API void rdlock_set_logger(rdlock_log_fn fn, void *arg);
     XX(ENOMEM, "out of memory")                                                                      \
     XX(EOWNERDEAD, "previous owner died holding the lock; state may be inconsistent")                \
     XX(ENOTRECOVERABLE, "lock is not recoverable; clear it with rdlock --reset")                     \
-    XX(EOVERFLOW, "semaphore value would exceed RDSEM_VALUE_MAX")
+    XX(EOVERFLOW, "semaphore value would exceed RDSEM_VALUE_MAX")                                     \
+    XX(ENOTSUP, "not supported on this client's topology (semaphores on Redlock)")
 
 /* Text for every code the library returns ("success" for 0); never NULL. */
 RDLOCK_API const char *rdlock_strerror(int code);

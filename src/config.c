@@ -132,7 +132,7 @@ int rdl_config_defaults(rdl_config_t *cfg)
     cfg->cluster_refresh_ms = 1000;
     cfg->cluster_max_redirects = 5;
     cfg->drift_ppm = 10000; /* 0.01 */
-    cfg->restart_delay_ms = 0;
+    cfg->restart_delay_ms = -1; /* [lock] lease_ms */
     cfg->host = strdup("127.0.0.1");
     cfg->key_prefix = strdup("rdlock:");
     cfg->source = strdup(RDL_DEFAULTS_SOURCE);
@@ -876,7 +876,7 @@ static void apply_num(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     case K_WAIT_TIMEOUT: cfg->wait_timeout_ms = (int)v; break;
     case K_CLUSTER_REFRESH: cfg->cluster_refresh_ms = (int)v; break;
     case K_CLUSTER_REDIRECTS: cfg->cluster_max_redirects = (int)v; break;
-    case K_REDLOCK_RESTART_DELAY: cfg->restart_delay_ms = (unsigned)v; break;
+    case K_REDLOCK_RESTART_DELAY: cfg->restart_delay_ms = (long long)v; break;
     default: break;
     }
     return;

@@ -56,13 +56,13 @@ typedef struct rdl_config {
     /* [redlock]: independent masters, a lock counts when a majority grant
      * it (none: not Redlock; else odd, 3..RDL_REDLOCK_MAX); the clock
      * drift allowance in millionths of a lease; how long a master that
-     * (re)started stays out of every vote (0: the longest lease the client
-     * knows, [lock] lease_ms). */
+     * (re)started stays out of every vote (-1, unset: [lock] lease_ms;
+     * 0: not at all). */
     int nmasters;
     char *master_host[RDL_REDLOCK_MAX];
     int master_port[RDL_REDLOCK_MAX];
     unsigned drift_ppm;
-    unsigned restart_delay_ms;
+    long long restart_delay_ms;
     /* Not configuration: the sentinel that answered last, asked first next
      * time (a dead one costs a connect timeout).  The one field written
      * after load, only with __atomic builtins (conn.c). */

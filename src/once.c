@@ -19,9 +19,11 @@
 #include "hold.h"
 #include "lock.h"
 #include "log.h"
+#include "quorum.h"
 #include "script.h"
 #include "sem.h"
 #include "timeutil.h"
+#include "topology.h"
 
 static rdl_lockobj_t *obj_of(rdonce_t *once)
 {
@@ -53,6 +55,43 @@ int rdonce_destroy(rdonce_t *once)
     return rdl_handle_destroy(obj_of(once), RDONCE__MAGIC, RDONCE__STATIC_MAGIC);
 }
 
+/* mark() on a Redlock quorum: every master at once, and a majority must
+ * answer.  The mark is set only after the function returned, and never
+ * taken back (but by a reset), so one master that has it means done; a
+ * mark set on a majority is seen by every later majority. */
+static int mark_quorum(rdlock_client_t *c, const rdl_handle_t *h, const char *op, const char *const *argv,
+                       const size_t *lens, int *done)
+{
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(c), ok = 0, seen = 0;
+    memset(&q, 0, sizeof q);
+    q.script = c->scripts->once;
+    q.nkeys = 1;
+    q.argc = 3;
+    for (int k = 0; k < n; k++) {
+        q.argv[k] = argv;
+        q.lens[k] = lens;
+    }
+    if (rdl_quorum_exchange(c, &q) != 0)
+        return ENOMEM;
+    for (int k = 0; k < n; k++) {
+        const redisReply *r = q.ans[k].r;
+        if (q.ans[k].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+            r->element[0]->type != REDIS_REPLY_INTEGER)
+            continue;
+        ok++;
+        seen |= r->element[0]->integer == 1;
+    }
+    rdl_quorum_free(&q);
+    if (ok < rdl_redlock_majority(c)) {
+        rdl_log(RDLOCK_LOG_WARN, "once %s: %d of %d redlock masters answered", h->name, ok, n);
+        return EIO;
+    }
+    if (done != NULL)
+        *done = op[0] == 'c' && seen;
+    return 0;
+}
+
 /* once.lua op on the mark of h's name: 0 and *done (op 'c'), or an errno
  * of the client.  arg: the mark's text (op 's'). */
 static int mark(rdlock_client_t *c, const rdl_handle_t *h, const char *op, const char *arg, int *done)
@@ -73,6 +112,11 @@ static int mark(rdlock_client_t *c, const rdl_handle_t *h, const char *op, const
     lens[1] = strlen(op);
     argv[2] = arg != NULL ? arg : "";
     lens[2] = strlen(argv[2]);
+    if (c->topo->quorum) {
+        rc = mark_quorum(c, h, op, argv, lens, done);
+        free(key);
+        return rc;
+    }
     rc = rdl_client_script(c, c->scripts->once, 1, 3, argv, lens, -1, &r, NULL);
     free(key);
     if (rc != 0)

@@ -34,6 +34,7 @@
 #include "sem.h"
 #include "script.h"
 #include "timeutil.h"
+#include "topology.h"
 #include "waitq.h"
 #include "watchdog.h"
 
@@ -314,6 +315,13 @@ int rdsem_init(rdsem_t *sem, const char *name, unsigned value, const rdsem_attr_
     h->sem_value = value;
     /* The name's state appears on the server now (section 12). */
     rc = rdl_handle_resolve(h, &c);
+    if (rc == 0 && c->topo->quorum) {
+        /* Counting permits per master does not add up to a quorum: V+1
+         * takers can each find a majority of masters with a permit left.
+         * Not built yet; refused rather than run on one master. */
+        rdl_log(RDLOCK_LOG_ERROR, "semaphore %s: semaphores are not supported on [redlock] yet", h->name);
+        rc = ENOTSUP;
+    }
     if (rc == 0)
         rc = req_init(&r, c, h, rdl_thread_no());
     if (rc == 0) {

@@ -138,11 +138,11 @@ void rdl_redlock_result(rdlock_client_t *c, int k, bool answered)
         rdl_log(RDLOCK_LOG_INFO, "redlock master %s answers again", rl->m[k].route);
 }
 
-/* The restart delay in force: configured, or the longest lease the client
- * knows of. */
+/* The restart delay in force: configured (0: none), else the client's
+ * lease. */
 static long long restart_delay(const rdlock_client_t *c)
 {
-    return c->cfg.restart_delay_ms != 0 ? c->cfg.restart_delay_ms : c->cfg.lease_ms;
+    return c->cfg.restart_delay_ms >= 0 ? c->cfg.restart_delay_ms : (long long)c->cfg.lease_ms;
 }
 
 void rdl_redlock_seen(rdlock_client_t *c, int k, long long uptime_s, const char *run_id)

@@ -95,6 +95,7 @@ const char *rdt_errname(int code)
     case EOWNERDEAD: return "EOWNERDEAD";
     case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
     case EOVERFLOW: return "EOVERFLOW";
+    case ENOTSUP: return "ENOTSUP";
     default: return "?";
     }
 }

@@ -30,7 +30,8 @@ static char g_ini[512];            /* its ini file */
 
 /* Every code of docs/CONTRACT.md section 2. */
 static const int code_table[] = { EINVAL, EBUSY,  ETIMEDOUT, EDEADLK, EPERM,      EAGAIN,         ENOLCK,
-                                  EIO,    EACCES, ENOENT,    ENOMEM,  EOWNERDEAD, ENOTRECOVERABLE, EOVERFLOW };
+                                  EIO,    EACCES, ENOENT,    ENOMEM,  EOWNERDEAD, ENOTRECOVERABLE, EOVERFLOW,
+                                  ENOTSUP };
 #define N_CODE_TABLE (sizeof code_table / sizeof code_table[0])
 
 static int fresh_db(void)
