@@ -159,6 +159,7 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
     char *buf = NULL;
     char prev[RDL_REDLOCK_MAX][RDL_WHO_MAX + 2];
     bool granted[RDL_REDLOCK_MAX] = { false }, has[RDL_REDLOCK_MAX] = { false };
+    bool known_fence[RDL_REDLOCK_MAX] = { false };
     uint64_t tok[RDL_REDLOCK_MAX] = { 0 }, fence[RDL_REDLOCK_MAX] = { 0 }, top = 0, fmax = 0;
     int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, rc;
     int votes = 0, answered = 0, stale = 0, ngranted = 0, have = 0;
@@ -225,6 +226,7 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
                     top = ar.token;
             }
         } else {
+            known_fence[k] = true;
             fence[k] = ar.fence;
             if (ar.fence > fmax)
                 fmax = ar.fence;
@@ -251,14 +253,22 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
 
         now = rdl_now_ms();
         if (!notrec && votes >= maj && now - q.sent_at < rdl_quorum_validity(&c->cfg, lease)) {
-            /* Which voting masters' counters are at the token already. */
-            for (k = 0; k < n; k++)
-                if (q.ans[k].rc == 0 && q.ans[k].votes &&
-                    ((granted[k] && tok[k] >= top) || (!granted[k] && fence[k] >= top))) {
-                    has[k] = true;
+            /* Which masters' counters are at the token already (only
+             * what a master said counts: granted or busy, not void or an
+             * error), and whether an answering one lags. */
+            bool lag = false;
+            for (k = 0; k < n; k++) {
+                bool known = q.ans[k].rc == 0 && (granted[k] || known_fence[k]);
+                has[k] = known && (granted[k] ? tok[k] : fence[k]) >= top;
+                lag |= known && !has[k];
+                if (has[k] && q.ans[k].votes)
                     have++;
-                }
-            if (have < maj && fence_back(c, argv, lens, top, has, have) != 0) {
+            }
+            /* A lagging master that answered (it was away, or restarted
+             * without its data) catches up now, so that it never helps a
+             * later majority hand out a lower token; a round trip only
+             * then, or when fewer than a majority have the token. */
+            if ((have < maj || lag) && fence_back(c, argv, lens, top, has, have) != 0 && have < maj) {
                 rdl_log(RDLOCK_LOG_WARN, "%.*s: fencing token %llu could not be made known to a majority: "
                         "acquisition given back", (int)lens[0], argv[0], (unsigned long long)top);
                 undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
