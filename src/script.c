@@ -13,6 +13,8 @@ RDL_SCRIPT(reset);
 RDL_SCRIPT(status);
 RDL_SCRIPT(sem);
 RDL_SCRIPT(once);
+RDL_SCRIPT(cond);
+RDL_SCRIPT(barrier);
 RDL_SCRIPT(acquire_sharded);
 RDL_SCRIPT(release_sharded);
 RDL_SCRIPT(renew_sharded);
@@ -20,8 +22,11 @@ RDL_SCRIPT(reset_sharded);
 RDL_SCRIPT(status_sharded);
 RDL_SCRIPT(sem_sharded);
 RDL_SCRIPT(once_sharded);
+RDL_SCRIPT(cond_sharded);
+RDL_SCRIPT(barrier_sharded);
 
-const rdl_scripts_t rdl_scripts_plain = { &s_acquire, &s_release, &s_renew, &s_reset, &s_status, &s_sem, &s_once };
+const rdl_scripts_t rdl_scripts_plain = { &s_acquire, &s_release, &s_renew, &s_reset, &s_status, &s_sem, &s_once,
+                                          &s_cond, &s_barrier };
 const rdl_scripts_t rdl_scripts_sharded = { &s_acquire_sharded, &s_release_sharded, &s_renew_sharded,
                                             &s_reset_sharded,   &s_status_sharded,  &s_sem_sharded,
-                                            &s_once_sharded };
+                                            &s_once_sharded,    &s_cond_sharded,    &s_barrier_sharded };
