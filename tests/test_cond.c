@@ -119,6 +119,20 @@ static long long holders_of(const char *name)
     return rdt_int_cmd(g_rc, -1, "HLEN rdlock:{%s}", name) - rdt_int_cmd(g_rc, -1, "HEXISTS rdlock:{%s} m", name);
 }
 
+/* Bounded poll until nobody holds the lock name: a waiter registers
+ * before it releases the lock, so "registered" alone does not mean the
+ * lock is free yet.  1, else 0. */
+static int wait_lock_free(const char *name)
+{
+    long long until = rdt_now_ms() + 10000;
+    while (holders_of(name) != 0) {
+        if (rdt_now_ms() > until)
+            return 0;
+        rdt__nap_ms(5);
+    }
+    return 1;
+}
+
 /* A hash field as a number, -1 if missing. */
 static long long hget_ll(const char *key, const char *field)
 {
@@ -615,6 +629,7 @@ static void test_killed_waiter(void)
     CU_ASSERT_EQUAL_FATAL(cact_start(&dead, g_ini, "kw", LEASE_MS, 2), 0);
     cact_send(&dead, "wait");
     CU_ASSERT_EQUAL_FATAL(wait_registered("kw", 1), 1);
+    CU_ASSERT_EQUAL_FATAL(wait_lock_free("kw"), 1);
     RDT_ASSERT_EQ_LL(128 + SIGKILL, cact_kill(&dead));
     CU_ASSERT_EQUAL_FATAL(cact_start(&live, g_ini, "kw", LEASE_MS, 2), 0);
     cact_send(&live, "wait");
@@ -631,6 +646,7 @@ static void test_killed_waiter(void)
     CU_ASSERT_EQUAL_FATAL(cact_start(&dead, g_ini, "kw", LEASE_MS, 2), 0);
     cact_send(&dead, "wait");
     CU_ASSERT_EQUAL_FATAL(wait_registered("kw", 1), 1);
+    CU_ASSERT_EQUAL_FATAL(wait_lock_free("kw"), 1);
     RDT_ASSERT_EQ_LL(128 + SIGKILL, cact_kill(&dead));
     cact_send(&live, "wait");
     CU_ASSERT_EQUAL_FATAL(wait_registered("kw", 2), 1);
