@@ -109,6 +109,18 @@ if [ "$rc" -eq 78 ] && grep -q "ENOENT.*no-such.ini" "$err"; then
     ok "counter_rdlock, missing \$RDLOCK_CONF file: exit 78, names the file"
 else nok "counter_rdlock, missing \$RDLOCK_CONF file: exit 78 (exit $rc)" "$err"; fi
 
+# ---------------------------------------------------------------- bounded queue
+
+# 3 producers x 40 items (1..40), capacity 2: 120 items, sum 3 x 820.
+run 60 "$bin/queue_pthread" 3 2 40 2
+if [ "$rc" -eq 0 ] && [ "$(cat "$out")" = "consumed 120 items, sum 2460" ]; then
+    ok "queue_pthread: 3 producers x 40, 2 consumers: 120 items, sum 2460"
+else nok "queue_pthread: want 120 items, sum 2460 (exit $rc)" "$out" "$err"; fi
+run 120 env RDLOCK_CONF="$INI" "$bin/queue_rdlock_procs" "$dir/queue" 3 2 40 2
+if [ "$rc" -eq 0 ] && [ "$(cat "$out")" = "consumed 120 items, sum 2460" ]; then
+    ok "queue_rdlock_procs: the same in 5 processes, rdlock_t + 2 rdcond_t"
+else nok "queue_rdlock_procs: want 120 items, sum 2460 (exit $rc)" "$out" "$err"; fi
+
 # ---------------------------------------------------------------- timedlock
 
 # The holder (deadline 0, works 3 s: bounded by itself), so that $hp is

@@ -109,7 +109,7 @@ RDLOCK_API void rdlock_set_logger(rdlock_log_fn fn, void *arg);
     XX(EOWNERDEAD, "previous owner died holding the lock; state may be inconsistent")                \
     XX(ENOTRECOVERABLE, "lock is not recoverable; clear it with rdlock --reset")                     \
     XX(EOVERFLOW, "semaphore value would exceed RDSEM_VALUE_MAX")                                     \
-    XX(ENOTSUP, "not supported on this client's topology (semaphores on Redlock)")
+    XX(ENOTSUP, "not supported on this client's topology (semaphores, conditions, barriers on Redlock)")
 
 /* Text for every code the library returns ("success" for 0); never NULL. */
 RDLOCK_API const char *rdlock_strerror(int code);
@@ -472,6 +472,147 @@ RDLOCK_API int rdsem_post(rdsem_t *sem);
 /* The number of free permits now, in *sval (never negative).  0, EINVAL
  * (sval NULL, sem not initialised), EIO. */
 RDLOCK_API int rdsem_getvalue(rdsem_t *sem, int *sval);
+
+/* ------------------------------------------------------------------ */
+/* Condition variables (docs/CONTRACT.md section 12)                   */
+/* ------------------------------------------------------------------ */
+
+/* A condition variable shared by every process that uses its name,
+ * shaped like pthread_cond_t and used with an rdlock_t (which may be on
+ * another client).  A wait registers the caller on the server before it
+ * releases the lock, so a signal sent after that release is never lost;
+ * the registration carries a lease that the client's watchdog renews, so
+ * a waiter whose process died is dropped when the lease ends, and a
+ * signal never stays with it.  Signals wake the oldest live waiter first.
+ * The name's state lives on the server from the first rdcond_init that
+ * reaches it and stays after rdcond_destroy (rdlock_reset_name removes
+ * it).  Condition keys do not clash with the lock of the same name. */
+
+/* Fields are private; the size is ABI. */
+typedef struct rdcond_attr {
+    unsigned int __magic;
+    unsigned int __lease_ms;
+    rdlock_client_t *__client;
+    void *__reserved[4];
+} rdcond_attr_t;
+
+/* All return EINVAL for a NULL or uninitialised attribute object or an
+ * out-of-range value, leaving it unchanged. */
+RDLOCK_API int rdcond_attr_init(rdcond_attr_t *a);
+RDLOCK_API int rdcond_attr_destroy(rdcond_attr_t *a);
+/* The lease of a waiter's registration: 0 = the client's [lock]
+ * lease_ms, else 10..86400000. */
+RDLOCK_API int rdcond_attr_setlease(rdcond_attr_t *a, unsigned lease_ms);
+/* c = NULL: the process default client. */
+RDLOCK_API int rdcond_attr_setclient(rdcond_attr_t *a, rdlock_client_t *c);
+
+/* Fields are private; the size is ABI. */
+typedef struct rdcond {
+    unsigned int __magic;
+    const char *__static_name;
+    void *__impl;
+    void *__reserved[5];
+} rdcond_t;
+
+#define RDCOND__MAGIC 0x5244434eu /* "RDCN" */
+
+/* Set up cond for the condition `name` (1 to 512 bytes) with attributes a
+ * (NULL: default client and lease).  Talks to the server: the name's
+ * state is created if it does not exist.  Returns 0, or:
+ *   EINVAL  cond or name NULL, bad name, a not an initialised attribute
+ *           object
+ *   EBUSY   cond is initialised and not destroyed
+ *   EIO     the server could not be reached (after command_retries)
+ *   EACCES, ENOENT  as rdlock_client_open, for the default client
+ *   ENOMEM  out of memory */
+RDLOCK_API int rdcond_init(rdcond_t *cond, const char *name, const rdcond_attr_t *a);
+
+/* Forget the local handle; the name's state stays on the server.
+ *   EINVAL  cond NULL or not initialised
+ *   EBUSY   a thread of this process is waiting on it */
+RDLOCK_API int rdcond_destroy(rdcond_t *cond);
+
+/* Release lock (held by the calling thread through this rdlock_t, all its
+ * recursion levels), wait until signalled, and take lock again (as many
+ * levels) before returning, whatever the result.  A wait may end without
+ * a signal (a spurious wake-up): check the predicate in a loop, as with
+ * pthread_cond_wait.  Returns 0, or:
+ *   EPERM   the calling thread does not hold lock (nothing is done)
+ *   ENOLCK  the lock's hold had been lost before the wait released it:
+ *           the critical section was not protected to its end; the wait
+ *           ends at once, with the lock held again
+ *   EOWNERDEAD  lock is robust and its previous holder died: held, as
+ *           rdlock_lock
+ *   EINVAL  cond or lock not initialised
+ *   EIO     only with [lock] fail_fast = yes; the lock is then held if it
+ *           could be taken again (otherwise the error of rdlock_lock) */
+RDLOCK_API int rdcond_wait(rdcond_t *cond, rdlock_t *lock);
+/* As rdcond_wait with an absolute CLOCK_REALTIME deadline: ETIMEDOUT when
+ * it passes unsignalled (the lock is held again all the same; a signal
+ * that came at the last moment gives 0 instead); EINVAL if abstime is
+ * NULL or tv_nsec is outside [0, 1e9), checked first. */
+RDLOCK_API int rdcond_timedwait(rdcond_t *cond, rdlock_t *lock, const struct timespec *abstime);
+/* As rdcond_timedwait on CLOCK_REALTIME or CLOCK_MONOTONIC (EINVAL for
+ * any other clock), like pthread_cond_clockwait. */
+RDLOCK_API int rdcond_clockwait(rdcond_t *cond, rdlock_t *lock, clockid_t clock, const struct timespec *abstime);
+
+/* Wake at least one waiter registered before the call (signal: the
+ * oldest live one), or every one of them (broadcast).  No waiter: nothing
+ * happens.  Need not hold the lock (POSIX).  0, or EINVAL (not
+ * initialised), EIO (Redis unreachable after command_retries: not known
+ * whether it took effect). */
+RDLOCK_API int rdcond_signal(rdcond_t *cond);
+RDLOCK_API int rdcond_broadcast(rdcond_t *cond);
+
+/* ------------------------------------------------------------------ */
+/* Barriers (docs/CONTRACT.md section 12)                              */
+/* ------------------------------------------------------------------ */
+
+/* A barrier shared by every process that uses its name, shaped like
+ * pthread_barrier_t: each generation releases its waiters when `count`
+ * have arrived.  An arrival carries a lease that the watchdog renews
+ * while its thread waits: if its process dies, the arrival is dropped
+ * when the lease ends, the others' timed waits time out, and the barrier
+ * serves the next generation whole. */
+#define RDBARRIER_SERIAL_THREAD (-1) /* as PTHREAD_BARRIER_SERIAL_THREAD */
+#define RDBARRIER_COUNT_MAX 2147483647u
+
+/* Fields are private; the size is ABI. */
+typedef struct rdbarrier {
+    unsigned int __magic;
+    const char *__static_name;
+    void *__impl;
+    void *__reserved[5];
+} rdbarrier_t;
+
+#define RDBARRIER__MAGIC 0x52444252u /* "RDBR" */
+
+/* Set up b for the barrier `name` with `count` (1..RDBARRIER_COUNT_MAX)
+ * participants per generation; a's client and lease are used (its type,
+ * robustness and watchdog are not); NULL: the defaults.  Talks to the
+ * server: the name gets the count if it does not exist yet.  0, or:
+ *   EINVAL  b or name NULL, bad name, count 0 or too big, a not an
+ *           initialised attribute object, or the name exists on the
+ *           server with another count (logged)
+ *   EBUSY   b is initialised and not destroyed
+ *   EIO, EACCES, ENOENT, ENOMEM  as rdcond_init */
+RDLOCK_API int rdbarrier_init(rdbarrier_t *b, const char *name, unsigned count, const rdlock_attr_t *a);
+/* Forget the local handle; the name's state stays on the server.  EINVAL
+ * (not initialised), EBUSY (a thread of this process waits on it), 0. */
+RDLOCK_API int rdbarrier_destroy(rdbarrier_t *b);
+
+/* Arrive and wait until `count` have arrived in this generation.  Returns
+ * RDBARRIER_SERIAL_THREAD to exactly one caller of each generation (the
+ * one that completed it) and 0 to the others, or EINVAL (not
+ * initialised), EACCES, ENOMEM, and EIO only with [lock] fail_fast = yes:
+ * otherwise it waits through an outage. */
+RDLOCK_API int rdbarrier_wait(rdbarrier_t *b);
+/* As rdbarrier_wait with an absolute CLOCK_REALTIME deadline (an
+ * extension: POSIX barriers have none): ETIMEDOUT when it passes before
+ * the generation completes; the arrival is then withdrawn, so the
+ * generation still needs `count` others.  EINVAL if abstime is NULL or
+ * tv_nsec is outside [0, 1e9), checked first. */
+RDLOCK_API int rdbarrier_timedwait(rdbarrier_t *b, const struct timespec *abstime);
 
 /* ------------------------------------------------------------------ */
 /* Run-once (docs/CONTRACT.md section 12)                              */

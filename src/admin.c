@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "admin.h"
+#include "barrier.h"
 #include "client.h"
+#include "cond.h"
 #include "handle.h"
 #include "lock.h"
 #include "log.h"
@@ -41,11 +43,16 @@ int rdlock_reset_name(rdlock_client_t *c, const char *name)
                 r->type == REDIS_REPLY_INTEGER ? r->integer : 0);
         freeReplyObject(r);
         /* The other primitives of the name (section 12): the semaphore's
-         * state and the run-once mark go too. */
+         * state, the run-once mark, the condition's and the barrier's
+         * state go too. */
         rc = rdl_sem_reset(c, key, keylen);
     }
     if (rc == 0)
         rc = rdl_once_reset(c, key, keylen);
+    if (rc == 0)
+        rc = rdl_cond_reset(c, key, keylen);
+    if (rc == 0)
+        rc = rdl_barrier_reset(c, key, keylen);
     free(key);
     return rc;
 }

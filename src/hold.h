@@ -14,11 +14,13 @@
 struct rdl_handle;
 struct rdlock_client;
 
-enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2, RDL_API_SEM = 3 };
+enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2, RDL_API_SEM = 3, RDL_API_COND = 4, RDL_API_BARRIER = 5 };
 
-/* What a hold is: the lock of its name (lock.c), or the leased permits of
- * a semaphore (sem.c), whose server-side count only sem.lua changes. */
-enum { RDL_HOLD_LOCK = 0, RDL_HOLD_SEM = 1 };
+/* What a hold is: the lock of its name (lock.c), the leased permits of
+ * a semaphore (sem.c), whose server-side count only sem.lua changes, a
+ * condition waiter's registration (cond.c) or a barrier arrival
+ * (barrier.c): leases the watchdog renews like the others. */
+enum { RDL_HOLD_LOCK = 0, RDL_HOLD_SEM = 1, RDL_HOLD_COND = 2, RDL_HOLD_BARRIER = 3 };
 
 typedef struct rdl_hold {
     rdl_tnode_t node;       /* keyed by (key, thread) */

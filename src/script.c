@@ -14,6 +14,8 @@ RDL_SCRIPT(status);
 RDL_SCRIPT(sem);
 RDL_SCRIPT(once);
 RDL_SCRIPT(fence);
+RDL_SCRIPT(cond);
+RDL_SCRIPT(barrier);
 RDL_SCRIPT(acquire_sharded);
 RDL_SCRIPT(release_sharded);
 RDL_SCRIPT(renew_sharded);
@@ -22,6 +24,8 @@ RDL_SCRIPT(status_sharded);
 RDL_SCRIPT(sem_sharded);
 RDL_SCRIPT(once_sharded);
 RDL_SCRIPT(fence_sharded);
+RDL_SCRIPT(cond_sharded);
+RDL_SCRIPT(barrier_sharded);
 
 const rdl_scripts_t rdl_scripts_plain = {
     .acquire = &s_acquire,
@@ -32,6 +36,8 @@ const rdl_scripts_t rdl_scripts_plain = {
     .sem = &s_sem,
     .once = &s_once,
     .fence = &s_fence,
+    .cond = &s_cond,
+    .barrier = &s_barrier,
 };
 const rdl_scripts_t rdl_scripts_sharded = {
     .acquire = &s_acquire_sharded,
@@ -42,4 +48,6 @@ const rdl_scripts_t rdl_scripts_sharded = {
     .sem = &s_sem_sharded,
     .once = &s_once_sharded,
     .fence = &s_fence_sharded,
+    .cond = &s_cond_sharded,
+    .barrier = &s_barrier_sharded,
 };

@@ -21,6 +21,8 @@ typedef struct rdl_scripts {
     const rdl_script_t *sem;  /* every step of a semaphore (sem.c) */
     const rdl_script_t *once; /* the done mark of rdonce (once.c) */
     const rdl_script_t *fence; /* raise a fencing counter (Redlock: lock_quorum.c) */
+    const rdl_script_t *cond; /* every step of a condition variable (cond.c) */
+    const rdl_script_t *barrier; /* every step of a barrier (barrier.c) */
 } rdl_scripts_t;
 
 /* As written: wake-ups with PUBLISH. */

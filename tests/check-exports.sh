@@ -1,6 +1,6 @@
 #!/bin/sh
 # check-exports.sh - the shared library exports only rdlock_*, rdrwlock_*,
-# rdsem_*, rdonce* and RDLOCK_* symbols (docs/CONTRACT.md section 1), and
+# rdsem_*, rdcond_*, rdbarrier_*, rdonce* and RDLOCK_* symbols (docs/CONTRACT.md section 1), and
 # every RDLOCK_API function declared in include/rdlock.h.
 #
 # Run as an automake test: TESTS_ENVIRONMENT provides top_builddir and
@@ -43,10 +43,10 @@ ignore='^(_init|_fini|_edata|_end|__bss_start|_etext|__data_start|data_start|_DY
 awk '{ print $2 }' "$tmp/exports" | grep -Ev "$ignore" | sort -u >"$tmp/names"
 [ -s "$tmp/names" ] || fail "$lib exports nothing"
 
-offenders=$(grep -Ev '^(rdlock_|rdrwlock_|rdsem_|rdonce|RDLOCK_)' "$tmp/names")
+offenders=$(grep -Ev '^(rdlock_|rdrwlock_|rdsem_|rdcond_|rdbarrier_|rdonce|RDLOCK_)' "$tmp/names")
 status=0
 if [ -n "$offenders" ]; then
-    echo "check-exports: FAIL: $lib exports symbols outside rdlock_/rdrwlock_/rdsem_/rdonce/RDLOCK_:" >&2
+    echo "check-exports: FAIL: $lib exports symbols outside rdlock_/rdrwlock_/rdsem_/rdcond_/rdbarrier_/rdonce/RDLOCK_:" >&2
     for s in $offenders; do
         grep " $s\$" "$tmp/exports" | sed 's/^/    /' >&2
     done

@@ -482,7 +482,8 @@ static void once_fn(void)
 
 /* rdonce on the quorum: the done mark goes to every master, and one
  * master that has it means done (it is set only after the function
- * returned); a semaphore is refused (ENOTSUP), not run on one master. */
+ * returned); a semaphore, condition or barrier is refused (ENOTSUP),
+ * not run on one master. */
 static void test_once_and_sem(void)
 {
     rdonce_t o1, o2;
@@ -513,13 +514,23 @@ static void test_once_and_sem(void)
     RDT_ASSERT_EQ_LL(1, g_runs);
     rdonce_destroy(&o1);
     rdonce_destroy(&o2);
-    rdlock_attr_destroy(&a1);
     rdlock_attr_destroy(&a2);
 
     rdsem_attr_init(&sa);
     rdsem_attr_setclient(&sa, g_c1);
     RDT_ASSERT_RC(ENOTSUP, rdsem_init(&s, "rl-sem", 2, &sa));
     rdsem_attr_destroy(&sa);
+    {
+        rdcond_t cv;
+        rdcond_attr_t ca;
+        rdbarrier_t bar;
+        rdcond_attr_init(&ca);
+        rdcond_attr_setclient(&ca, g_c1);
+        RDT_ASSERT_RC(ENOTSUP, rdcond_init(&cv, "rl-cond", &ca));
+        rdcond_attr_destroy(&ca);
+        RDT_ASSERT_RC(ENOTSUP, rdbarrier_init(&bar, "rl-bar", 2, &a1));
+        rdlock_attr_destroy(&a1);
+    }
 }
 
 static const rdt_test_t tests[] = {

@@ -1,0 +1,254 @@
+/* barrier.c - barriers (rdbarrier_t, docs/CONTRACT.md section 12).  The
+ * server side, with the key layout, is src/scripts/barrier.lua; the
+ * request and the arrival's lease record are prim.c's.
+ *
+ * A wait joins the local wait queue of the barrier first (so that the
+ * completion, published after the arrival, cannot go unheard), then
+ * arrives ('a'): the arrival that completes the generation returns
+ * RDBARRIER_SERIAL_THREAD at once; the others sleep until the completion's
+ * wake-up ("u"), the re-check period or the deadline, and look ('k').
+ * While a thread waits, its arrival is a hold of kind RDL_HOLD_BARRIER
+ * (key "<prefix>{name}:b:h") that the watchdog renews; if the process
+ * dies the arrival's lease runs out, the completion check drops it, and
+ * the generation waits for a live arrival instead: the others' timed waits
+ * time out, and the barrier is whole again for the next generation.  A
+ * timed wait that gives up withdraws its arrival ('u'), unless the
+ * generation completed meanwhile (then it returns 0). */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr.h"
+#include "barrier.h"
+#include "client.h"
+#include "fmt.h"
+#include "handle.h"
+#include "hold.h"
+#include "lock.h"
+#include "log.h"
+#include "prim.h"
+#include "timeutil.h"
+#include "waitq.h"
+
+#define BAR_NKEYS 3
+
+static const char *const bar_sfx[BAR_NKEYS] = { ":b", ":b:h", ":b:o:" };
+
+static int get(rdbarrier_t *b, rdl_handle_t **h)
+{
+    return rdl_handle_get((rdl_lockobj_t *)b, RDBARRIER__MAGIC, RDBARRIER__MAGIC, h);
+}
+
+static int req_new(rdl_preq_t *r, rdl_handle_t *h, rdlock_client_t **c)
+{
+    int rc = rdl_handle_resolve(h, c);
+    if (rc == 0)
+        rc = rdl_preq_init(r, *c, h, rdl_thread_no(), "barrier", bar_sfx, BAR_NKEYS);
+    if (rc == 0)
+        r->arg[rdl_fmt_u64(r->arg, h->sem_value)] = '\0'; /* the count */
+    return rc;
+}
+
+int rdbarrier_init(rdbarrier_t *b, const char *name, unsigned count, const rdlock_attr_t *a)
+{
+    rdlock_attr_t la;
+    rdl_handle_t *h;
+    rdlock_client_t *c;
+    rdl_preq_t r;
+    rdl_preply_t out;
+    int rc;
+
+    if (b == NULL || (a != NULL && !rdl_attr_valid(a)))
+        return EINVAL;
+    if (count == 0 || count > RDBARRIER_COUNT_MAX) {
+        rdl_log(RDLOCK_LOG_ERROR, "barrier %s: count %u is not in 1..RDBARRIER_COUNT_MAX", name ? name : "?", count);
+        return EINVAL;
+    }
+    /* Only the client and the lease apply. */
+    rdlock_attr_init(&la);
+    if (a != NULL) {
+        la.__lease_ms = a->__lease_ms;
+        la.__client = a->__client;
+    }
+    rc = rdl_handle_init((rdl_lockobj_t *)b, RDBARRIER__MAGIC, name, &la, RDL_API_BARRIER);
+    rdlock_attr_destroy(&la);
+    if (rc != 0)
+        return rc;
+    h = b->__impl;
+    h->sem_value = count;
+    /* The name's state appears on the server now (section 12). */
+    rc = req_new(&r, h, &c);
+    if (rc == 0) {
+        rc = rdl_preq_run(&r, c->scripts->barrier, 'i', false, -1, &out);
+        if (rc == 0 && out.status == -3) {
+            rdl_log(RDLOCK_LOG_ERROR, "barrier %s exists on the server with count %lld, not %u", h->name, out.x,
+                    count);
+            rc = EINVAL;
+        }
+        rdl_preq_free(&r);
+    }
+    if (rc != 0) {
+        if (rc == EIO)
+            rdl_log(RDLOCK_LOG_ERROR, "barrier %s: init could not reach the server", h->name);
+        rdl_handle_destroy((rdl_lockobj_t *)b, RDBARRIER__MAGIC, RDBARRIER__MAGIC);
+    }
+    return rc;
+}
+
+int rdbarrier_destroy(rdbarrier_t *b)
+{
+    return rdl_handle_destroy((rdl_lockobj_t *)b, RDBARRIER__MAGIC, RDBARRIER__MAGIC);
+}
+
+/* Withdraw the arrival of generation r->arg (after any unanswered arrival
+ * attempt can no longer act).  true if the generation completed after all. */
+static bool withdraw(rdl_preq_t *r)
+{
+    rdl_preply_t out;
+    rdl_sleep_until(r->unsure_until);
+    if (rdl_preq_run(r, r->c->scripts->barrier, 'u', false, rdl_now_ms() + r->c->cfg.command_timeout_ms, &out) !=
+        0) {
+        rdl_log(RDLOCK_LOG_WARN, "barrier %s: could not withdraw an arrival; it ends with its lease", r->h->name);
+        return false;
+    }
+    return out.status == 1;
+}
+
+static int bar_wait(rdl_handle_t *h, int how, long long deadline)
+{
+    rdlock_client_t *c;
+    rdl_waitq_t *q;
+    rdl_waiter_t me;
+    rdl_hold_t *hold = NULL;
+    rdl_preq_t r;
+    rdl_preply_t out;
+    unsigned long gen;
+    bool arrived = false;
+    int rc;
+
+    if ((rc = req_new(&r, h, &c)) != 0)
+        return rc;
+    memset(&me, 0, sizeof me);
+    me.thread = r.thread;
+    RDL_LOCK(c);
+    q = rdl_waitq_join(c, r.kv[0], r.kl[0], rdl_now_ms() + c->cfg.command_timeout_ms, &me);
+    gen = q != NULL ? rdl_waitq_look(c, q, &me) : 0;
+    RDL_UNLOCK(c);
+
+    for (;;) {
+        if (!arrived) {
+            /* The count goes in arg for 'a'; the generation for 'k', 'u'. */
+            r.arg[rdl_fmt_u64(r.arg, h->sem_value)] = '\0';
+            rc = rdl_preq_run(&r, c->scripts->barrier, 'a', true, how == RDL_TIMED ? deadline : -1, &out);
+            if (rc == 0 && out.status == 2) {
+                rc = RDBARRIER_SERIAL_THREAD;
+                break;
+            }
+            if (rc == 0 && out.status == 3)
+                break;
+            if (rc == 0 && out.status == 1) {
+                arrived = true;
+                r.arg[rdl_fmt_u64(r.arg, (unsigned long long)out.x)] = '\0';
+                hold = rdl_prim_hold_add(&r, ":b:h", RDL_HOLD_BARRIER);
+                /* No look yet: the completion, if it comes, is published
+                 * after this arrival and we listen already. */
+            } else {
+                if (rc == 0)
+                    rc = EIO; /* void, again and again (logged) */
+                if (rc != EIO || c->cfg.fail_fast || (how == RDL_TIMED && rdl_now_ms() >= deadline)) {
+                    /* An attempt without answer may have arrived: take it
+                     * back (generation 0: whichever it arrived in). */
+                    if (r.unsure_until != 0) {
+                        strcpy(r.arg, "0");
+                        if (withdraw(&r))
+                            rc = 0;
+                    }
+                    break;
+                }
+            }
+        } else {
+            if (q != NULL) {
+                RDL_LOCK(c);
+                gen = rdl_waitq_look(c, q, &me);
+                RDL_UNLOCK(c);
+            }
+            rc = rdl_preq_run(&r, c->scripts->barrier, 'k', false, how == RDL_TIMED ? deadline : -1, &out);
+            if (rc == 0 && out.status == 1)
+                break;
+            if (rc == 0 && out.status == -1) {
+                /* The arrival is gone (its lease ran out unrenewed, or a
+                 * reset): arrive again, as a new call. */
+                rdl_prim_hold_drop(c, hold);
+                hold = NULL;
+                arrived = false;
+                rdl_preq_newcall(&r);
+                continue;
+            }
+            if (rc != 0 && (rc != EIO || c->cfg.fail_fast)) {
+                if (withdraw(&r))
+                    rc = 0;
+                break;
+            }
+        }
+        if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
+            rc = arrived && withdraw(&r) ? 0 : ETIMEDOUT;
+            break;
+        }
+        rdl_prim_sleep(&r, q, &me, gen, how, deadline);
+        if (how == RDL_TIMED && rdl_now_ms() >= deadline && arrived) {
+            rc = withdraw(&r) ? 0 : ETIMEDOUT;
+            break;
+        }
+    }
+    rdl_prim_hold_drop(c, hold);
+    RDL_LOCK(c);
+    if (q != NULL)
+        rdl_waitq_leave(c, q, &me);
+    RDL_UNLOCK(c);
+    rdl_preq_free(&r);
+    return rc;
+}
+
+static int wait_call(rdbarrier_t *b, int how, const struct timespec *abstime)
+{
+    rdl_handle_t *h;
+    long long deadline = -1;
+    int rc = 0;
+    if (how == RDL_TIMED)
+        rc = rdl_deadline_from(CLOCK_REALTIME, abstime, &deadline);
+    if (rc == 0)
+        rc = get(b, &h);
+    return rc != 0 ? rc : bar_wait(h, how, deadline);
+}
+
+int rdbarrier_wait(rdbarrier_t *b)
+{
+    return wait_call(b, RDL_BLOCK, NULL);
+}
+
+int rdbarrier_timedwait(rdbarrier_t *b, const struct timespec *abstime)
+{
+    return wait_call(b, RDL_TIMED, abstime);
+}
+
+int rdl_barrier_reset(rdlock_client_t *c, const char *key, size_t keylen)
+{
+    rdl_handle_t h;
+    rdl_preq_t r;
+    rdl_preply_t out;
+    int rc;
+
+    memset(&h, 0, sizeof h);
+    h.key = (char *)key;
+    h.keylen = keylen;
+    h.name = (char *)"";
+    h.client = c;
+    h.lease_ms = c->cfg.lease_ms;
+    if ((rc = rdl_preq_init(&r, c, &h, rdl_thread_no(), "barrier", bar_sfx, BAR_NKEYS)) != 0)
+        return rc;
+    rc = rdl_preq_run(&r, c->scripts->barrier, 'r', false, -1, &out);
+    rdl_preq_free(&r);
+    return rc;
+}

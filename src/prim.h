@@ -1,0 +1,84 @@
+/* prim.h - what the condition variables (cond.c) and barriers (barrier.c)
+ * share: one request to their script, carrying the caller's identity as
+ * every step of a primitive must (docs/CONTRACT.md section 12: owner, call
+ * number, and for the steps that act a server-time deadline, the stamp of
+ * rdl_client_script), and the local record of a participant's lease (a
+ * waiter's registration, a barrier arrival), a hold that the watchdog
+ * renews with renew.lua like a lock's.
+ *
+ * The argument layout of cond.lua and barrier.lua is therefore the same:
+ *   KEYS   <prefix>{name}<sfx[0]>, ..., and last <prefix>{name}<sfx[n-1]><owner>
+ *   ARGV   op, owner, call, stamp, lease, keep, "<pid>;<thread>", host, arg */
+#ifndef RDL_PRIM_H
+#define RDL_PRIM_H
+
+#include <stdbool.h>
+
+#include "client.h"
+#include "handle.h"
+#include "hold.h"
+#include "script.h"
+
+#define RDL_PRIM_KEYS_MAX 6
+#define RDL_PRIM_NARGS 9
+
+typedef struct rdl_preq {
+    rdlock_client_t *c;
+    rdl_handle_t *h;
+    const char *what; /* "condition" or "barrier", for the log */
+    int nkeys;
+    char *buf;
+    const char *kv[RDL_PRIM_KEYS_MAX];
+    size_t kl[RDL_PRIM_KEYS_MAX];
+    char owner[RDL_OWNER_MAX];
+    char call[21];
+    char stamp[RDL_STAMP_LEN + 1];
+    char lease[16];
+    char keep[24];
+    char pt[48];
+    char arg[24];
+    unsigned lease_ms;
+    unsigned thread;
+    long long unsure_until; /* an unanswered stamped request may act until then */
+    long long sent_at;      /* the request that answered was sent then */
+} rdl_preq_t;
+
+/* What a script answered: {status, now, x}. */
+typedef struct rdl_preply {
+    long long status, now, x;
+} rdl_preply_t;
+
+/* Set up the requests of a new call of thread on h, with the keys
+ * <key><sfx[i]> (the last one followed by the owner id).  0 or ENOMEM. */
+int rdl_preq_init(rdl_preq_t *r, rdlock_client_t *c, rdl_handle_t *h, unsigned thread, const char *what,
+                  const char *const *sfx, int nkeys);
+void rdl_preq_free(rdl_preq_t *r);
+/* A new call number for the same thread: what a fresh attempt of a step
+ * that was undone on the server (a lost registration) needs. */
+void rdl_preq_newcall(rdl_preq_t *r);
+/* Run op (stamped: with the server-time deadline that voids a late copy;
+ * a request that arrived void, status -2, is sent again with a fresh
+ * reading, a few times).  0 and *out, or EIO, EACCES, ENOMEM. */
+int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stamped, long long deadline,
+                 rdl_preply_t *out);
+
+/* The record of the caller's lease on <key><sfx> (a registration or an
+ * arrival: kind RDL_HOLD_COND or RDL_HOLD_BARRIER), taken by the request
+ * r sent at r->sent_at, renewed by the watchdog from now on (mu not held).
+ * Marked as releasing from the start: the participant itself ends it on
+ * the server, and a renewal that finds it ended there is no loss to
+ * report.  NULL on ENOMEM (the lease then runs out unrenewed: a waiter's
+ * looks find that out). */
+rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, int kind);
+/* Forget it (mu not held); NULL is fine. */
+void rdl_prim_hold_drop(rdlock_client_t *c, rdl_hold_t *hold);
+
+/* Sleep on q until a wake-up after gen, a wake-up addressed to w, the
+ * next re-check (every retry_interval_ms, at most a third of the lease)
+ * or the deadline (RDL_TIMED) (mu not held). */
+struct rdl_waitq;
+struct rdl_waiter;
+void rdl_prim_sleep(rdl_preq_t *r, struct rdl_waitq *q, struct rdl_waiter *w, unsigned long gen, int how,
+                    long long deadline);
+
+#endif
