@@ -86,7 +86,7 @@ static int release_on(rdlock_client_t *c, const char *const *keys, const size_t 
 }
 
 /* Give back the grants of this call on the masters in `granted`:
- * exclusive ones undone ('ax': the robust marker each replaced comes
+ * exclusive ones undone ('aq': the robust marker each replaced comes
  * back), shared ones released.  What cannot be reached ends with its
  * lease. */
 static void undo(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, const char *call,
@@ -105,7 +105,7 @@ static void undo(rdlock_client_t *c, const char *const *argv, const size_t *lens
     }
     if (!any)
         return;
-    if (release_on(c, argv, lens, nkeys, argv[nkeys], mode == 'x' ? "ax" : "rs", call, arg4, granted, false, &q) != 0)
+    if (release_on(c, argv, lens, nkeys, argv[nkeys], mode == 'x' ? "aq" : "rs", call, arg4, granted, false, &q) != 0)
         return;
     for (int k = 0; k < n; k++)
         left += granted[k] && q.ans[k].rc != 0;

@@ -18,6 +18,8 @@
 --         robust state stays for the next robust acquirer: a marker the
 --         grant carried ('?...': EOWNERDEAD not yet told to anyone) stays,
 --         and one it replaced (ARGV[4], from acquire.lua) comes back;
+--         'aq' the same for a Redlock grant without majority, without
+--         waking anyone;
 --         'u' unwait: stop waiting (also: give up a call whose attempts'
 --         outcome is unknown).
 -- ARGV[3] the call number of the hold or the waiting call (see
@@ -122,7 +124,10 @@ if op == 'a' then
       redis.call('DEL', KEYS[6])
     end
   end
-  if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
+  -- 'aq': a Redlock grant without majority given back (lock_quorum.c):
+  -- everyone who could want it took part in the vote and looks again by
+  -- itself; a wake-up now would only start the next split vote at once.
+  if how == 'q' or redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
 elseif op == 'r' then
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
   local v = hv[1]
