@@ -1908,7 +1908,9 @@ static void test_many_readers(void)
  * lease ends, not before and not much later.  Then reset clears the
  * index with the rest. */
 #define UNWATCHED 100
-#define UNWATCHED_LEASE 1500
+/* Long enough to outlast starting the 100 holders one after the other,
+ * also under valgrind (where 1500 ms did not). */
+#define UNWATCHED_LEASE 5000
 static void test_many_readers_leases_end(void)
 {
     static holder_t hs[UNWATCHED];
@@ -1931,7 +1933,11 @@ static void test_many_readers_leases_end(void)
         RDT_ASSERT_RC(0, holder_acquired(&hs[i], 10000));
     }
     kill_child_readers(pid);
-    CU_ASSERT_EQUAL(live_fields(N, &maxd), UNWATCHED + MANY_DEAD);
+    /* Every unwatched share is live; the killed child's are live for what
+     * is left of their last renewal (MANY_LEASE), which a slow run (valgrind)
+     * may already have used up. */
+    ok = live_fields(N, &maxd);
+    CU_ASSERT(ok >= UNWATCHED && ok <= UNWATCHED + MANY_DEAD);
     RDT_ASSERT_EQ_LL(1, icmd("EXISTS rdlock:{%s}:sd", N));
     off = rdt_server_ms(conn()) - rdt_now_ms();
     holder_start(&w, &rw, NULL, 'w');
