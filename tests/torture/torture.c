@@ -4,7 +4,7 @@
  *           [--lease MS] [--short | --long] [--keep] [--verbose]
  *
  * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts, stall,
- * cluster.
+ * cluster, redlock.
  *
  * The parent starts a private redis-server (tests/fixture.c), optionally a
  * TCP proxy on 127.0.0.1 (slow network, connection cuts, stalls), then forks N
@@ -62,6 +62,16 @@
  * The checks are the general ones, per name; the counters live in their
  * name's slot ({name} hash tag) and move with it.
  *
+ * redlock: a quorum of 5 independent masters ([redlock], default restart
+ * delay: the lease) instead of one server; the counters live on a sixth
+ * server outside the quorum.  All through each phase the parent stops one
+ * or two random masters (SIGSTOP) for 100-800 ms and resumes them, and
+ * every third fault kills a random master and restarts it without
+ * persistence (it forgets every hold and counter it had) a quarter lease
+ * later.  Never more than two masters are out at once, but a restarted
+ * one has no vote for a lease, so the quorum is sometimes short: calls
+ * wait.  The general checks apply, fencing tokens included.
+ *
  * Output: human lines, then one line
  *   RESULT|scenario|procs x threads|sections|faults|completed|overlaps|lost|crashes|verdict
  * and exit 0 (pass) or 1 (violation) or 2 (usage / setup error).
@@ -109,9 +119,13 @@ static unsigned opt_lease = 0; /* 0: per scenario */
 static int opt_keep = 0, opt_verbose = 0;
 static int opt_sabotage = 0; /* checker self-test: thread 0 of each worker skips the lock */
 
-enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL, SC_CLUSTER };
+enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL, SC_CLUSTER, SC_REDLOCK };
 static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", "stall", "cluster",
-                                  NULL };
+                                  "redlock", NULL };
+/* redlock: the quorum's masters (the counters stay on srv). */
+#define RL_MASTERS 5
+static rdt_server_t rl_m[RL_MASTERS];
+static int rl_up;
 /* Names per phase: one, or TORTURE_NAMES on a cluster. */
 #define TORTURE_NAMES 8
 static int nnames = 1;
@@ -1012,8 +1026,16 @@ static void check_phase(int phase, int name, long long counter, int counter_vali
         rec_t **byt = malloc((n + 1) * sizeof *byt);
         memcpy(byt, v, n * sizeof *byt);
         qsort(byt, n, sizeof *byt, cmp_token);
+        long rdups = 0;
         for (i = 1; i < n; i++)
-            if (byt[i]->token == byt[i - 1]->token && byt[i]->token != 0) {
+            if (byt[i]->token == byt[i - 1]->token && byt[i]->token != 0 && sc == SC_REDLOCK &&
+                byt[i]->kind == K_READ && byt[i - 1]->kind == K_READ) {
+                /* On a quorum, two shared holds granted at the same time
+                 * may take the same token from different masters
+                 * (docs/CONTRACT.md 9.5); writers' tokens stay apart
+                 * from everything (checked below). */
+                rdups++;
+            } else if (byt[i]->token == byt[i - 1]->token && byt[i]->token != 0) {
                 dups++;
                 if (token_enforced && dups > 5)
                     violations++;
@@ -1026,6 +1048,8 @@ static void check_phase(int phase, int name, long long counter, int counter_vali
             }
         if (dups)
             note("%-6s duplicate fencing tokens: %ld%s", pname, dups, token_enforced ? "" : " (not enforced)");
+        if (rdups)
+            note("%-6s concurrent readers sharing a token (quorum): %ld", pname, rdups);
         free(byt);
     }
     /* fencing tokens: around every protected writer, everything that
@@ -1168,7 +1192,7 @@ static void check_phase(int phase, int name, long long counter, int counter_vali
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall|cluster} [--procs N] "
+    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall|cluster|redlock} [--procs N] "
                     "[--threads M] [--seconds S] [--lease MS] [--short|--long] [--keep] [--verbose] [--sabotage]\n");
     exit(2);
 }
@@ -1218,6 +1242,41 @@ static void stop_servers(void)
         rdt_cluster_stop(&cl);
     else
         rdt_server_stop(&srv);
+    for (int k = 0; k < RL_MASTERS && rl_up; k++)
+        rdt_server_stop(&rl_m[k]);
+    rl_up = 0;
+}
+
+/* redlock: the faults of phase ph until end (monotonic ns): pauses of one
+ * or two masters, and every third fault a master killed and restarted
+ * without persistence.  Returns the number of faults, or -1 when a master
+ * would not come back. */
+static long redlock_faults(long long end, unsigned *seed, long *pauses, long *restarts)
+{
+    long n = 0;
+    while (now_ns() < end - 300000000LL) {
+        int a = (int)(rand_r(seed) % RL_MASTERS), b = (a + 1 + (int)(rand_r(seed) % (RL_MASTERS - 1))) % RL_MASTERS;
+        if (n % 3 == 2) {
+            rdt_server_kill(&rl_m[a]);
+            sleep_ms(lease_ms / 4);
+            if (rdt_server_restart(&rl_m[a]) != 0)
+                return -1;
+            (*restarts)++;
+        } else {
+            int two = rand_r(seed) % 2;
+            rdt_server_pause(&rl_m[a]);
+            if (two)
+                rdt_server_pause(&rl_m[b]);
+            sleep_ms(100 + (long)(rand_r(seed) % 700));
+            rdt_server_resume(&rl_m[a]);
+            if (two)
+                rdt_server_resume(&rl_m[b]);
+            (*pauses)++;
+        }
+        n++;
+        sleep_ms(200);
+    }
+    return n;
 }
 
 /* cluster: the faults of phase ph, until end (monotonic ns): the slot of a
@@ -1346,6 +1405,17 @@ int main(int argc, char **argv)
         nnames = TORTURE_NAMES;
         if (rdt_cluster_start(&cl, NULL) != 0)
             return 2;
+    } else if (sc == SC_REDLOCK) {
+        rl_up = 1;
+        for (i = 0; i < RL_MASTERS; i++)
+            if (rdt_server_start(&rl_m[i], NULL, NULL) != 0) {
+                stop_servers();
+                return 2;
+            }
+        if (rdt_server_start(&srv, NULL, NULL) != 0) {
+            stop_servers();
+            return 2;
+        }
     } else if (rdt_server_start(&srv, NULL, sc == SC_RESTART_AOF ? "--appendonly yes --appendfsync always" : NULL) !=
                0) {
         return 2;
@@ -1408,6 +1478,13 @@ int main(int argc, char **argv)
                  "[cluster]\nnodes = 127.0.0.1:%d, 127.0.0.1:%d\n[redis]\ncommand_timeout_ms = %u\n"
                  "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
                  cl.node[0].port, cl.node[3].port, timeout_ms, lease_ms, retry_ms);
+    else if (sc == SC_REDLOCK)
+        snprintf(ini_text, sizeof ini_text,
+                 "[redlock]\nmasters = 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d\n"
+                 "[redis]\ncommand_timeout_ms = %u\n"
+                 "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
+                 rl_m[0].port, rl_m[1].port, rl_m[2].port, rl_m[3].port, rl_m[4].port, timeout_ms, lease_ms,
+                 retry_ms);
     else
         snprintf(ini_text, sizeof ini_text,
                  "[redis]\nhost = 127.0.0.1\nport = %d\ncommand_timeout_ms = %u\n"
@@ -1420,6 +1497,10 @@ int main(int argc, char **argv)
     }
     w_ini = ini;
 
+    if (sc == SC_REDLOCK)
+        /* Masters that started less than the restart delay (the lease)
+         * ago have no vote: the workers start once they have one. */
+        sleep_ms(lease_ms + 100);
     t_start_ns = now_ns() + 300000000LL; /* workers settle their clients first */
     t_half_ns = t_start_ns + (long long)opt_seconds * 500000000LL;
     t_end_ns = t_start_ns + (long long)opt_seconds * 1000000000LL;
@@ -1472,6 +1553,18 @@ int main(int argc, char **argv)
             total_faults = moves + reshards + failovers;
             snprintf(faults, sizeof faults, "%ld slot moves of a held name, %ld reshards of 100 slots, %ld failovers",
                      moves, reshards, failovers);
+        } else if (sc == SC_REDLOCK) {
+            static long pauses, restarts;
+            unsigned seed = (unsigned)getpid() * 7u + (unsigned)ph;
+            wait_until(ph == 0 ? t_start_ns + 300000000LL : t_half_ns);
+            if (redlock_faults(ph == 0 ? t_half_ns : t_end_ns, &seed, &pauses, &restarts) < 0) {
+                fprintf(stderr, "torture: a redlock master did not restart\n");
+                failed_setup = 1;
+                break;
+            }
+            total_faults = pauses + restarts;
+            snprintf(faults, sizeof faults, "%ld SIGSTOPs of 1-2 masters, %ld master restarts (no persistence)",
+                     pauses, restarts);
         } else if (sc == SC_KILL) {
             char ch;
             struct pollfd p = { victim_pipe[0], POLLIN, 0 };
@@ -1624,7 +1717,7 @@ int main(int argc, char **argv)
         }
     printf("torture: scenario %s, %d x %d, %d s (%s), lease %u ms%s\n", opt_scenario, opt_procs, opt_threads,
            opt_seconds, opt_long ? "long" : "short", lease_ms,
-           nnames > 1 ? ", 8 names per phase on a 3-master cluster" : "");
+           nnames > 1 ? ", 8 names per phase on a 3-master cluster" : sc == SC_REDLOCK ? ", a quorum of 5 masters" : "");
     printf("  faults: %s\n", faults);
     if (stall_note[0])
         note("%s", stall_note);
