@@ -315,6 +315,13 @@ typedef struct rdlock_status {
  * default client).  0 and *st (free it with rdlock_status_free), or EINVAL
  * (bad name or st NULL), EIO, EACCES, ENOENT, ENOMEM; *st is then empty. */
 RDLOCK_API int rdlock_status_name(rdlock_client_t *c, const char *name, rdlock_status_t *st);
+/* The state of name on one server of the client's topology: server 0 on
+ * a single server, Sentinel or Cluster (the same as rdlock_status_name);
+ * on Redlock, master `server` (0 .. N-1) as that master alone sees it.
+ * Its address goes into where (n bytes).  0, EINVAL past the last server
+ * (so a caller can count them), or as rdlock_status_name. */
+RDLOCK_API int rdlock_status_name_on(rdlock_client_t *c, const char *name, unsigned server, char *where, size_t n,
+                                     rdlock_status_t *st);
 /* Free what rdlock_status_name() allocated; st is left empty (freeing
  * twice is harmless). */
 RDLOCK_API void rdlock_status_free(rdlock_status_t *st);

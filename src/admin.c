@@ -15,6 +15,7 @@
 #include "log.h"
 #include "reply.h"
 #include "sem.h"
+#include "topology.h"
 
 /* Resolve the client and the key of a name. */
 static int name_key(rdlock_client_t **c, const char *name, char **key, size_t *keylen)
@@ -45,13 +46,14 @@ int rdlock_reset_name(rdlock_client_t *c, const char *name)
         /* The other primitives of the name (section 12): the semaphore's
          * state, the run-once mark, the condition's and the barrier's
          * state go too. */
-        rc = rdl_sem_reset(c, key, keylen);
+        rc = c->topo->quorum ? 0 : rdl_sem_reset(c, key, keylen);
     }
     if (rc == 0)
         rc = rdl_once_reset(c, key, keylen);
-    if (rc == 0)
+    /* On Redlock these primitives do not exist (ENOTSUP), nor their keys. */
+    if (rc == 0 && !c->topo->quorum)
         rc = rdl_cond_reset(c, key, keylen);
-    if (rc == 0)
+    if (rc == 0 && !c->topo->quorum)
         rc = rdl_barrier_reset(c, key, keylen);
     free(key);
     return rc;
@@ -68,6 +70,29 @@ int rdl_status(rdlock_client_t *c, const char *name, rdl_status_t *st)
     if (rc != 0)
         return rc;
     rc = rdl_lock_script(c, c->scripts->status, key, keylen, &r);
+    free(key);
+    if (rc != 0)
+        return rc;
+    rc = rdl_reply_status(r, st);
+    freeReplyObject(r);
+    return rc;
+}
+
+int rdlock_status_name_on(rdlock_client_t *c, const char *name, unsigned server, char *where, size_t n,
+                          rdlock_status_t *st)
+{
+    redisReply *r;
+    char *key;
+    size_t keylen;
+    int rc;
+
+    if (st == NULL || where == NULL || n == 0)
+        return EINVAL;
+    memset(st, 0, sizeof *st);
+    where[0] = '\0';
+    if ((rc = name_key(&c, name, &key, &keylen)) != 0)
+        return rc;
+    rc = rdl_lock_script_on(c, c->scripts->status, key, keylen, server, where, n, &r);
     free(key);
     if (rc != 0)
         return rc;

@@ -245,8 +245,11 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
              * rdl_client_script): learnt here, so the first lock call
              * does not pay a round trip for it. */
             (void)clock_sample(c, conn);
+            /* Beside any the topology pooled already (Redlock: the
+             * other masters' connections). */
+            conn->next = c->idle;
             c->idle = conn;
-            c->nidle = 1;
+            c->nidle++;
         }
     } else if (rc == EIO && !c->cfg.fail_fast) {
         rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); lock calls will wait for it",

@@ -131,7 +131,7 @@ int rdl_config_defaults(rdl_config_t *cfg)
     cfg->wait_timeout_ms = 500;
     cfg->cluster_refresh_ms = 1000;
     cfg->cluster_max_redirects = 5;
-    cfg->drift_ppm = 10000; /* 0.01 */
+    cfg->drift_ppm = RDL_DRIFT_PPM_DEFAULT;
     cfg->restart_delay_ms = -1; /* [lock] lease_ms */
     cfg->host = strdup("127.0.0.1");
     cfg->key_prefix = strdup("rdlock:");
@@ -1310,26 +1310,48 @@ static int finish(rdl_load_t *ld)
      * replicas to WAIT for, no failover), and a majority needs an odd
      * number of them. */
     if (cfg->nmasters > 0) {
-        static const char *const not_with[][2] = { { "redis", "host" }, { "redis", "port" }, { "redis", "socket" },
-                                                   { "sentinel", "master_name" }, { "sentinel", "sentinels" },
-                                                   { "cluster", "nodes" }, { "replication", "wait_replicas" } };
+        /* host/port/socket by presence (as with [cluster]); the others by
+         * value, so that an empty or zero key stays harmless. */
+        static const char *const not_with[][2] = { { "redis", "host" }, { "redis", "port" }, { "redis", "socket" } };
         for (size_t i = 0; i < sizeof not_with / sizeof not_with[0]; i++)
             if (line_of(ld, not_with[i][0], not_with[i][1]) > 0) {
                 key_problem(ld, not_with[i][0], not_with[i][1],
                             "cannot be used with [redlock] (independent masters, named there)");
                 ld->problems++;
             }
+        if (cfg->sentinel_master != NULL || cfg->nsentinels > 0) {
+            key_problem(ld, "sentinel", cfg->nsentinels > 0 ? "sentinels" : "master_name",
+                        "cannot be used with [redlock] (independent masters, no failover)");
+            ld->problems++;
+        }
+        if (cfg->nclusternodes > 0) {
+            key_problem(ld, "cluster", "nodes", "cannot be used with [redlock]");
+            ld->problems++;
+        }
+        if (cfg->wait_replicas > 0) {
+            key_problem(ld, "replication", "wait_replicas",
+                        "cannot be used with [redlock] (the quorum is the masters' own)");
+            ld->problems++;
+        }
+        /* The same master twice would vote twice. */
+        for (int i = 0; i < cfg->nmasters; i++)
+            for (int j = i + 1; j < cfg->nmasters; j++)
+                if (cfg->master_port[i] == cfg->master_port[j] &&
+                    strcasecmp(cfg->master_host[i], cfg->master_host[j]) == 0) {
+                    key_problem(ld, "redlock", "masters", "%s:%d is listed twice: each master votes once",
+                                cfg->master_host[i], cfg->master_port[i]);
+                    ld->problems++;
+                    i = cfg->nmasters; /* once is enough */
+                    break;
+                }
         if (cfg->nmasters < 3 || cfg->nmasters % 2 == 0) {
             key_problem(ld, "redlock", "masters", "%d given: an odd number from 3 to %d is needed for a majority",
                         cfg->nmasters, RDL_REDLOCK_MAX);
             ld->problems++;
         }
-    } else if (line_of(ld, "redlock", "drift_factor") > 0 || line_of(ld, "redlock", "restart_delay_ms") > 0 ||
-               line_of(ld, "redlock", "masters") > 0) {
-        const char *k = line_of(ld, "redlock", "masters") > 0        ? "masters"
-                        : line_of(ld, "redlock", "drift_factor") > 0 ? "drift_factor"
-                                                                     : "restart_delay_ms";
-        key_problem(ld, "redlock", k, "given without [redlock] masters");
+    } else if (cfg->drift_ppm != RDL_DRIFT_PPM_DEFAULT || cfg->restart_delay_ms >= 0) {
+        key_problem(ld, "redlock", cfg->drift_ppm != RDL_DRIFT_PPM_DEFAULT ? "drift_factor" : "restart_delay_ms",
+                    "given without [redlock] masters");
         ld->problems++;
     }
 

@@ -11,6 +11,7 @@
 #define RDL_SENTINELS_MAX 16
 #define RDL_CLUSTER_SEEDS_MAX 64
 #define RDL_REDLOCK_MAX 15
+#define RDL_DRIFT_PPM_DEFAULT 10000 /* drift_factor 0.01 */
 
 typedef struct rdl_config {
     /* [redis] */

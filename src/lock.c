@@ -866,6 +866,47 @@ static int quorum_script(rdlock_client_t *c, const rdl_script_t *script, const l
     return 0;
 }
 
+int rdl_lock_script_on(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen, unsigned server,
+                       char *where, size_t n, redisReply **reply)
+{
+    lock_keys_t keys;
+    rdl_qcall_t q;
+    int rc, k;
+    if (!c->topo->quorum) {
+        if (server != 0)
+            return EINVAL;
+        rdl_topology_where(&c->cfg, where, n);
+        return rdl_lock_script(c, script, key, keylen, reply);
+    }
+    if (server >= (unsigned)rdl_redlock_count(c))
+        return EINVAL;
+    snprintf(where, n, "%s", rdl_redlock_route(c, (int)server));
+    if ((rc = keys_make(&keys, key, keylen)) != 0)
+        return rc;
+    memset(&q, 0, sizeof q);
+    q.script = script;
+    q.nkeys = q.argc = RDL_NKEYS;
+    q.force = true; /* this master, whatever its backoff says */
+    for (k = 0; k < rdl_redlock_count(c); k++) {
+        q.argv[k] = keys.v;
+        q.lens[k] = keys.l;
+        q.skip[k] = k != (int)server;
+    }
+    rc = rdl_quorum_exchange(c, &q);
+    free(keys.buf);
+    if (rc != 0)
+        return rc;
+    if (q.ans[server].rc != 0 || q.ans[server].r->type == REDIS_REPLY_ERROR) {
+        rc = q.ans[server].rc == 0 ? rdl_reply_error(q.ans[server].r) : EIO;
+        rdl_quorum_free(&q);
+        return rc;
+    }
+    *reply = q.ans[server].r;
+    q.ans[server].r = NULL;
+    rdl_quorum_free(&q);
+    return 0;
+}
+
 int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
                     redisReply **reply)
 {

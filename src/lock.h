@@ -37,6 +37,11 @@ void rdl_release_at_exit(rdlock_client_t *c, long long deadline);
  * ([lock] release_at_exit), once; after the client exists (atexit order:
  * it must run before the default client's own handler). */
 void rdl_exit_register(void);
+/* The same on one server: index `server` of a Redlock set (its
+ * "host:port" into where, n bytes), or 0 on the other topologies (their
+ * description).  EINVAL past the last. */
+int rdl_lock_script_on(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen, unsigned server,
+                       char *where, size_t n, redisReply **reply);
 /* Run a script that takes exactly the lock's keys (reset, status). */
 int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
                     redisReply **reply);

@@ -290,7 +290,7 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
             else if (answered >= maj)
                 rc = EBUSY;
             else
-                rc = EIO;
+                rc = q.denied ? EACCES : EIO;
         }
     }
     if (rc == EBUSY) {
@@ -314,7 +314,7 @@ int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t
     bool which[RDL_REDLOCK_MAX], mine[RDL_REDLOCK_MAX] = { false };
     long long st[RDL_REDLOCK_MAX];
     int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, attempt, ok = 0, gone = 0, noans;
-    bool woke = false;
+    bool woke = false, denied = false;
 
     memset(out, 0, sizeof *out);
     *ambiguous = false;
@@ -332,6 +332,7 @@ int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t
             return ENOMEM;
         if (*sent_at < 0)
             *sent_at = q.sent_at;
+        denied |= q.denied;
         for (k = 0; k < n; k++) {
             rdl_released_t rr;
             if (!which[k])
@@ -401,7 +402,7 @@ int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t
     else if (ok + noans < maj)
         out->status = 0;
     else
-        return EIO;
+        return denied ? EACCES : EIO;
     (void)gone;
     return 0;
 }

@@ -47,15 +47,18 @@ int rdl_quorum_argv(rdl_qcall_t *q, int nmasters, const char *const *argv, const
 
 /* A connection to master k: pooled, or new (not ready yet).  NULL if it
  * cannot be had now (master k is then marked down). */
-static rdl_conn_t *conn_of(rdlock_client_t *c, int k)
+static rdl_conn_t *conn_of(rdlock_client_t *c, int k, bool *denied)
 {
     rdl_conn_t *conn = rdl_client_conn_idle(c, rdl_redlock_route(c, k));
     unsigned gen;
+    int rc;
     if (conn != NULL)
         return conn;
     gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
-    if (rdl_redlock_open(c, k, &conn) != 0)
+    if ((rc = rdl_redlock_open(c, k, &conn)) != 0) {
+        *denied |= rc == EACCES;
         return NULL;
+    }
     conn->gen = gen;
     return conn;
 }
@@ -260,10 +263,11 @@ int rdl_quorum_connect(rdlock_client_t *c, rdl_conn_t **out)
     int n = rdl_redlock_count(c), k, rc;
     long long now = rdl_now_ms();
     *out = NULL;
+    bool denied = false;
     for (k = 0; k < n; k++) {
         want[k] = true;
         if (rdl_redlock_up(c, k, now))
-            conns[k] = conn_of(c, k);
+            conns[k] = conn_of(c, k, &denied);
     }
     rc = setup_round(c, conns, want);
     for (k = 0; k < n; k++) {
@@ -277,6 +281,8 @@ int rdl_quorum_connect(rdlock_client_t *c, rdl_conn_t **out)
     if (rc != 0)
         return rc;
     if (*out == NULL) {
+        if (denied)
+            return EACCES; /* refused by some, unreachable the others */
         rdl_conn_set_last_error("no redlock master answers");
         return EIO;
     }
@@ -294,6 +300,7 @@ int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
 
     q->n = n;
     q->unsure_until = 0;
+    q->denied = false;
     memset(&rd, 0, sizeof rd);
     rdl_nosigpipe_enter(&st);
     for (k = 0; k < n; k++) {
@@ -301,11 +308,12 @@ int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
         q->ans[k].rc = ENOTCONN;
         want[k] = q->stamp[k] != NULL;
         if (!q->skip[k] && (q->force || rdl_redlock_up(c, k, now)))
-            conns[k] = conn_of(c, k);
+            conns[k] = conn_of(c, k, &q->denied);
     }
     /* New connections first learn their master's uptime and clock (a
      * stamped request needs the clock), all masters at once. */
-    (void)setup_round(c, conns, want);
+    if (setup_round(c, conns, want) == EACCES)
+        q->denied = true;
 
     q->sent_at = rdl_now_ms();
     for (k = 0; k < n; k++) {
@@ -344,6 +352,8 @@ int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
         }
         a->rc = 0;
         a->r = rd.got[k][0];
+        if (a->r->type == REDIS_REPLY_ERROR && rdl_reply_error(a->r) == EACCES)
+            q->denied = true;
         rd.got[k][0] = NULL;
         rd.ngot[k] = 0;
         a->answer_at = rd.answer_at[k];

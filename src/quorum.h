@@ -78,6 +78,8 @@ typedef struct rdl_qcall {
     long long sent_at;            /* when the first went out (monotonic ms) */
     long long unsure_until;       /* stamped calls: until when an
                                      unanswered one may still act, 0 none */
+    bool denied;                  /* a master refused us (authentication,
+                                     ACL): too few answers mean EACCES */
 } rdl_qcall_t;
 
 /* Send q's request to every master not skipped and read what comes (see

@@ -851,7 +851,7 @@ static void print_json(FILE *f, const char *name, const rdlock_status_t *st)
             fputc(',', f);
         json_party(f, &st->writers[i], false);
     }
-    fprintf(f, "],\"readers_waiting\":%lld,\"last_token\":%" PRIu64 ",\"robust\":\"%s\"}\n",
+    fprintf(f, "],\"readers_waiting\":%lld,\"last_token\":%" PRIu64 ",\"robust\":\"%s\"",
             st->readers_waiting, st->fence, robust_word(st->robust));
 }
 
@@ -917,16 +917,65 @@ static void print_human(FILE *f, const rdlock_status_t *st)
     fputc('\n', f);
 }
 
+/* With several servers (Redlock's masters), each one's view in a line
+ * (JSON: a "servers" array before the closing brace), after the summary:
+ * which of them hold the name, and how. */
+static void print_servers(FILE *f, rdlock_client_t *c, const char *name, bool json)
+{
+    char where[300];
+    rdlock_status_t st;
+    unsigned k;
+    int rc = rdlock_status_name_on(c, name, 1, where, sizeof where, &st);
+    if (rc == EINVAL)
+        return; /* one server: the summary is its view */
+    if (rc == 0)
+        rdlock_status_free(&st);
+    if (!json)
+        fputs("masters:\n", f);
+    for (k = 0;; k++) {
+        rc = rdlock_status_name_on(c, name, k, where, sizeof where, &st);
+        if (rc == EINVAL)
+            break;
+        if (json) {
+            fputs(k == 0 ? ",\"servers\":[{\"server\":" : ",{\"server\":", f);
+            json_str(f, where);
+            if (rc != 0)
+                fprintf(f, ",\"error\":\"%s\"}", rdlock_errname(rc));
+            else
+                fprintf(f, ",\"state\":\"%s\",\"holders\":%zu,\"writers_waiting\":%zu,\"last_token\":%" PRIu64
+                           ",\"robust\":\"%s\"}",
+                        st.mode == 'x' ? "exclusive" : st.mode == 's' ? "shared" : "free", st.nholders, st.nwriters,
+                        st.fence, robust_word(st.robust));
+        } else if (rc != 0) {
+            fprintf(f, "  %s: no answer (%s)\n", where, rdlock_errname(rc));
+        } else {
+            fprintf(f, "  %s: %s", where, st.mode == 'x' ? "held exclusive" : st.mode == 's' ? "held shared" : "free");
+            if (st.mode != 0)
+                fprintf(f, " (%zu holder%s)", st.nholders, st.nholders == 1 ? "" : "s");
+            fprintf(f, ", writers waiting %zu, last token %" PRIu64 ", robust %s\n", st.nwriters, st.fence,
+                    robust_word(st.robust));
+        }
+        if (rc == 0)
+            rdlock_status_free(&st);
+    }
+    if (json)
+        fputc(']', f);
+}
+
 static int do_status(rdlock_client_t *c, const opts_t *o)
 {
     rdlock_status_t st;
     int rc = rdlock_status_name(c, o->name, &st);
     if (rc != 0)
         return op_failed(c, rc, "--status");
-    if (o->json)
+    if (o->json) {
         print_json(stdout, o->name, &st);
-    else
+        print_servers(stdout, c, o->name, true);
+        fputs("}\n", stdout);
+    } else {
         print_human(stdout, &st);
+        print_servers(stdout, c, o->name, false);
+    }
     rdlock_status_free(&st);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         msg("--status: cannot write the output: %s", strerror(errno));
