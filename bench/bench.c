@@ -2464,7 +2464,7 @@ out:
 /* Uncontended lock+unlock pairs/s on a Redlock quorum of 3 and of 5
  * masters (the first three of five fresh redis-servers for N = 3), as a
  * ratio to the same pairs on one of those servers alone ([redis]), the
- * three interleaved in every repetition (their order rotating).  Each
+ * three interleaved in chunks of RL_CHUNK pairs in every repetition.  Each
  * quorum step asks its masters at once (src/quorum.c), so a pair should
  * cost about what it costs on one server: target >= RL_TARGET.
  * Diagnostic: the same on 5 masters with the last RL_STOPPED of them
@@ -2480,6 +2480,7 @@ out:
 #define RL_CHECK_THREADS 2   /* the counter check */
 #define RL_CHECK_MAX 256     /* sections per thread, at most */
 #define RL_WARM_STOPPED 50   /* pairs after stopping the masters, before timing */
+#define RL_CHUNK 100         /* single, N=3 and N=5 alternate in chunks of this many pairs */
 
 enum { RL_SINGLE, RL_N3, RL_N5, RL_STOP, RL_NCONF };
 
@@ -2496,7 +2497,7 @@ typedef struct rl_conf {
 } rl_conf_t;
 
 typedef struct rl_res {
-    long n_pairs;                   /* per timed run */
+    long n_pairs;                   /* per workload and repetition */
     int check_sections;             /* per thread, counter check */
     double start_s;                 /* starting the five servers */
     double pairs[RL_NCONF];         /* medians, pairs/s */
@@ -2555,22 +2556,34 @@ static long long rl_evalsha(redisContext **c, int n)
     return sum;
 }
 
-/* One timed run of workload k: pairs/s, and its EVALSHA calls and CPU
- * time per pair (into ev[], cl[], sv[] at index r). */
-static double rl_run(rl_conf_t *k, int n, redisContext **c, const pid_t *pids, double *ev, double *cl,
-                     double *sv)
+/* What a workload did in one repetition, summed over its chunks. */
+typedef struct rl_acc {
+    int64_t ns;        /* inside rl_pairs */
+    long pairs;
+    long long evalsha; /* on its running servers */
+    double cl_us, srv_us;
+    int failed;
+} rl_acc_t;
+
+/* n timed pairs of workload k, added to a: the time, and around it
+ * (untimed) its EVALSHA calls and the CPU time of this process and of its
+ * servers. */
+static void rl_run(rl_conf_t *k, int n, redisContext **c, const pid_t *pids, rl_acc_t *a)
 {
     cpu_snap_t c0, c1;
-    long long e0 = rl_evalsha(c, k->ninfo), e1;
+    long long e0 = rl_evalsha(c, k->ninfo);
+    int64_t t0;
     double rate;
     cpu_snap(&c0, pids, k->nsrv);
+    t0 = now_ns();
     rate = rl_pairs(k, n);
+    a->ns += now_ns() - t0;
     cpu_snap(&c1, pids, k->nsrv);
-    e1 = rl_evalsha(c, k->ninfo);
-    *ev = (double)(e1 - e0) / n;
-    *cl = (c1.self_us - c0.self_us) / n;
-    *sv = (c1.server_us - c0.server_us) / n;
-    return rate;
+    a->evalsha += rl_evalsha(c, k->ninfo) - e0;
+    a->cl_us += c1.self_us - c0.self_us;
+    a->srv_us += c1.server_us - c0.server_us;
+    a->pairs += n;
+    a->failed |= isnan(rate);
 }
 
 /* The counter check: threads on their own clients, each section a GET and
@@ -2790,8 +2803,9 @@ static int bench_redlock(int reps, rl_res_t *res)
     }
     snprintf(ini[RL_STOP], sizeof ini[RL_STOP], "%s", ini[RL_N5]);
     /* INFO's uptime is in whole seconds: a master of uptime 0 would still
-     * be "1 ms" short of its vote (and the library says so). */
-    while (now_s() - t0 < 1.05)
+     * be "1 ms" short of its vote (and the library says so).  The last
+     * one started start_s after t0. */
+    while (now_s() - t0 < res->start_s + 1.05)
         sleep_us(10000);
     for (w = 0; w < RL_NCONF; w++) {
         k[w].label = label[w];
@@ -2805,14 +2819,21 @@ static int bench_redlock(int reps, rl_res_t *res)
             goto out;
     }
     for (r = 0; r < reps; r++) {
-        for (j = 0; j < 3; j++) {
-            w = (r + j) % 3;
-            v[w][r] = rl_run(&k[w], n, c, pids, &ev[w][r], &cl[w][r], &sv[w][r]);
-        }
-        q[RL_N3][r] = v[RL_N3][r] / v[RL_SINGLE][r];
-        q[RL_N5][r] = v[RL_N5][r] / v[RL_SINGLE][r];
+        rl_acc_t a[RL_NCONF];
+        int done, ch;
+        memset(a, 0, sizeof a);
+        /* Single, N=3 and N=5 in chunks of RL_CHUNK pairs, in an order
+         * that rotates from chunk to chunk: on the shared machines the
+         * rates can change several-fold from one second to the next, and
+         * all three must see the same moments. */
+        for (done = 0, ch = 0; done < n; done += RL_CHUNK, ch++)
+            for (j = 0; j < 3; j++) {
+                w = (ch + j) % 3;
+                rl_run(&k[w], n - done < RL_CHUNK ? n - done : RL_CHUNK, c, pids, &a[w]);
+            }
         /* Diagnostic: 2 of the 5 stopped, on a client of its own (the
-         * N = 5 client never sees them stopped). */
+         * N = 5 client never sees them stopped), after this repetition's
+         * runs; compared with its N = 5 figure. */
         phase = "redlock, 2 masters stopped";
         for (j = RL_MASTERS - RL_STOPPED; j < RL_MASTERS; j++)
             rdt_server_pause(&m[j]);
@@ -2823,11 +2844,19 @@ static int bench_redlock(int reps, rl_res_t *res)
         first[r] = (double)(now_ns() - tf) / 1e6;
         if (isnan(rl_pairs(&k[RL_STOP], RL_WARM_STOPPED)))
             goto out;
-        v[RL_STOP][r] = rl_run(&k[RL_STOP], n, c, pids, &ev[RL_STOP][r], &cl[RL_STOP][r], &sv[RL_STOP][r]);
+        rl_run(&k[RL_STOP], n, c, pids, &a[RL_STOP]);
         for (j = RL_MASTERS - RL_STOPPED; j < RL_MASTERS; j++)
             rdt_server_resume(&m[j]);
         paused = 0;
         phase = "redlock";
+        for (w = 0; w < RL_NCONF; w++) {
+            v[w][r] = a[w].failed || a[w].ns <= 0 ? NAN : a[w].pairs / ((double)a[w].ns / 1e9);
+            ev[w][r] = (double)a[w].evalsha / a[w].pairs;
+            cl[w][r] = a[w].cl_us / a[w].pairs;
+            sv[w][r] = a[w].srv_us / a[w].pairs;
+        }
+        q[RL_N3][r] = v[RL_N3][r] / v[RL_SINGLE][r];
+        q[RL_N5][r] = v[RL_N5][r] / v[RL_SINGLE][r];
         q[RL_STOP][r] = v[RL_STOP][r] / v[RL_N5][r];
     }
     for (w = 0; w < RL_NCONF; w++) {
@@ -3367,9 +3396,10 @@ int main(int argc, char **argv)
         phase = "redlock";
         bench_redlock(reps, &rlres);
         out("\n8. redlock: uncontended lock+unlock, one thread, on %d fresh redis-servers (started in %.1f s);\n"
-            "   N=3 uses the first three; single master = the first, as [redis]; %ld pairs per run, the three\n"
-            "   interleaved (rotating order) in each repetition; ratios: medians of per-repetition ratios\n",
-            RL_MASTERS, rlres.start_s, rlres.n_pairs);
+            "   N=3 uses the first three; single master = the first, as [redis]; %ld pairs of each per\n"
+            "   repetition, the three interleaved in chunks of %d (rotating order); ratios: medians of\n"
+            "   per-repetition ratios\n",
+            RL_MASTERS, rlres.start_s, rlres.n_pairs, RL_CHUNK);
         out("   %-22s %9s  %-30s %-11s %7s %13s %8s\n", "", "pairs/s", "ratio", "(range)", "rt/pair", "CPU us/pair",
             "ceiling");
         for (k = 0; k < RL_NCONF; k++) {
@@ -3406,7 +3436,7 @@ int main(int argc, char **argv)
             rlres.check_counter_ok[RL_STOP] && rlres.check_fencing_ok[RL_STOP] ? "ok" : "WRONG",
             rlres.check_secs_per_s[RL_STOP]);
         json_num("redlock_start_s", rlres.start_s);
-        json_num("redlock_pairs_per_run", (double)rlres.n_pairs);
+        json_num("redlock_pairs_per_rep", (double)rlres.n_pairs);
         for (k = 0; k < RL_NCONF; k++) {
 #define J(suffix, val)                                              \
     do {                                                            \
