@@ -1,10 +1,11 @@
 /* bench.c - rdlock-bench: performance figures for librdlock against a
  * private redis-server (tests/fixture.c).  See bench/README.md.
  *
- *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster]
+ *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock]
  *
  *   --quick              fewer repetitions, 10,000 watchdog holds only
  *   --cluster            also step 7 (starts a 3-master cluster, ~10 s)
+ *   --no-redlock         skip step 8 (five more redis-servers)
  *   --json-only          print only the final JSON line
  *   --cold-script-cache  skip the renew-script warm-up (shows the NOSCRIPT
  *                        pipeline problem described in bench/README.md)
@@ -32,14 +33,18 @@
  *      client; aggregate pairs/s as a ratio to redis-benchmark's SET rate
  *      with 32 connections / 2, the two alternating;
  *   7. (--cluster) the same as 6b on a 3-master Redis Cluster
- *      (tests/cluster.c), against redis-benchmark --cluster.
+ *      (tests/cluster.c), against redis-benchmark --cluster;
+ *   8. Redlock: uncontended lock+unlock pairs/s on a quorum of 3 and of 5
+ *      fresh masters as a ratio to the same on one of them alone, the
+ *      three interleaved; diagnostic: 5 masters with 2 SIGSTOPped; a
+ *      counter under the lock with fencing-token order on each quorum.
  * The machine is noisy: every figure is the median of several repetitions
  * and ratios are taken to the floor measured in the same run, interleaved
  * with the measurement.  A human-readable table goes to stdout, then ONE
  * line of JSON with every figure.  Exit status: 0, or 1 on a hard error
  * (mutual exclusion violated, a reader saw a half-written value, a lock
- * call failed, a child crashed); missed performance targets are reported,
- * not fatal. */
+ * call failed, a child crashed, fencing tokens out of order); missed
+ * performance targets are reported, not fatal. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -412,25 +417,35 @@ typedef struct ulock {
     int ok;
 } ulock_t;
 
-static int ulock_open(ulock_t *u, const rdt_server_t *s, int use_socket, const char *name)
+/* A lock on a dedicated client (rdlock_attr_setclient) opened on ini. */
+static int ulock_open_ini(ulock_t *u, const char *ini, const char *name)
 {
-    const char *ini = rdt_write_ini(s, use_socket, "[lock]\nlease_ms = 30000\n");
     int rc;
     memset(u, 0, sizeof *u);
     if (ini == NULL)
         return -1;
     if ((rc = rdlock_client_open(&u->client, ini)) != 0) {
-        fail("rdlock_client_open: %s", rdlock_strerror(rc));
+        fail("rdlock_client_open(%s): %s", ini, rdlock_strerror(rc));
         return -1;
     }
     rdlock_attr_init(&u->attr);
     rdlock_attr_setclient(&u->attr, u->client);
     if ((rc = rdlock_init(&u->m, name, &u->attr)) != 0) {
-        fail("rdlock_init: %s", rdlock_strerror(rc));
+        fail("rdlock_init(%s): %s", name, rdlock_strerror(rc));
         return -1;
     }
     u->ok = 1;
     return 0;
+}
+
+static int ulock_open(ulock_t *u, const rdt_server_t *s, int use_socket, const char *name)
+{
+    const char *ini = rdt_write_ini(s, use_socket, "[lock]\nlease_ms = 30000\n");
+    if (ini == NULL) {
+        memset(u, 0, sizeof *u);
+        return -1;
+    }
+    return ulock_open_ini(u, ini, name);
 }
 
 static void ulock_close(ulock_t *u)
@@ -2444,6 +2459,460 @@ out:
     return res->ok ? 0 : -1;
 }
 
+/* ---------------------------------------------------------------- 8: Redlock */
+
+/* Uncontended lock+unlock pairs/s on a Redlock quorum of 3 and of 5
+ * masters (the first three of five fresh redis-servers for N = 3), as a
+ * ratio to the same pairs on one of those servers alone ([redis]), the
+ * three interleaved in chunks of RL_CHUNK pairs in every repetition.  Each
+ * quorum step asks its masters at once (src/quorum.c), so a pair should
+ * cost about what it costs on one server: target >= RL_TARGET.
+ * Diagnostic: the same on 5 masters with the last RL_STOPPED of them
+ * SIGSTOPped (a client of its own, whose first calls mark them down), as
+ * a ratio to the 5-master figure of the same repetition.  Checks, as in
+ * steps 3 and 6: every pair's fencing token is above the previous one of
+ * its name, and, untimed, RL_CHECK_THREADS threads on their own clients
+ * increment a counter under the lock (GET + SET on a plain connection)
+ * with the fencing tokens ordering the sections. */
+#define RL_MASTERS 5
+#define RL_STOPPED 2         /* masters SIGSTOPped for the diagnostic: the last ones */
+#define RL_TARGET 0.80       /* N = 3 and N = 5 pairs/s, x the single-master pairs/s */
+#define RL_CHECK_THREADS 2   /* the counter check */
+#define RL_CHECK_MAX 256     /* sections per thread, at most */
+#define RL_WARM_STOPPED 50   /* pairs after stopping the masters, before timing */
+#define RL_CHUNK 100         /* single, N=3 and N=5 alternate in chunks of this many pairs */
+
+enum { RL_SINGLE, RL_N3, RL_N5, RL_STOP, RL_NCONF };
+
+/* One of the four workloads: its lock, the last fencing token it got, and
+ * the servers it talks to (for EVALSHA counts and CPU time). */
+typedef struct rl_conf {
+    ulock_t u;
+    const char *label;
+    int nsrv;           /* its servers: m[0 .. nsrv-1] (CPU time) */
+    int ninfo;          /* those that run while it does: m[0 .. ninfo-1] (INFO;
+                           a stopped server would time the connection out) */
+    uint64_t last_token;
+    int token_ok;
+} rl_conf_t;
+
+typedef struct rl_res {
+    long n_pairs;                   /* per workload and repetition */
+    int check_sections;             /* per thread, counter check */
+    double start_s;                 /* starting the five servers */
+    double pairs[RL_NCONF];         /* medians, pairs/s */
+    double ratio[RL_NCONF];         /* N3, N5: to single; STOP: to N5 (medians of per-rep ratios) */
+    double ratio_lo[RL_NCONF], ratio_hi[RL_NCONF];
+    double evalsha_per_pair[RL_NCONF]; /* summed over the running servers (library round trips) */
+    double cpu_cl[RL_NCONF], cpu_srv[RL_NCONF]; /* CPU us per pair: this process, the servers */
+    double ceiling[RL_NCONF];       /* pairs/s the CPUs allow: ncpu / CPU time per pair (median) */
+    double stop_first_ms;           /* the first pair after stopping the masters (median) */
+    double elapsed_s;               /* the whole step */
+    int tokens_ok;                  /* every timed pair's token above the previous one */
+    int check_counter_ok[RL_NCONF], check_fencing_ok[RL_NCONF]; /* N3, N5, STOP */
+    double check_secs_per_s[RL_NCONF];
+    int ok;
+} rl_res_t;
+
+/* n lock + fencing token + unlock; pairs/s, or NAN (a hard error,
+ * printed).  The token must rise with every pair. */
+static double rl_pairs(rl_conf_t *k, int n)
+{
+    int64_t t0 = now_ns();
+    uint64_t tok = 0;
+    int i, rc;
+    for (i = 0; i < n; i++) {
+        if ((rc = rdlock_lock(&k->u.m)) != 0) {
+            fail("redlock %s: rdlock_lock: %s (%s)", k->label, rdlock_strerror(rc), rdt_errname(rc));
+            return NAN;
+        }
+        if ((rc = rdlock_fencing_token(&k->u.m, &tok)) != 0 || tok <= k->last_token) {
+            if (rc != 0)
+                fail("redlock %s: rdlock_fencing_token: %s", k->label, rdlock_strerror(rc));
+            else
+                fail("redlock %s: fencing token %llu not above the previous %llu", k->label,
+                     (unsigned long long)tok, (unsigned long long)k->last_token);
+            k->token_ok = 0;
+            rdlock_unlock(&k->u.m);
+            return NAN;
+        }
+        k->last_token = tok;
+        if ((rc = rdlock_unlock(&k->u.m)) != 0) {
+            fail("redlock %s: rdlock_unlock: %s (%s)", k->label, rdlock_strerror(rc), rdt_errname(rc));
+            return NAN;
+        }
+    }
+    return n / ((double)(now_ns() - t0) / 1e9);
+}
+
+/* EVALSHA calls on servers m[0 .. n-1]. */
+static long long rl_evalsha(redisContext **c, int n)
+{
+    long long sum = 0, calls, usec;
+    int j;
+    for (j = 0; j < n; j++)
+        if (evalsha_stats(c[j], &calls, &usec) == 0)
+            sum += calls;
+    return sum;
+}
+
+/* What a workload did in one repetition, summed over its chunks. */
+typedef struct rl_acc {
+    int64_t ns;        /* inside rl_pairs */
+    long pairs;
+    long long evalsha; /* on its running servers */
+    double cl_us, srv_us;
+    int failed;
+} rl_acc_t;
+
+/* n timed pairs of workload k, added to a: the time, and around it
+ * (untimed) its EVALSHA calls and the CPU time of this process and of its
+ * servers. */
+static void rl_run(rl_conf_t *k, int n, redisContext **c, const pid_t *pids, rl_acc_t *a)
+{
+    cpu_snap_t c0, c1;
+    long long e0 = rl_evalsha(c, k->ninfo);
+    int64_t t0;
+    double rate;
+    cpu_snap(&c0, pids, k->nsrv);
+    t0 = now_ns();
+    rate = rl_pairs(k, n);
+    a->ns += now_ns() - t0;
+    cpu_snap(&c1, pids, k->nsrv);
+    a->evalsha += rl_evalsha(c, k->ninfo) - e0;
+    a->cl_us += c1.self_us - c0.self_us;
+    a->srv_us += c1.server_us - c0.server_us;
+    a->pairs += n;
+    a->failed |= isnan(rate);
+}
+
+/* The counter check: threads on their own clients, each section a GET and
+ * a SET of a counter on a plain connection. */
+typedef struct rl_chk {
+    pthread_t th;
+    const char *ini, *name, *counter;
+    const rdt_server_t *cs; /* where the counter is */
+    int n, done, err;
+    const char *what;
+    uint64_t tok[RL_CHECK_MAX];
+    long long val[RL_CHECK_MAX];
+} rl_chk_t;
+
+static void *rl_chk_main(void *arg)
+{
+    rl_chk_t *t = arg;
+    rdlock_client_t *cl = NULL;
+    rdlock_attr_t attr;
+    rdlock_t m;
+    redisContext *rc = rdt_connect(t->cs);
+    int i, e, inited = 0;
+
+    t->done = 0;
+    t->err = 0;
+    if (rc == NULL) {
+        t->err = EIO, t->what = "connect to the counter's server";
+        return NULL;
+    }
+    if ((e = rdlock_client_open(&cl, t->ini)) != 0) {
+        t->err = e, t->what = "rdlock_client_open";
+        goto out;
+    }
+    rdlock_attr_init(&attr);
+    rdlock_attr_setclient(&attr, cl);
+    if ((e = rdlock_init(&m, t->name, &attr)) != 0) {
+        t->err = e, t->what = "rdlock_init";
+        goto out;
+    }
+    inited = 1;
+    for (i = 0; i < t->n; i++) {
+        redisReply *r;
+        long long v;
+        if ((e = rdlock_lock(&m)) != 0) {
+            t->err = e, t->what = "rdlock_lock";
+            break;
+        }
+        if ((e = rdlock_fencing_token(&m, &t->tok[i])) != 0) {
+            t->err = e, t->what = "rdlock_fencing_token";
+            rdlock_unlock(&m);
+            break;
+        }
+        r = redisCommand(rc, "GET %s", t->counter);
+        v = r != NULL && r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+        if (r == NULL) {
+            t->err = EIO, t->what = "GET";
+            rdlock_unlock(&m);
+            break;
+        }
+        freeReplyObject(r);
+        if ((r = redisCommand(rc, "SET %s %lld", t->counter, v + 1)) == NULL) {
+            t->err = EIO, t->what = "SET";
+            rdlock_unlock(&m);
+            break;
+        }
+        freeReplyObject(r);
+        t->val[i] = v;
+        if ((e = rdlock_unlock(&m)) != 0) {
+            t->err = e, t->what = "rdlock_unlock";
+            break;
+        }
+        t->done = i + 1;
+    }
+out:
+    if (inited) {
+        rdlock_destroy(&m);
+        rdlock_attr_destroy(&attr);
+    }
+    if (cl != NULL)
+        rdlock_client_close(cl);
+    redisFree(rc);
+    return NULL;
+}
+
+typedef struct rl_tv {
+    uint64_t tok;
+    long long val;
+} rl_tv_t;
+
+static int cmp_rl_tv(const void *a, const void *b)
+{
+    const rl_tv_t *x = a, *y = b;
+    return x->tok < y->tok ? -1 : x->tok > y->tok;
+}
+
+/* Runs the counter check for workload `label` on ini; sets *counter_ok,
+ * *fencing_ok and the sections/s.  Failures are hard errors. */
+static void rl_check(const rdt_server_t *cs, const char *ini, const char *label, const char *name, int n,
+                     int *counter_ok, int *fencing_ok, double *secs_per_s)
+{
+    rl_chk_t *t = calloc(RL_CHECK_THREADS, sizeof *t);
+    rl_tv_t *all = calloc((size_t)RL_CHECK_THREADS * RL_CHECK_MAX, sizeof *all);
+    redisContext *c = rdt_connect(cs);
+    char counter[96];
+    long long total = 0, got;
+    int i, j, started = 0, bad = 0;
+    size_t na = 0;
+    int64_t t0;
+
+    *counter_ok = *fencing_ok = 0;
+    *secs_per_s = NAN;
+    if (t == NULL || all == NULL || c == NULL) {
+        fail("redlock %s: counter check setup failed", label);
+        goto out;
+    }
+    snprintf(counter, sizeof counter, "bench:rl:counter:%s", name);
+    freeReplyObject(cmd(c, "SET %s 0", counter));
+    t0 = now_ns();
+    for (i = 0; i < RL_CHECK_THREADS; i++) {
+        t[i].ini = ini;
+        t[i].name = name;
+        t[i].counter = counter;
+        t[i].cs = cs;
+        t[i].n = n;
+        if (pthread_create(&t[i].th, NULL, rl_chk_main, &t[i]) != 0) {
+            fail("pthread_create failed");
+            break;
+        }
+        started++;
+    }
+    for (i = 0; i < started; i++) {
+        pthread_join(t[i].th, NULL);
+        if (t[i].err != 0) {
+            fail("redlock %s: counter check thread %d: %s: %s (%s)", label, i, t[i].what, rdlock_strerror(t[i].err),
+                 rdt_errname(t[i].err));
+            bad = 1;
+        }
+        total += t[i].done;
+        for (j = 0; j < t[i].done; j++) {
+            all[na].tok = t[i].tok[j];
+            all[na++].val = t[i].val[j];
+        }
+    }
+    *secs_per_s = (double)total / ((double)(now_ns() - t0) / 1e9);
+    got = get_int(c, counter);
+    *counter_ok = !bad && started == RL_CHECK_THREADS && got == (long long)RL_CHECK_THREADS * n;
+    if (got != total)
+        fail("MUTUAL EXCLUSION VIOLATED (redlock %s): counter = %lld after %lld sections", label, got, total);
+    qsort(all, na, sizeof *all, cmp_rl_tv);
+    *fencing_ok = na > 0;
+    for (i = 0; (size_t)i < na; i++)
+        if (all[i].val != i || (i > 0 && all[i].tok == all[i - 1].tok))
+            *fencing_ok = 0;
+    if (na > 0 && !*fencing_ok)
+        fail("redlock %s: fencing tokens do not order the critical sections", label);
+out:
+    if (c != NULL)
+        redisFree(c);
+    free(t);
+    free(all);
+}
+
+static int bench_redlock(int reps, rl_res_t *res)
+{
+    rdt_server_t m[RL_MASTERS];
+    redisContext *c[RL_MASTERS] = { NULL };
+    pid_t pids[RL_MASTERS];
+    rl_conf_t *k = calloc(RL_NCONF, sizeof *k);
+    static const char *const label[RL_NCONF] = { "single master", "N=3", "N=5", "N=5, 2 stopped" };
+    static const char *const lname[RL_NCONF] = { "bench-rl-single", "bench-rl-3", "bench-rl-5", "bench-rl-5-stopped" };
+    static double v[RL_NCONF][64], ev[RL_NCONF][64], cl[RL_NCONF][64], sv[RL_NCONF][64], q[RL_NCONF][64],
+        ce[RL_NCONF][64];
+    double ncpu = (double)sysconf(_SC_NPROCESSORS_ONLN);
+    double first[64];
+    char ini[RL_NCONF][400], text[1024];
+    const char *p;
+    int up = 0, i, j, r, w, n = quick ? 1000 : 3000, paused = 0;
+    double t0 = now_s();
+    int64_t tf;
+
+    memset(res, 0, sizeof *res);
+    for (i = 0; i < RL_NCONF; i++)
+        res->pairs[i] = res->ratio[i] = res->ratio_lo[i] = res->ratio_hi[i] = res->evalsha_per_pair[i] =
+            res->cpu_cl[i] = res->cpu_srv[i] = res->ceiling[i] = res->check_secs_per_s[i] = NAN;
+    res->stop_first_ms = NAN;
+    res->n_pairs = n;
+    res->check_sections = quick ? 100 : 250;
+    if (k == NULL || reps > 64) {
+        fail("redlock: setup failed");
+        goto out;
+    }
+    for (up = 0; up < RL_MASTERS; up++) {
+        if (rdt_server_start(&m[up], NULL, NULL) != 0) {
+            fail("redlock: cannot start redis-server %d of %d", up + 1, RL_MASTERS);
+            goto out;
+        }
+        pids[up] = m[up].pid;
+        if ((c[up] = rdt_connect(&m[up])) == NULL)
+            goto out;
+    }
+    res->start_s = now_s() - t0;
+    /* Single master: the first of them, as [redis] host and port. */
+    if ((p = rdt_write_ini(&m[0], 0, "[lock]\nlease_ms = 30000\n")) == NULL)
+        goto out;
+    snprintf(ini[RL_SINGLE], sizeof ini[RL_SINGLE], "%s", p);
+    /* The quorums: no [redis] host/port (they conflict with [redlock]).
+     * Fresh masters have no vote for restart_delay_ms (default: the lease),
+     * so it is 1 ms here. */
+    for (w = RL_N3; w <= RL_N5; w++) {
+        int nm = w == RL_N3 ? 3 : 5, off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
+        for (j = 0; j < nm; j++)
+            off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", j ? ", " : "", m[j].port);
+        snprintf(text + off, sizeof text - (size_t)off, "\nrestart_delay_ms = 1\n[lock]\nlease_ms = 30000\n");
+        if ((p = rdt_write_file(&m[0], w == RL_N3 ? "bench-redlock-3.ini" : "bench-redlock-5.ini", text)) == NULL)
+            goto out;
+        snprintf(ini[w], sizeof ini[w], "%s", p);
+    }
+    snprintf(ini[RL_STOP], sizeof ini[RL_STOP], "%s", ini[RL_N5]);
+    /* INFO's uptime is in whole seconds: a master of uptime 0 would still
+     * be "1 ms" short of its vote (and the library says so).  The last
+     * one started start_s after t0. */
+    while (now_s() - t0 < res->start_s + 1.05)
+        sleep_us(10000);
+    for (w = 0; w < RL_NCONF; w++) {
+        k[w].label = label[w];
+        k[w].nsrv = w == RL_SINGLE ? 1 : w == RL_N3 ? 3 : 5;
+        k[w].ninfo = w == RL_STOP ? RL_MASTERS - RL_STOPPED : k[w].nsrv;
+        k[w].token_ok = 1;
+        if (ulock_open_ini(&k[w].u, ini[w], lname[w]) != 0)
+            goto out;
+        /* warm-up: connections, script caches, clocks */
+        if (isnan(rl_pairs(&k[w], 300)))
+            goto out;
+    }
+    for (r = 0; r < reps; r++) {
+        rl_acc_t a[RL_NCONF];
+        int done, ch;
+        memset(a, 0, sizeof a);
+        /* Single, N=3 and N=5 in chunks of RL_CHUNK pairs, in an order
+         * that rotates from chunk to chunk: on the shared machines the
+         * rates can change several-fold from one second to the next, and
+         * all three must see the same moments. */
+        for (done = 0, ch = 0; done < n; done += RL_CHUNK, ch++)
+            for (j = 0; j < 3; j++) {
+                w = (ch + j) % 3;
+                rl_run(&k[w], n - done < RL_CHUNK ? n - done : RL_CHUNK, c, pids, &a[w]);
+            }
+        /* Diagnostic: 2 of the 5 stopped, on a client of its own (the
+         * N = 5 client never sees them stopped), after this repetition's
+         * runs; compared with its N = 5 figure. */
+        phase = "redlock, 2 masters stopped";
+        for (j = RL_MASTERS - RL_STOPPED; j < RL_MASTERS; j++)
+            rdt_server_pause(&m[j]);
+        paused = 1;
+        tf = now_ns();
+        if (isnan(rl_pairs(&k[RL_STOP], 1)))
+            goto out;
+        first[r] = (double)(now_ns() - tf) / 1e6;
+        if (isnan(rl_pairs(&k[RL_STOP], RL_WARM_STOPPED)))
+            goto out;
+        rl_run(&k[RL_STOP], n, c, pids, &a[RL_STOP]);
+        for (j = RL_MASTERS - RL_STOPPED; j < RL_MASTERS; j++)
+            rdt_server_resume(&m[j]);
+        paused = 0;
+        phase = "redlock";
+        for (w = 0; w < RL_NCONF; w++) {
+            v[w][r] = a[w].failed || a[w].ns <= 0 ? NAN : a[w].pairs / ((double)a[w].ns / 1e9);
+            ev[w][r] = (double)a[w].evalsha / a[w].pairs;
+            cl[w][r] = a[w].cl_us / a[w].pairs;
+            sv[w][r] = a[w].srv_us / a[w].pairs;
+        }
+        q[RL_N3][r] = v[RL_N3][r] / v[RL_SINGLE][r];
+        q[RL_N5][r] = v[RL_N5][r] / v[RL_SINGLE][r];
+        q[RL_STOP][r] = v[RL_STOP][r] / v[RL_N5][r];
+    }
+    for (w = 0; w < RL_NCONF; w++) {
+        res->pairs[w] = median(v[w], reps);
+        res->evalsha_per_pair[w] = median(ev[w], reps);
+        res->cpu_cl[w] = median(cl[w], reps);
+        res->cpu_srv[w] = median(sv[w], reps);
+        for (r = 0; r < reps; r++)
+            ce[w][r] = ncpu * 1e6 / (cl[w][r] + sv[w][r]);
+        res->ceiling[w] = median(ce[w], reps);
+        if (w != RL_SINGLE) {
+            res->ratio[w] = median(q[w], reps);
+            res->ratio_hi[w] = maxd(q[w], reps);
+            for (r = 0; r < reps; r++)
+                q[w][r] = -q[w][r];
+            res->ratio_lo[w] = -maxd(q[w], reps);
+        }
+    }
+    res->stop_first_ms = median(first, reps);
+
+    /* The counter checks, untimed: N = 3, N = 5, N = 5 with 2 stopped. */
+    phase = "redlock counter check";
+    rl_check(&m[0], ini[RL_N3], "N=3", "bench-rl-check-3", res->check_sections, &res->check_counter_ok[RL_N3],
+             &res->check_fencing_ok[RL_N3], &res->check_secs_per_s[RL_N3]);
+    rl_check(&m[0], ini[RL_N5], "N=5", "bench-rl-check-5", res->check_sections, &res->check_counter_ok[RL_N5],
+             &res->check_fencing_ok[RL_N5], &res->check_secs_per_s[RL_N5]);
+    phase = "redlock counter check, 2 masters stopped";
+    for (j = RL_MASTERS - RL_STOPPED; j < RL_MASTERS; j++)
+        rdt_server_pause(&m[j]);
+    paused = 1;
+    rl_check(&m[0], ini[RL_STOP], "N=5, 2 stopped", "bench-rl-check-5-stopped", res->check_sections,
+             &res->check_counter_ok[RL_STOP], &res->check_fencing_ok[RL_STOP], &res->check_secs_per_s[RL_STOP]);
+    res->ok = res->tokens_ok = 1;
+    for (w = 0; w < RL_NCONF; w++)
+        res->tokens_ok = res->tokens_ok && k[w].token_ok;
+    for (w = 0; w < RL_NCONF; w++)
+        res->ok = res->ok && k[w].token_ok && !isnan(res->pairs[w]) &&
+                  (w == RL_SINGLE || (res->check_counter_ok[w] && res->check_fencing_ok[w]));
+out:
+    if (paused)
+        for (j = RL_MASTERS - RL_STOPPED; j < RL_MASTERS && j < up; j++)
+            rdt_server_resume(&m[j]);
+    phase = "redlock";
+    if (k != NULL)
+        for (w = 0; w < RL_NCONF; w++)
+            ulock_close(&k[w].u);
+    free(k);
+    for (j = 0; j < up; j++) {
+        if (c[j] != NULL)
+            redisFree(c[j]);
+        rdt_server_stop(&m[j]);
+    }
+    res->elapsed_s = now_s() - t0;
+    return res->ok ? 0 : -1;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const char *mark(int ok)
@@ -2453,7 +2922,7 @@ static const char *mark(int ok)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster]\n");
+    fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock]\n");
 }
 
 int main(int argc, char **argv)
@@ -2465,7 +2934,8 @@ int main(int argc, char **argv)
     wd_res_t wres[2];
     mt_res_t mres;
     cl_res_t clres;
-    int with_cluster = 0;
+    rl_res_t rlres;
+    int with_cluster = 0, with_redlock = 1;
     int nwd = 0, i, k, reps, creps, targets = 0, met = 0;
     static const char *const cname[3] = { "contended_r100", "contended_r1000", "naive" };
     static const char *const clabel[3] = { "rdlock, retry_interval_ms=100", "rdlock, retry_interval_ms=1000",
@@ -2483,6 +2953,8 @@ int main(int argc, char **argv)
             cold_script_cache = 1;
         else if (strcmp(argv[i], "--cluster") == 0)
             with_cluster = 1;
+        else if (strcmp(argv[i], "--no-redlock") == 0)
+            with_redlock = 0;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage();
             return 0;
@@ -2525,6 +2997,7 @@ int main(int argc, char **argv)
     json_bool("quick", quick);
     json_bool("cold_script_cache", cold_script_cache);
     json_bool("cluster", with_cluster);
+    json_bool("redlock", with_redlock);
     json_num("reps", reps);
     json_num("contended_reps", creps);
 
@@ -2915,6 +3388,86 @@ int main(int argc, char **argv)
         json_num("cluster_vs_single_pairs", f[F_PAIRS] / mres.fig[1].v[F_PAIRS]);
         json_num("cluster_vs_single_floor", f[F_FLOOR] / mres.floor);
         json_bool("cluster_ok", clres.ok);
+    }
+
+    /* 8: Redlock (skipped with --no-redlock) */
+    if (with_redlock) {
+        static const char *const rn[RL_NCONF] = { "single", "3", "5", "5_stopped2" };
+        phase = "redlock";
+        bench_redlock(reps, &rlres);
+        out("\n8. redlock: uncontended lock+unlock, one thread, on %d fresh redis-servers (started in %.1f s);\n"
+            "   N=3 uses the first three; single master = the first, as [redis]; %ld pairs of each per\n"
+            "   repetition, the three interleaved in chunks of %d (rotating order); ratios: medians of\n"
+            "   per-repetition ratios\n",
+            RL_MASTERS, rlres.start_s, rlres.n_pairs, RL_CHUNK);
+        out("   %-22s %9s  %-30s %-11s %7s %13s %8s\n", "", "pairs/s", "ratio", "(range)", "rt/pair", "CPU us/pair",
+            "ceiling");
+        for (k = 0; k < RL_NCONF; k++) {
+            char rb[64] = "", rg[32] = "";
+            int ok = rlres.ratio[k] >= RL_TARGET;
+            if (k == RL_N3 || k == RL_N5)
+                snprintf(rb, sizeof rb, "%6.3f to single (>= %.2f) %s", rlres.ratio[k], RL_TARGET, mark(ok));
+            else if (k == RL_STOP)
+                snprintf(rb, sizeof rb, "%6.3f to N=5 (diagnostic)", rlres.ratio[k]);
+            if (k != RL_SINGLE)
+                snprintf(rg, sizeof rg, "%.2f-%.2f", rlres.ratio_lo[k], rlres.ratio_hi[k]);
+            out("   %-22s %9.0f  %-30s %-11s %7.2f %5.0f + %-5.0f %8.0f\n", k == RL_SINGLE ? "single master" :
+                k == RL_N3 ? "redlock N=3" : k == RL_N5 ? "redlock N=5" : "N=5, 2 SIGSTOPped", rlres.pairs[k], rb, rg,
+                rlres.evalsha_per_pair[k], rlres.cpu_cl[k], rlres.cpu_srv[k], rlres.ceiling[k]);
+            if (k == RL_N3 || k == RL_N5) {
+                targets++;
+                met += ok;
+            }
+        }
+        out("   (rt/pair: EVALSHA calls per pair summed over the running servers; CPU us/pair: this\n"
+            "    process + the servers, from getrusage and /proc; ceiling: the pairs/s that %.0f CPUs allow\n"
+            "    at that CPU time per pair, i.e. CPUs / (CPU us per pair); medians)\n",
+            (double)sysconf(_SC_NPROCESSORS_ONLN));
+        out("   2 stopped: the first pair after SIGSTOP took %.1f ms (median); those masters are then\n"
+            "   skipped for a backoff (100 ms doubling to 2 s); step 8 took %.1f s\n",
+            rlres.stop_first_ms, rlres.elapsed_s);
+        out("   checks: fencing tokens rise with every pair %s; counter under the lock, %d threads x %d\n"
+            "   sections (own clients): N=3 %s (%.0f sect/s), N=5 %s (%.0f sect/s), N=5 with 2 stopped %s (%.0f sect/s)\n",
+            rlres.tokens_ok ? "ok" : "WRONG", RL_CHECK_THREADS, rlres.check_sections,
+            rlres.check_counter_ok[RL_N3] && rlres.check_fencing_ok[RL_N3] ? "ok" : "WRONG",
+            rlres.check_secs_per_s[RL_N3],
+            rlres.check_counter_ok[RL_N5] && rlres.check_fencing_ok[RL_N5] ? "ok" : "WRONG",
+            rlres.check_secs_per_s[RL_N5],
+            rlres.check_counter_ok[RL_STOP] && rlres.check_fencing_ok[RL_STOP] ? "ok" : "WRONG",
+            rlres.check_secs_per_s[RL_STOP]);
+        json_num("redlock_start_s", rlres.start_s);
+        json_num("redlock_pairs_per_rep", (double)rlres.n_pairs);
+        for (k = 0; k < RL_NCONF; k++) {
+#define J(suffix, val)                                              \
+    do {                                                            \
+        snprintf(key, sizeof key, "redlock_%s_%s", rn[k], suffix);  \
+        json_num(key, val);                                         \
+    } while (0)
+            J("pairs_per_s", rnd(rlres.pairs[k]));
+            if (k != RL_SINGLE) {
+                J("ratio", rlres.ratio[k]);
+                J("ratio_min", rlres.ratio_lo[k]);
+                J("ratio_max", rlres.ratio_hi[k]);
+            }
+            J("evalsha_per_pair", rlres.evalsha_per_pair[k]);
+            J("cpu_us_per_pair_client", rlres.cpu_cl[k]);
+            J("cpu_us_per_pair_servers", rlres.cpu_srv[k]);
+            J("cpu_ceiling_pairs_per_s", rnd(rlres.ceiling[k]));
+            if (k != RL_SINGLE) {
+                J("check_sections_per_s", rnd(rlres.check_secs_per_s[k]));
+                snprintf(key, sizeof key, "redlock_%s_check_counter_ok", rn[k]);
+                json_bool(key, rlres.check_counter_ok[k]);
+                snprintf(key, sizeof key, "redlock_%s_check_fencing_order_ok", rn[k]);
+                json_bool(key, rlres.check_fencing_ok[k]);
+            }
+#undef J
+        }
+        json_num("redlock_5_stopped2_first_pair_ms", rlres.stop_first_ms);
+        json_bool("redlock_fencing_tokens_rise", rlres.tokens_ok);
+        json_num("redlock_elapsed_s", rnd(rlres.elapsed_s * 10) / 10);
+        json_num("redlock_check_threads", RL_CHECK_THREADS);
+        json_num("redlock_check_sections_per_thread", rlres.check_sections);
+        json_bool("redlock_ok", rlres.ok);
     }
 
     snprintf(mode, sizeof mode, "%d/%d", met, targets);

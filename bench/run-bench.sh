@@ -2,10 +2,12 @@
 # run-bench.sh BINARY [ARGS...] - run the librdlock benchmark.
 #
 # BINARY is bench/rdlock-bench (or its libtool wrapper); ARGS are passed
-# through (--quick, --json-only, --cold-script-cache, --cluster).  The
-# benchmark starts its own redis-server ($REDIS_SERVER, else redis-server
-# on PATH, /usr/bin, /usr/sbin); with --cluster also a 3-master Redis
-# Cluster (redis-cli: $REDIS_CLI, else beside $REDIS_SERVER, else on PATH).
+# through (--quick, --json-only, --cold-script-cache, --cluster,
+# --no-redlock).  The benchmark starts its own redis-server ($REDIS_SERVER,
+# else redis-server on PATH, /usr/bin, /usr/sbin), for step 8 (unless
+# --no-redlock) five more for the Redlock quorums, and with --cluster a
+# 3-master Redis Cluster (redis-cli: $REDIS_CLI, else beside
+# $REDIS_SERVER, else on PATH).
 # Steps 6 and 7 run redis-benchmark for their floors ($REDIS_BENCHMARK,
 # else beside $REDIS_SERVER, else on PATH).  Exits with the benchmark's
 # status: 0, or 1 on a hard error (mutual exclusion violated, a lock call
@@ -14,7 +16,7 @@
 set -u
 
 if [ $# -lt 1 ]; then
-    echo "usage: $0 BINARY [--quick] [--json-only] [--cold-script-cache] [--cluster]" >&2
+    echo "usage: $0 BINARY [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock]" >&2
     exit 64
 fi
 bin=$1
