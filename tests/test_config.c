@@ -264,6 +264,9 @@ static void expect_defaults(const rdl_config_t *c)
     EXPECT_INT(c->max_hold_ms, 0);
     EXPECT_INT(c->wait_replicas, 0);
     EXPECT_INT(c->wait_timeout_ms, 500);
+    EXPECT_INT(c->nmasters, 0);
+    EXPECT_INT(c->drift_ppm, 10000);
+    EXPECT_INT(c->restart_delay_ms, 0);
 }
 
 static void test_defaults(void)
@@ -817,6 +820,171 @@ static void test_cluster_section(void)
     EXPECT_LOG("cluster:refresh_ms", "out of range");
     EXPECT_INT(load_text(&c, "[cluster]\nmax_redirects = 3\n"), EINVAL);
     EXPECT_LOG("t.ini:2: cluster:max_redirects", "without [cluster] nodes");
+}
+
+/* [redlock] with masters = "127.0.0.1:7001, ..." (n of them) and extra
+ * lines after it, loaded into c. */
+static int load_redlock(rdl_config_t *c, int n, const char *extra)
+{
+    char text[2048];
+    int off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
+    for (int k = 0; k < n; k++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", 7001 + k);
+    snprintf(text + off, sizeof text - (size_t)off, "\n%s", extra);
+    return load_text(c, text);
+}
+
+/* [redlock]: an odd number (3..15) of masters, the drift allowance as a
+ * decimal fraction 0..0.5 (at most six decimals), the restart delay; a
+ * Redlock set excludes every other way to name a server, and replicas. */
+static void test_redlock_section(void)
+{
+    static const char *const bad_drift[][2] = {
+        { "0.6", "out of range" },
+        { "0.500001", "out of range" },
+        { "1", "out of range" },
+        { "-0.1", "out of range" },
+        { "abc", "not a decimal fraction" },
+        { "0.1234567", "not a decimal fraction" },
+        { "1.", "not a decimal fraction" },
+        { ".5", "not a decimal fraction" },
+        { "0.0x", "not a decimal fraction" },
+    };
+    /* Each alone beside a valid [redlock] (its section header at line 3,
+     * after [redlock] and masters): the lines the problem is logged at. */
+    static const char *const excluded[][3] = {
+        { "[redis]\nhost = 10.0.0.9\n", "t.ini:4: redis:host", NULL },
+        { "[redis]\nport = 6380\n", "t.ini:4: redis:port", NULL },
+        { "[redis]\nsocket = /tmp/r.sock\n", "t.ini:4: redis:socket", NULL },
+        { "[sentinel]\nmaster_name = m\nsentinels = s:26379\n", "t.ini:4: sentinel:master_name",
+          "t.ini:5: sentinel:sentinels" },
+        { "[cluster]\nnodes = n:7000\n", "t.ini:4: cluster:nodes", NULL },
+        { "[replication]\nwait_replicas = 1\n", "t.ini:4: replication:wait_replicas", NULL },
+    };
+    rdl_config_t c;
+    char extra[128];
+
+    /* Three masters, with every key given. */
+    EXPECT_INT(load_text(&c, "[redlock]\nmasters = 10.0.0.1:6379, [::1]:6380 m3.example:6381\n"
+                             "drift_factor = 0.05\nrestart_delay_ms = 60000\n"
+                             "[redis]\ncommand_timeout_ms = 200\n"),
+               0);
+    if (log_n != 0)
+        logs_dump("3 masters");
+    EXPECT_INT(c.nmasters, 3);
+    EXPECT_STR(c.master_host[0], "10.0.0.1");
+    EXPECT_INT(c.master_port[0], 6379);
+    EXPECT_STR(c.master_host[1], "::1");
+    EXPECT_INT(c.master_port[1], 6380);
+    EXPECT_STR(c.master_host[2], "m3.example");
+    EXPECT_INT(c.master_port[2], 6381);
+    EXPECT_INT(c.drift_ppm, 50000);
+    EXPECT_INT(c.restart_delay_ms, 60000);
+    EXPECT_INT(c.command_timeout_ms, 200);
+    rdl_config_free(&c);
+
+    /* Five masters, and the defaults of the other two keys. */
+    EXPECT_INT(load_redlock(&c, 5, ""), 0);
+    EXPECT_INT(c.nmasters, 5);
+    EXPECT_STR(c.master_host[4], "127.0.0.1");
+    EXPECT_INT(c.master_port[4], 7005);
+    EXPECT_INT(c.drift_ppm, 10000);
+    EXPECT_INT(c.restart_delay_ms, 0);
+    rdl_config_free(&c);
+
+    /* Fifteen is the most. */
+    EXPECT_INT(load_redlock(&c, 15, ""), 0);
+    EXPECT_INT(c.nmasters, 15);
+    rdl_config_free(&c);
+
+    /* A majority needs an odd number, from 3 to 15. */
+    EXPECT_INT(load_redlock(&c, 4, ""), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:masters", "4 given: an odd number from 3 to 15");
+    CU_ASSERT(is_zeroed(&c));
+    EXPECT_INT(load_redlock(&c, 2, ""), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:masters", "2 given");
+    EXPECT_INT(load_redlock(&c, 1, ""), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:masters", "1 given");
+    CU_ASSERT(is_zeroed(&c));
+    EXPECT_INT(load_redlock(&c, 17, ""), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:masters", "more than 15 entries");
+    CU_ASSERT(is_zeroed(&c));
+    EXPECT_INT(load_redlock(&c, 16, ""), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:masters", "more than 15 entries");
+    EXPECT_INT(load_text(&c, "[redlock]\nmasters = a:1, b:0, c:3\n"), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:masters", "entry 2 is not host:port");
+
+    /* drift_factor: a decimal fraction 0..0.5, at most six decimals. */
+    EXPECT_INT(load_redlock(&c, 3, "drift_factor = 0.01\n"), 0);
+    EXPECT_INT(c.drift_ppm, 10000);
+    rdl_config_free(&c);
+    EXPECT_INT(load_redlock(&c, 3, "drift_factor = 0.5\n"), 0);
+    EXPECT_INT(c.drift_ppm, 500000);
+    rdl_config_free(&c);
+    EXPECT_INT(load_redlock(&c, 3, "drift_factor = 0\n"), 0);
+    EXPECT_INT(c.drift_ppm, 0);
+    rdl_config_free(&c);
+    EXPECT_INT(load_redlock(&c, 3, "drift_factor = 0.000001\n"), 0);
+    EXPECT_INT(c.drift_ppm, 1);
+    rdl_config_free(&c);
+    EXPECT_INT(load_redlock(&c, 3, "drift_factor = 0.123456\n"), 0);
+    EXPECT_INT(c.drift_ppm, 123456);
+    rdl_config_free(&c);
+    for (size_t i = 0; i < sizeof bad_drift / sizeof bad_drift[0]; i++) {
+        snprintf(extra, sizeof extra, "drift_factor = %s\n", bad_drift[i][0]);
+        EXPECT_INT(load_redlock(&c, 3, extra), EINVAL);
+        EXPECT_LOG("t.ini:3: redlock:drift_factor", bad_drift[i][1]);
+        CU_ASSERT(is_zeroed(&c));
+    }
+
+    /* restart_delay_ms: 0 (the lease) .. one day. */
+    EXPECT_INT(load_redlock(&c, 3, "restart_delay_ms = 0\n"), 0);
+    EXPECT_INT(c.restart_delay_ms, 0);
+    rdl_config_free(&c);
+    EXPECT_INT(load_redlock(&c, 3, "restart_delay_ms = 1\n"), 0);
+    EXPECT_INT(c.restart_delay_ms, 1);
+    rdl_config_free(&c);
+    EXPECT_INT(load_redlock(&c, 3, "restart_delay_ms = 86400000\n"), 0);
+    EXPECT_INT(c.restart_delay_ms, 86400000);
+    rdl_config_free(&c);
+    EXPECT_INT(load_redlock(&c, 3, "restart_delay_ms = 86400001\n"), EINVAL);
+    EXPECT_LOG("t.ini:3: redlock:restart_delay_ms", "out of range 0..86400000");
+    CU_ASSERT(is_zeroed(&c));
+    EXPECT_INT(load_redlock(&c, 3, "restart_delay_ms = -1\n"), EINVAL);
+    EXPECT_LOG("t.ini:3: redlock:restart_delay_ms", "negative");
+    EXPECT_INT(load_redlock(&c, 3, "restart_delay_ms = 5s\n"), EINVAL);
+    EXPECT_LOG("t.ini:3: redlock:restart_delay_ms", "not a decimal number");
+
+    /* Every other way to name a server, and replicas to WAIT for, is
+     * refused beside [redlock], each at its own line. */
+    for (size_t i = 0; i < sizeof excluded / sizeof excluded[0]; i++) {
+        EXPECT_INT(load_redlock(&c, 3, excluded[i][0]), EINVAL);
+        EXPECT_LOG(excluded[i][1], "cannot be used with [redlock]");
+        if (excluded[i][2] != NULL)
+            EXPECT_LOG(excluded[i][2], "cannot be used with [redlock]");
+        EXPECT_NO_LOG("redlock:masters");
+        CU_ASSERT(is_zeroed(&c));
+    }
+    /* [redis] still gives what every master's connection needs. */
+    EXPECT_INT(load_redlock(&c, 3, "[redis]\ndb = 2\nconnect_timeout_ms = 300\n"
+                                   "[replication]\nwait_timeout_ms = 100\n"),
+               0);
+    EXPECT_INT(c.db, 2);
+    EXPECT_INT(c.connect_timeout_ms, 300);
+    rdl_config_free(&c);
+
+    /* The other [redlock] keys need masters. */
+    EXPECT_INT(load_text(&c, "[redlock]\ndrift_factor = 0.02\n"), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:drift_factor", "given without [redlock] masters");
+    CU_ASSERT(is_zeroed(&c));
+    EXPECT_INT(load_text(&c, "[lock]\nlease_ms = 1000\n[redlock]\nrestart_delay_ms = 5000\n"), EINVAL);
+    EXPECT_LOG("t.ini:4: redlock:restart_delay_ms", "given without [redlock] masters");
+    CU_ASSERT(is_zeroed(&c));
+    /* An empty [redlock] is no Redlock. */
+    EXPECT_INT(load_text(&c, "[redlock]\n[redis]\nport = 6390\n"), 0);
+    EXPECT_INT(c.nmasters, 0);
+    EXPECT_INT(c.port, 6390);
+    rdl_config_free(&c);
 }
 
 static void test_quoted_values(void)
@@ -1569,6 +1737,7 @@ int main(void)
         { "all problems reported", test_all_problems_reported },
         { "quoted values", test_quoted_values },
         { "cluster section", test_cluster_section },
+        { "redlock section", test_redlock_section },
         { "duplicate key: last wins", test_duplicate_key },
         { "empty values are defaults", test_empty_values },
         { "syntax errors", test_syntax_errors },
