@@ -72,6 +72,7 @@ void rdl_hold_free(rdl_hold_t *h)
 {
     if (h == NULL)
         return;
+    free(h->dead_owner);
     free(h->key);
     free(h);
 }

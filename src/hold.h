@@ -55,6 +55,10 @@ typedef struct rdl_hold {
                                a while), never marked lost by the watchdog */
     bool renew_stopped;     /* max_hold_ms reached */
     bool inconsistent;      /* taken with EOWNERDEAD, rdlock_consistent() not called */
+    char *dead_owner;       /* Redlock, taken with EOWNERDEAD: the dead owner's
+                               robust marker, which a clean unlock also clears
+                               on masters that did not grant this hold (NULL
+                               otherwise; lock_quorum.c) */
     rdlock_lost_fn lostcb;
     void *lostarg;
     struct rdl_handle *handle; /* whose destroy is EBUSY while this exists */

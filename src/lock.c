@@ -211,6 +211,9 @@ typedef struct leave_reply {
     bool ambiguous; /* an earlier attempt got no answer and may have acted */
 } leave_reply_t;
 
+static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
+                  const char *call, const char *arg4, const char *arg5, long long deadline, leave_reply_t *out);
+
 /* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
  * or inconsistent exclusive hold), "ax" (undo an exclusive grant; arg4 =
  * the robust marker it replaced) or "u" (unwait; arg4 = the waiter's
@@ -219,9 +222,17 @@ typedef struct leave_reply {
 static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
                  const char *call, const char *arg4, long long deadline, leave_reply_t *out)
 {
+    return leave5(c, keys, owner, op, call, arg4, NULL, deadline, out);
+}
+
+/* leave() with a fifth argument: for "rx" on Redlock, the dead owner's
+ * robust marker to clear where this hold is not (release.lua). */
+static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
+                  const char *call, const char *arg4, const char *arg5, long long deadline, leave_reply_t *out)
+{
     rdl_call_t rc_call = { 0 };
-    const char *argv[RDL_NKEYS_RELEASE + 4];
-    size_t lens[RDL_NKEYS_RELEASE + 4];
+    const char *argv[RDL_NKEYS_RELEASE + 5];
+    size_t lens[RDL_NKEYS_RELEASE + 5];
     char keep[24];
     redisReply *r;
     int i, rc, argc = RDL_NKEYS_RELEASE + 3;
@@ -246,6 +257,10 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
     if (arg4 != NULL) {
         argv[argc] = arg4;
         lens[argc++] = strlen(arg4);
+        if (arg5 != NULL) {
+            argv[argc] = arg5;
+            lens[argc++] = strlen(arg5);
+        }
     }
     if (c->topo->quorum)
         return rdl_quorum_release(c, argv, lens, RDL_NKEYS_RELEASE, argc, &out->r, &out->sent_at, &out->ambiguous);
@@ -342,6 +357,8 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
     hold->lostcb = h->lostcb;
     hold->lostarg = h->lostarg;
     hold->handle = h;
+    if (c->topo->quorum && a->prev[0] != '\0' && a->mode == 'x')
+        hold->dead_owner = strdup(a->prev); /* lock_quorum.c; NULL if short of memory: not cleared elsewhere */
     /* Insert cannot fail: the table grows before it is full, and a failed
      * grow still leaves room in the existing buckets. */
     rdl_hold_insert(c, hold);
@@ -591,6 +608,7 @@ int rdl_release(rdl_handle_t *h)
     char owner[RDL_OWNER_MAX], call[21];
     const char *how;
     long long unsure_until;
+    char *dead_owner;
     bool was_lost;
     int rc;
 
@@ -616,6 +634,7 @@ int rdl_release(rdl_handle_t *h)
     /* An EOWNERDEAD hold unlocked without rdlock_consistent() makes the
      * lock not recoverable (POSIX robust mutexes). */
     how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
+    dead_owner = how[1] == 'x' && hold->dead_owner != NULL ? strdup(hold->dead_owner) : NULL;
     rdl_owner(c, hold->thread, owner);
     memcpy(call, hold->call, sizeof call);
     unsure_until = hold->unsure_until;
@@ -625,9 +644,12 @@ int rdl_release(rdl_handle_t *h)
      * released first, it would find the lock free and take it again. */
     rdl_sleep_until(unsure_until);
     rc = keys_make(&keys, h->key, h->keylen);
+    if (rc != 0)
+        free(dead_owner);
     if (rc == 0) {
-        rc = leave(c, &keys, owner, how, call, NULL, -1, &lr);
+        rc = leave5(c, &keys, owner, how, call, NULL, dead_owner, -1, &lr);
         free(keys.buf);
+        free(dead_owner);
         if (rc == 0 && lr.r.status == 3) {
             lr.r.status = 1; /* our first attempt released it: proved */
         } else if (rc == 0 && lr.r.status != 1) {

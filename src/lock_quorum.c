@@ -38,7 +38,7 @@
 #include "quorum.h"
 #include "timeutil.h"
 
-#define ARG_MAX 12 /* release.lua: 8 keys, owner, op, call, arg4 */
+#define ARG_MAX 13 /* release.lua: 8 keys, owner, op, call, arg4, arg5 */
 #define KEY_FENCE 4 /* the fencing counter among the lock's keys (lock.c) */
 
 long long rdl_quorum_validity(const rdl_config_t *cfg, unsigned lease)
@@ -50,7 +50,7 @@ long long rdl_quorum_validity(const rdl_config_t *cfg, unsigned lease)
  * be NULL), once; answers into q (free with rdl_quorum_free). */
 static int release_on(rdlock_client_t *c, const char *const *keys, const size_t *klens, int nkeys,
                       const char *owner, const char *op, const char *call, const char *const *arg4,
-                      const bool *which, bool force, rdl_qcall_t *q)
+                      const char *arg5, const bool *which, bool force, rdl_qcall_t *q)
 {
     const char *v[RDL_REDLOCK_MAX][ARG_MAX];
     size_t l[RDL_REDLOCK_MAX][ARG_MAX];
@@ -74,6 +74,10 @@ static int release_on(rdlock_client_t *c, const char *const *keys, const size_t 
         if (arg4 != NULL && arg4[k] != NULL) {
             v[k][argc] = arg4[k];
             l[k][argc++] = strlen(arg4[k]);
+            if (arg5 != NULL) {
+                v[k][argc] = arg5;
+                l[k][argc++] = strlen(arg5);
+            }
         }
         q->argv[k] = v[k];
         q->lens[k] = l[k];
@@ -105,7 +109,7 @@ static void undo(rdlock_client_t *c, const char *const *argv, const size_t *lens
     }
     if (!any)
         return;
-    if (release_on(c, argv, lens, nkeys, argv[nkeys], mode == 'x' ? "aq" : "rs", call, arg4, granted, false, &q) != 0)
+    if (release_on(c, argv, lens, nkeys, argv[nkeys], mode == 'x' ? "aq" : "rs", call, arg4, NULL, granted, false, &q) != 0)
         return;
     for (int k = 0; k < n; k++)
         left += granted[k] && q.ans[k].rc != 0;
@@ -279,6 +283,16 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
             } else {
                 out->token = top;
                 rc = dead ? EOWNERDEAD : 0;
+                /* The dead owner's marker, without the '?' of a hand-over
+                 * with EOWNERDEAD: masters that did not grant this hold may
+                 * still have it (their copy of the dead hold ran out a
+                 * little later), and a clean unlock clears it there too. */
+                for (k = 0; dead && k < n; k++)
+                    if (granted[k] && prev[k][0] != '\0') {
+                        const char *m = prev[k][0] == '?' ? prev[k] + 1 : prev[k];
+                        snprintf(out->prev, sizeof out->prev, "%s", m);
+                        break;
+                    }
             }
         } else {
             /* No majority in time: what was granted goes back. */
@@ -328,7 +342,8 @@ int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t
         rdl_qcall_t q;
         /* A retry asks the masters that did not answer even in their
          * backoff: the unlock's outcome depends on them. */
-        if (release_on(c, argv, lens, nkeys, argv[nkeys], op, call, arg4, which, attempt > 0, &q) != 0)
+        if (release_on(c, argv, lens, nkeys, argv[nkeys], op, call, arg4,
+                       argc > nkeys + 4 ? argv[nkeys + 4] : NULL, which, attempt > 0, &q) != 0)
             return ENOMEM;
         if (*sent_at < 0)
             *sent_at = q.sent_at;
@@ -382,7 +397,7 @@ int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t
             keep[rdl_fmt_u64(keep, 1000)] = '\0';
             for (k = 0; k < n; k++)
                 a4[k] = keep;
-            if (release_on(c, argv, lens, nkeys, argv[nkeys], "rx", call, a4, mine, false, &q) == 0) {
+            if (release_on(c, argv, lens, nkeys, argv[nkeys], "rx", call, a4, NULL, mine, false, &q) == 0) {
                 for (k = 0; k < n; k++) {
                     rdl_released_t rr;
                     if (mine[k] && q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR &&

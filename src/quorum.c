@@ -26,6 +26,7 @@ int rdl_quorum_argv(rdl_qcall_t *q, int nmasters, const char *const *argv, const
                     int stamp_arg, size_t stamp_off, char **buf)
 {
     size_t al = lens[stamp_arg], per = (size_t)argc * (sizeof(char *) + sizeof(size_t)) + al;
+    per = (per + 15) & ~(size_t)15; /* each master's pointers aligned */
     char *b = malloc(per * (size_t)nmasters + 16);
     *buf = b;
     if (b == NULL)
@@ -249,11 +250,8 @@ int rdl_quorum_setup_one(rdlock_client_t *c, int k, rdl_conn_t *conn)
     conns[k] = conn;
     want[k] = true;
     rc = setup_round(c, conns, want);
-    if (rc == 0 && conns[k] == NULL) {
-        /* Closed by the round: the caller must not close it again. */
-        return EIO;
-    }
-    return rc;
+    /* On failure the round closed it. */
+    return rc == 0 && conns[k] == NULL ? EIO : rc;
 }
 
 int rdl_quorum_connect(rdlock_client_t *c, rdl_conn_t **out)

@@ -91,8 +91,8 @@ void rdl_quorum_free(rdl_qcall_t *q);
  * at once, the others' connections go to the pool.  0, or EIO (none
  * answered), EACCES (a password is wanted or refused), ENOMEM. */
 int rdl_quorum_connect(struct rdlock_client *c, struct rdl_conn **out);
-/* Make conn to master k ready, alone (uptime, clock): 0, EIO or
- * EACCES. */
+/* Make conn to master k ready, alone (uptime, clock): 0, or EIO or
+ * EACCES (conn is then closed). */
 int rdl_quorum_setup_one(struct rdlock_client *c, int k, struct rdl_conn *conn);
 
 /* One argv per master, all the same but for the one argument that

@@ -227,10 +227,8 @@ static int redlock_connect_route(rdlock_client_t *c, const char *route, rdl_conn
      * the master's uptime and clock are read here, one after the other. */
     if ((rc = master_open(c, k, false, out)) != 0)
         return rc;
-    if ((rc = rdl_quorum_setup_one(c, k, *out)) != 0) {
-        rdl_conn_close(*out);
-        *out = NULL;
-    }
+    if ((rc = rdl_quorum_setup_one(c, k, *out)) != 0)
+        *out = NULL; /* closed by it */
     return rc;
 }
 

@@ -266,7 +266,7 @@ static void expect_defaults(const rdl_config_t *c)
     EXPECT_INT(c->wait_timeout_ms, 500);
     EXPECT_INT(c->nmasters, 0);
     EXPECT_INT(c->drift_ppm, 10000);
-    EXPECT_INT(c->restart_delay_ms, 0);
+    EXPECT_INT(c->restart_delay_ms, -1); /* unset: [lock] lease_ms */
 }
 
 static void test_defaults(void)
@@ -856,8 +856,7 @@ static void test_redlock_section(void)
         { "[redis]\nhost = 10.0.0.9\n", "t.ini:4: redis:host", NULL },
         { "[redis]\nport = 6380\n", "t.ini:4: redis:port", NULL },
         { "[redis]\nsocket = /tmp/r.sock\n", "t.ini:4: redis:socket", NULL },
-        { "[sentinel]\nmaster_name = m\nsentinels = s:26379\n", "t.ini:4: sentinel:master_name",
-          "t.ini:5: sentinel:sentinels" },
+        { "[sentinel]\nmaster_name = m\nsentinels = s:26379\n", "t.ini:5: sentinel:sentinels", NULL },
         { "[cluster]\nnodes = n:7000\n", "t.ini:4: cluster:nodes", NULL },
         { "[replication]\nwait_replicas = 1\n", "t.ini:4: replication:wait_replicas", NULL },
     };
@@ -889,7 +888,7 @@ static void test_redlock_section(void)
     EXPECT_STR(c.master_host[4], "127.0.0.1");
     EXPECT_INT(c.master_port[4], 7005);
     EXPECT_INT(c.drift_ppm, 10000);
-    EXPECT_INT(c.restart_delay_ms, 0);
+    EXPECT_INT(c.restart_delay_ms, -1);
     rdl_config_free(&c);
 
     /* Fifteen is the most. */
@@ -937,7 +936,7 @@ static void test_redlock_section(void)
         CU_ASSERT(is_zeroed(&c));
     }
 
-    /* restart_delay_ms: 0 (the lease) .. one day. */
+    /* restart_delay_ms: 0 (none) .. one day; unset, the lease. */
     EXPECT_INT(load_redlock(&c, 3, "restart_delay_ms = 0\n"), 0);
     EXPECT_INT(c.restart_delay_ms, 0);
     rdl_config_free(&c);
@@ -980,6 +979,14 @@ static void test_redlock_section(void)
     EXPECT_INT(load_text(&c, "[lock]\nlease_ms = 1000\n[redlock]\nrestart_delay_ms = 5000\n"), EINVAL);
     EXPECT_LOG("t.ini:4: redlock:restart_delay_ms", "given without [redlock] masters");
     CU_ASSERT(is_zeroed(&c));
+    /* A master listed twice would vote twice. */
+    EXPECT_INT(load_text(&c, "[redlock]\nmasters = a:1, B:2, b:2\n"), EINVAL);
+    EXPECT_LOG("t.ini:2: redlock:masters", "B:2 is listed twice");
+    CU_ASSERT(is_zeroed(&c));
+    /* Keys that are empty or zero beside [redlock] conflict with nothing. */
+    EXPECT_INT(load_redlock(&c, 3, "[replication]\nwait_replicas = 0\n[sentinel]\nmaster_name =\n"), 0);
+    EXPECT_INT(c.nmasters, 3);
+    rdl_config_free(&c);
     /* An empty [redlock] is no Redlock. */
     EXPECT_INT(load_text(&c, "[redlock]\n[redis]\nport = 6390\n"), 0);
     EXPECT_INT(c.nmasters, 0);

@@ -28,6 +28,8 @@
 -- ARGV[4] unwait: the waiter's lease ms, which a hand-over found here
 --         starts again with; 'ax': the marker the grant replaced ('' none);
 --         'r*': how long (ms) to keep the proof of this release.
+-- ARGV[5] 'rx' on Redlock only, optional: the dead owner's robust marker,
+--         cleared here too if this master has it but not the hold.
 -- Returns {status, kind, who, token}:
 --   status, release: 1 released, 3 released already (by an earlier
 --     attempt of this very release: KEYS[8] says so), 0 this owner held
@@ -132,6 +134,14 @@ elseif op == 'r' then
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
   local v = hv[1]
   if not v or call_of(v) ~= call then
+    if how == 'x' and ARGV[5] then
+      -- Redlock: this master did not grant the hold, and may still have
+      -- the robust marker of the dead owner whose death the hold was told
+      -- of (EOWNERDEAD) and made consistent: cleared, as on the masters
+      -- that granted it.  A marker of anyone else stays.
+      local m = redis.call('GET', KEYS[6])
+      if m == ARGV[5] or m == '?' .. ARGV[5] then redis.call('DEL', KEYS[6]) end
+    end
     if redis.call('GET', KEYS[8]) == owner .. ';' .. call then return {3, 0} end
     return {0, 0}
   end
