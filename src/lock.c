@@ -525,13 +525,39 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         long long now;
 
         if (q != NULL) {
+            bool vote = true;
             /* A hand-over to us (message, or a local release) is claimed
              * by this look, like any other. */
             RDL_LOCK(c);
             gen0 = rdl_waitq_look(c, q, &me);
+            if (c->topo->quorum && mode == 'x')
+                vote = rdl_waitq_vote_begin(c, q, &me);
+            if (!vote) {
+                /* Redlock: another thread of ours is voting for this
+                 * name exclusively; two would only split the vote.  Wait
+                 * for the next wake-up (or the re-check period) instead.
+                 * Readers all vote: their shares do not exclude each
+                 * other. */
+                long long until = rdl_now_ms() + c->cfg.retry_interval_ms + rdl_jitter(c->cfg.retry_jitter_ms);
+                if (how == RDL_TIMED && until > deadline)
+                    until = deadline;
+                rdl_waitq_sleep(c, q, &me, gen0, until, NULL);
+            }
             RDL_UNLOCK(c);
+            if (!vote) {
+                if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
+                    rc = rc == EBUSY ? ETIMEDOUT : EIO;
+                    break;
+                }
+                continue;
+            }
         }
         rc = try_confirmed(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1);
+        if (q != NULL && c->topo->quorum && mode == 'x') {
+            RDL_LOCK(c);
+            rdl_waitq_vote_end(c, q, &me);
+            RDL_UNLOCK(c);
+        }
         if (rc == 0 || rc == EOWNERDEAD)
             break;
         if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
@@ -857,13 +883,7 @@ static int quorum_script(rdlock_client_t *c, const rdl_script_t *script, const l
 {
     rdl_qcall_t q;
     int n = rdl_redlock_count(c), got = 0, k;
-    memset(&q, 0, sizeof q);
-    q.script = script;
-    q.nkeys = q.argc = RDL_NKEYS;
-    for (k = 0; k < n; k++) {
-        q.argv[k] = keys->v;
-        q.lens[k] = keys->l;
-    }
+    rdl_quorum_init(c, &q, script, RDL_NKEYS, RDL_NKEYS, keys->v, keys->l);
     if (rdl_quorum_exchange(c, &q) != 0)
         return ENOMEM;
     *reply = NULL;
@@ -905,15 +925,10 @@ int rdl_lock_script_on(rdlock_client_t *c, const rdl_script_t *script, const cha
     snprintf(where, n, "%s", rdl_redlock_route(c, (int)server));
     if ((rc = keys_make(&keys, key, keylen)) != 0)
         return rc;
-    memset(&q, 0, sizeof q);
-    q.script = script;
-    q.nkeys = q.argc = RDL_NKEYS;
+    rdl_quorum_init(c, &q, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l);
     q.force = true; /* this master, whatever its backoff says */
-    for (k = 0; k < rdl_redlock_count(c); k++) {
-        q.argv[k] = keys.v;
-        q.lens[k] = keys.l;
+    for (k = 0; k < rdl_redlock_count(c); k++)
         q.skip[k] = k != (int)server;
-    }
     rc = rdl_quorum_exchange(c, &q);
     free(keys.buf);
     if (rc != 0)

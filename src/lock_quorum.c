@@ -135,15 +135,9 @@ static int fence_back(rdlock_client_t *c, const char *const *argv, const size_t 
     l[0] = lens[KEY_FENCE];
     v[1] = tok;
     l[1] = strlen(tok);
-    memset(&q, 0, sizeof q);
-    q.script = c->scripts->fence;
-    q.nkeys = 1;
-    q.argc = 2;
-    for (int k = 0; k < n; k++) {
-        q.argv[k] = v;
-        q.lens[k] = l;
+    rdl_quorum_init(c, &q, c->scripts->fence, 1, 2, v, l);
+    for (int k = 0; k < n; k++)
         q.skip[k] = has[k];
-    }
     if (rdl_quorum_exchange(c, &q) != 0)
         return EIO;
     for (int k = 0; k < n; k++) {

@@ -64,14 +64,7 @@ static int mark_quorum(rdlock_client_t *c, const rdl_handle_t *h, const char *op
 {
     rdl_qcall_t q;
     int n = rdl_redlock_count(c), ok = 0, seen = 0;
-    memset(&q, 0, sizeof q);
-    q.script = c->scripts->once;
-    q.nkeys = 1;
-    q.argc = 3;
-    for (int k = 0; k < n; k++) {
-        q.argv[k] = argv;
-        q.lens[k] = lens;
-    }
+    rdl_quorum_init(c, &q, c->scripts->once, 1, 3, argv, lens);
     if (rdl_quorum_exchange(c, &q) != 0)
         return ENOMEM;
     for (int k = 0; k < n; k++) {

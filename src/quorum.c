@@ -22,6 +22,19 @@
 
 #include <stdio.h>
 
+void rdl_quorum_init(rdlock_client_t *c, rdl_qcall_t *q, const rdl_script_t *script, int nkeys, int argc,
+                     const char *const *argv, const size_t *lens)
+{
+    memset(q, 0, sizeof *q);
+    q->script = script;
+    q->nkeys = nkeys;
+    q->argc = argc;
+    for (int k = 0; k < rdl_redlock_count(c); k++) {
+        q->argv[k] = argv;
+        q->lens[k] = lens;
+    }
+}
+
 int rdl_quorum_argv(rdl_qcall_t *q, int nmasters, const char *const *argv, const size_t *lens, int argc,
                     int stamp_arg, size_t stamp_off, char **buf)
 {

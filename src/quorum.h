@@ -82,6 +82,11 @@ typedef struct rdl_qcall {
                                      ACL): too few answers mean EACCES */
 } rdl_qcall_t;
 
+/* Clear q and set it up for script with the same arguments on every
+ * master (nkeys keys among argc). */
+void rdl_quorum_init(struct rdlock_client *c, rdl_qcall_t *q, const rdl_script_t *script, int nkeys, int argc,
+                     const char *const *argv, const size_t *lens);
+
 /* Send q's request to every master not skipped and read what comes (see
  * above).  0 (q->ans filled: free with rdl_quorum_free), or ENOMEM. */
 int rdl_quorum_exchange(struct rdlock_client *c, rdl_qcall_t *q);

@@ -25,6 +25,7 @@ struct rdl_waitq {
     long long last_poll;    /* last look by any local waiter */
     rdl_waiter_t *waiters;  /* the local threads waiting */
     uint64_t last_grant;    /* newest hand-over token seen for this key */
+    unsigned voter;         /* Redlock: the local thread voting now, 0 none */
 };
 
 struct wq_key {
@@ -103,6 +104,8 @@ void rdl_waitq_leave(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *w)
             *pp = w->next;
             break;
         }
+    if (q->voter == w->thread)
+        q->voter = 0;
     if (--q->nwaiters == 0)
         q->idle_since = rdl_now_ms();
 }
@@ -144,6 +147,22 @@ void rdl_waitq_sleep(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *w, unsign
         }
         break;
     }
+}
+
+bool rdl_waitq_vote_begin(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *w)
+{
+    (void)c;
+    if (q->voter != 0 && q->voter != w->thread)
+        return false;
+    q->voter = w->thread;
+    return true;
+}
+
+void rdl_waitq_vote_end(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *w)
+{
+    (void)c;
+    if (q->voter == w->thread)
+        q->voter = 0;
 }
 
 void rdl_waitq_wake(rdlock_client_t *c, const char *key, size_t keylen)

@@ -50,6 +50,13 @@ typedef struct rdl_waitq_share {
 void rdl_waitq_sleep(struct rdlock_client *c, rdl_waitq_t *q, rdl_waiter_t *w, unsigned long gen,
                      long long until, const rdl_waitq_share_t *share);
 
+/* Redlock (mu held): one local waiter at a time votes on the masters for
+ * a key, since two threads of one process voting at once only split the
+ * vote between them.  begin: true if w may vote now (it is the voter until
+ * end), false if another local thread is voting. */
+bool rdl_waitq_vote_begin(struct rdlock_client *c, rdl_waitq_t *q, rdl_waiter_t *w);
+void rdl_waitq_vote_end(struct rdlock_client *c, rdl_waitq_t *q, rdl_waiter_t *w);
+
 /* Wake every local waiter of key, if any (they look again). */
 void rdl_waitq_wake(struct rdlock_client *c, const char *key, size_t keylen);
 /* The server handed the lock of key to owner with token: if owner is a

@@ -405,14 +405,7 @@ static int renew_quorum(rdlock_client_t *c, renew_batch_t *b, const char **argv,
         for (m = 0; start + m < b->n && m < RDL_RENEW_BATCH; m++)
             ;
         argc = renew_args(b, start, m, argv, lens);
-        memset(&q, 0, sizeof q);
-        q.script = c->scripts->renew;
-        q.nkeys = (int)m;
-        q.argc = (int)argc;
-        for (int k = 0; k < n; k++) {
-            q.argv[k] = argv;
-            q.lens[k] = lens;
-        }
+        rdl_quorum_init(c, &q, c->scripts->renew, (int)m, (int)argc, argv, lens);
         if (rdl_quorum_exchange(c, &q) != 0)
             return ENOMEM;
         for (int k = 0; k < n; k++) {
