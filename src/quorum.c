@@ -255,18 +255,6 @@ static int setup_round(rdlock_client_t *c, rdl_conn_t **conns, const bool *want_
     return rc;
 }
 
-int rdl_quorum_setup_one(rdlock_client_t *c, int k, rdl_conn_t *conn)
-{
-    rdl_conn_t *conns[RDL_REDLOCK_MAX] = { 0 };
-    bool want[RDL_REDLOCK_MAX] = { false };
-    int rc;
-    conns[k] = conn;
-    want[k] = true;
-    rc = setup_round(c, conns, want);
-    /* On failure the round closed it. */
-    return rc == 0 && conns[k] == NULL ? EIO : rc;
-}
-
 int rdl_quorum_connect(rdlock_client_t *c, rdl_conn_t **out)
 {
     rdl_conn_t *conns[RDL_REDLOCK_MAX] = { 0 };

@@ -96,10 +96,6 @@ void rdl_quorum_free(rdl_qcall_t *q);
  * at once, the others' connections go to the pool.  0, or EIO (none
  * answered), EACCES (a password is wanted or refused), ENOMEM. */
 int rdl_quorum_connect(struct rdlock_client *c, struct rdl_conn **out);
-/* Make conn to master k ready, alone (uptime, clock): 0, or EIO or
- * EACCES (conn is then closed). */
-int rdl_quorum_setup_one(struct rdlock_client *c, int k, struct rdl_conn *conn);
-
 /* One argv per master, all the same but for the one argument that
  * carries a stamp (index stamp_arg, the stamp at offset stamp_off in it):
  * copies of that argument, and q's argv/lens/stamp filled.  *buf must be

@@ -218,18 +218,16 @@ int rdl_redlock_open(rdlock_client_t *c, int k, rdl_conn_t **out)
 
 static int redlock_connect_route(rdlock_client_t *c, const char *route, rdl_conn_t **out)
 {
-    int k = rdl_redlock_index(c, route), rc;
+    int k = rdl_redlock_index(c, route);
     if (k < 0) {
         rdl_conn_set_last_error("%s is not a redlock master", route);
         return EIO;
     }
-    /* A caller outside quorum.c (the subscriber, a one-server script):
-     * the master's uptime and clock are read here, one after the other. */
-    if ((rc = master_open(c, k, false, out)) != 0)
-        return rc;
-    if ((rc = rdl_quorum_setup_one(c, k, *out)) != 0)
-        *out = NULL; /* closed by it */
-    return rc;
+    /* A connection for a caller outside quorum.c: the subscriber, which
+     * needs neither the master's clock nor its uptime, and must not wait
+     * for a stopped master's answer on the background thread (renewals
+     * would wait with it).  quorum.c's own connections get both. */
+    return master_open(c, k, false, out);
 }
 
 static const char *redlock_where(const rdl_config_t *cfg, char *buf, size_t n)
