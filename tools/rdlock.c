@@ -962,19 +962,78 @@ static void print_servers(FILE *f, rdlock_client_t *c, const char *name, bool js
         fputc(']', f);
 }
 
+/* The other primitives of the name (docs/CONTRACT.md section 12), one
+ * block each that exists; nothing for those that do not.  JSON: keys
+ * "semaphore", "run_once", "condition", "barrier", each only when there. */
+static void print_kinds(FILE *f, const rdlock_kinds_t *k, bool json)
+{
+    if (json) {
+        if (k->sem)
+            fprintf(f, ",\"semaphore\":{\"type\":\"%s\",\"value\":%lld,\"permits\":%lld,\"held\":%lld,"
+                       "\"holders\":%lld,\"waiting\":%lld}",
+                    k->sem_type == RDSEM_LEASED ? "leased" : "plain", k->sem_value, k->sem_permits, k->sem_held,
+                    k->sem_holders, k->sem_waiting);
+        if (k->once) {
+            fputs(",\"run_once\":{\"done\":true,\"owner\":", f);
+            json_str(f, k->once_by.owner);
+            fputs(",\"host\":", f);
+            json_str(f, k->once_by.host);
+            fprintf(f, ",\"pid\":%ld,\"thread\":%u}", k->once_by.pid, k->once_by.thread);
+        }
+        if (k->cond)
+            fprintf(f, ",\"condition\":{\"waiters\":%lld,\"woken\":%lld,\"registrations\":%" PRIu64 "}",
+                    k->cond_waiters, k->cond_woken, k->cond_registrations);
+        if (k->barrier)
+            fprintf(f, ",\"barrier\":{\"count\":%u,\"arrived\":%u,\"generation\":%" PRIu64 "}", k->barrier_count,
+                    k->barrier_arrived, k->barrier_generation);
+        return;
+    }
+    if (k->sem) {
+        fprintf(f, "semaphore: value %lld", k->sem_value);
+        if (k->sem_type == RDSEM_LEASED)
+            fprintf(f, ", %lld of %lld permit%s held by %lld thread%s (leased)", k->sem_held, k->sem_permits,
+                    k->sem_permits == 1 ? "" : "s", k->sem_holders, k->sem_holders == 1 ? "" : "s");
+        else
+            fputs(" (plain)", f);
+        fprintf(f, ", %lld waiting\n", k->sem_waiting);
+    }
+    if (k->once) {
+        fputs("run-once: done (by host ", f);
+        print_safe(f, k->once_by.host[0] ? k->once_by.host : "?");
+        fprintf(f, ", pid %ld, thread %u)\n", k->once_by.pid, k->once_by.thread);
+    }
+    if (k->cond) {
+        fprintf(f, "condition: %lld waiter%s registered", k->cond_waiters, k->cond_waiters == 1 ? "" : "s");
+        if (k->cond_woken > 0)
+            fprintf(f, ", %lld woken and not back yet", k->cond_woken);
+        fputc('\n', f);
+    }
+    if (k->barrier)
+        fprintf(f, "barrier: %u of %u arrived, generation %" PRIu64 "\n", k->barrier_arrived, k->barrier_count,
+                k->barrier_generation);
+}
+
 static int do_status(rdlock_client_t *c, const opts_t *o)
 {
     rdlock_status_t st;
+    rdlock_kinds_t k;
     int rc = rdlock_status_name(c, o->name, &st);
     if (rc != 0)
         return op_failed(c, rc, "--status");
+    k.size = sizeof k;
+    if ((rc = rdlock_status_kinds(c, o->name, &k)) != 0) {
+        rdlock_status_free(&st);
+        return op_failed(c, rc, "--status");
+    }
     if (o->json) {
         print_json(stdout, o->name, &st);
+        print_kinds(stdout, &k, true);
         print_servers(stdout, c, o->name, true);
         fputs("}\n", stdout);
     } else {
         print_human(stdout, &st);
         print_servers(stdout, c, o->name, false);
+        print_kinds(stdout, &k, false);
     }
     rdlock_status_free(&st);
     if (fflush(stdout) != 0 || ferror(stdout)) {
