@@ -75,7 +75,8 @@
  *   unlock that returns ENOLCK (the lease ran out before the watchdog saw
  *   it) is the same case.
  *
- * - Only the public API (<rdlock.h>): rdlock_status_name() for --status,
+ * - Only the public API (<rdlock.h>): rdlock_status_name() and
+ *   rdlock_status_kinds() for --status,
  *   rdlock_client_info() for the server's address and fail_fast, and
  *   rdlock_last_error() for the reason behind a failure.
  *
@@ -97,6 +98,14 @@
  *     "last_token":      int, the last fencing token given out (0: never)
  *     "robust":          "consistent" | "owner-dead" | "inconsistent" |
  *                        "not-recoverable"
+ *     and only for the primitives the name has (rdlock_status_kinds()):
+ *     "semaphore":       { "type": "plain" | "leased", "value": int (free
+ *                          permits), "permits": int, "held": int,
+ *                          "holders": int, "waiting": int }
+ *     "run_once":        { "done": true, "owner", "host", "pid", "thread" }
+ *     "condition":       { "waiters": int, "woken": int, "registrations": int }
+ *     "barrier":         { "count": int, "arrived": int, "generation": int }
+ *     "servers":         Redlock only: one object per master
  *   }
  */
 #include "rdl_build.h"
@@ -176,7 +185,9 @@ static const char help_text[] =
     "      --status NAME     show NAME: free / held exclusive / held shared, each\n"
     "                        holder (host, pid, thread, hold count, remaining lease),\n"
     "                        waiting writers and readers, the last fencing token and\n"
-    "                        the robust state; exits 0 whether free or held\n"
+    "                        the robust state; then NAME's semaphore, run-once mark,\n"
+    "                        condition and barrier, if it has them; exits 0\n"
+    "                        whether free or held\n"
     "      --json            with --status: one JSON object (schema below)\n"
     "      --reset NAME      clear every hold and queue mark of NAME and its\n"
     "                        not-recoverable state (the fencing counter is kept);\n"
@@ -227,7 +238,14 @@ static const char help_text[] =
     "   \"writers\": [{\"owner\": str, \"host\": str, \"pid\": int, \"thread\": int,\n"
     "                \"mark_remaining_ms\": int}],\n"
     "   \"readers_waiting\": int, \"last_token\": int,\n"
-    "   \"robust\": \"consistent\"|\"owner-dead\"|\"inconsistent\"|\"not-recoverable\"}\n"
+    "   \"robust\": \"consistent\"|\"owner-dead\"|\"inconsistent\"|\"not-recoverable\",\n"
+    "   and only when NAME has them:\n"
+    "   \"semaphore\": {\"type\": \"plain\"|\"leased\", \"value\": int, \"permits\": int,\n"
+    "                 \"held\": int, \"holders\": int, \"waiting\": int},\n"
+    "   \"run_once\": {\"done\": true, \"owner\": str, \"host\": str, \"pid\": int,\n"
+    "                \"thread\": int},\n"
+    "   \"condition\": {\"waiters\": int, \"woken\": int, \"registrations\": int},\n"
+    "   \"barrier\": {\"count\": int, \"arrived\": int, \"generation\": int}}\n"
     "  Strings are JSON-escaped; name bytes that are not valid UTF-8 appear as\n"
     "  U+FFFD in \"name\" (\"name_hex\" has the exact bytes).\n";
 
