@@ -326,6 +326,44 @@ RDLOCK_API int rdlock_status_name_on(rdlock_client_t *c, const char *name, unsig
  * twice is harmless). */
 RDLOCK_API void rdlock_status_free(rdlock_status_t *st);
 
+/* The other primitives of a name (docs/CONTRACT.md section 12) as
+ * `rdlock --status NAME` shows them: its semaphore, run-once mark,
+ * condition variable and barrier.  The caller sets `size` to
+ * sizeof(rdlock_kinds_t) before the call: later versions only add fields
+ * at the end, and fill no more than `size` bytes. */
+typedef struct rdlock_kinds {
+    size_t size;                 /* in: sizeof(rdlock_kinds_t) as the caller knows it */
+    /* semaphore (rdsem_t) */
+    int sem;                     /* 1: the name has one (the sem_* fields apply) */
+    int sem_type;                /* RDSEM_PLAIN or RDSEM_LEASED */
+    long long sem_value;         /* free permits: what rdsem_getvalue gives */
+    long long sem_permits;       /* leased: permits in all (fixed); plain: = sem_value */
+    long long sem_held;          /* leased: permits held under a live lease; plain: 0 */
+    long long sem_holders;       /* leased: threads holding them; plain: 0 */
+    long long sem_waiting;       /* live waiters in line */
+    /* run-once (rdonce_t) */
+    int once;                    /* 1: the name is marked done */
+    rdlock_party_t once_by;      /* who ran it: owner, pid, thread, host (the rest 0) */
+    /* condition variable (rdcond_t) */
+    int cond;                    /* 1: the name has one (the cond_* fields apply) */
+    long long cond_waiters;      /* live registrations not woken yet */
+    long long cond_woken;        /* live registrations woken, their waiters not back yet */
+    uint64_t cond_registrations; /* registrations numbered so far */
+    /* barrier (rdbarrier_t) */
+    int barrier;                 /* 1: the name has one (the barrier_* fields apply) */
+    unsigned barrier_count;
+    unsigned barrier_arrived;    /* live arrivals in the current generation */
+    uint64_t barrier_generation; /* the current generation, from 1 */
+} rdlock_kinds_t;
+
+/* A consistent snapshot of the other primitives of name on the server
+ * (c NULL: the default client), read without changing anything; a kind
+ * the name does not have is reported absent (0) with its fields 0.  On a
+ * Redlock quorum only the run-once mark exists (done if one master of a
+ * majority that answered has it).  0 and *k (nothing to free), or EINVAL
+ * (bad name, k NULL, k->size too small), EIO, EACCES, ENOENT, ENOMEM. */
+RDLOCK_API int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k);
+
 /* ------------------------------------------------------------------ */
 /* Read-write lock (docs/CONTRACT.md section 6)                        */
 /* ------------------------------------------------------------------ */

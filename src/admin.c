@@ -107,3 +107,70 @@ int rdlock_status_name(rdlock_client_t *c, const char *name, rdlock_status_t *st
         return EINVAL;
     return rdl_status(c, name, st);
 }
+
+/* The smallest rdlock_kinds_t a caller may pass: the first version's. */
+#define KINDS_SIZE_MIN sizeof(rdlock_kinds_t)
+
+/* kinds.lua on the single server, Sentinel master or Cluster slot of
+ * key: 0 and *k, or an errno. */
+static int kinds_read(rdlock_client_t *c, const char *key, size_t keylen, rdlock_kinds_t *k)
+{
+    static const char *const sfx[] = { ":s", ":s:h", ":s:w", ":s:wq", ":once", ":cv", ":cv:h", ":cv:p", ":b", ":b:h" };
+    enum { NK = sizeof sfx / sizeof sfx[0] };
+    const char *argv[NK];
+    size_t lens[NK], off = 0, i;
+    char *buf = malloc(NK * (keylen + 6));
+    redisReply *r;
+    int rc;
+
+    if (buf == NULL)
+        return ENOMEM;
+    for (i = 0; i < NK; i++) {
+        size_t sl = strlen(sfx[i]);
+        memcpy(buf + off, key, keylen);
+        memcpy(buf + off + keylen, sfx[i], sl);
+        argv[i] = buf + off;
+        lens[i] = keylen + sl;
+        off += keylen + sl;
+    }
+    rc = rdl_client_script(c, c->scripts->kinds, NK, NK, argv, lens, -1, &r, NULL);
+    free(buf);
+    if (rc != 0)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = rdl_reply_error(r);
+    else
+        rc = rdl_reply_kinds(r, k);
+    freeReplyObject(r);
+    return rc;
+}
+
+int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k)
+{
+    rdlock_kinds_t all;
+    char *key;
+    size_t keylen, size;
+    int rc;
+
+    if (k == NULL || k->size < KINDS_SIZE_MIN)
+        return EINVAL;
+    size = k->size;
+    /* A caller built against a later version passes a larger struct: the
+     * fields this version does not know read 0. */
+    memset(k, 0, size);
+    k->size = size;
+    memset(&all, 0, sizeof all);
+    all.size = sizeof all;
+    if ((rc = name_key(&c, name, &key, &keylen)) != 0)
+        return rc;
+    if (c->topo->quorum) /* Redlock: no semaphores, conditions, barriers */
+        rc = rdl_once_status_quorum(c, key, keylen, &all.once, &all.once_by);
+    else
+        rc = kinds_read(c, key, keylen, &all);
+    free(key);
+    if (rc != 0)
+        return rc;
+    all.size = size;
+    memcpy(k, &all, size < sizeof all ? size : sizeof all);
+    return 0;
+}

@@ -20,6 +20,7 @@
 #include "lock.h"
 #include "log.h"
 #include "quorum.h"
+#include "reply.h"
 #include "script.h"
 #include "sem.h"
 #include "timeutil.h"
@@ -132,6 +133,53 @@ int rdl_once_reset(rdlock_client_t *c, const char *key, size_t keylen)
     h.keylen = keylen;
     h.name = (char *)"";
     return mark(c, &h, "r", NULL, NULL);
+}
+
+int rdl_once_status_quorum(rdlock_client_t *c, const char *key, size_t keylen, int *done, rdlock_party_t *by)
+{
+    const char *argv[3];
+    size_t lens[3];
+    rdl_qcall_t q;
+    char *k = malloc(keylen + 6);
+    int n = rdl_redlock_count(c), ok = 0;
+
+    *done = 0;
+    memset(by, 0, sizeof *by);
+    if (k == NULL)
+        return ENOMEM;
+    memcpy(k, key, keylen);
+    memcpy(k + keylen, ":once", 6);
+    argv[0] = k;
+    lens[0] = keylen + 5;
+    argv[1] = "c";
+    lens[1] = 1;
+    argv[2] = "";
+    lens[2] = 0;
+    rdl_quorum_init(c, &q, c->scripts->once, 1, 3, argv, lens);
+    if (rdl_quorum_exchange(c, &q) != 0) {
+        free(k);
+        return ENOMEM;
+    }
+    free(k);
+    for (int i = 0; i < n; i++) {
+        const redisReply *r = q.ans[i].r;
+        if (q.ans[i].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+            r->element[0]->type != REDIS_REPLY_INTEGER)
+            continue;
+        ok++;
+        if (r->element[0]->integer == 1 && !*done && r->elements >= 2 && r->element[1]->type == REDIS_REPLY_STRING) {
+            *done = 1;
+            rdl_reply_once_mark(r->element[1]->str, r->element[1]->len, by);
+        }
+    }
+    rdl_quorum_free(&q);
+    if (ok < rdl_redlock_majority(c)) {
+        rdl_log(RDLOCK_LOG_WARN, "status: once mark: %d of %d redlock masters answered", ok, n);
+        *done = 0;
+        memset(by, 0, sizeof *by);
+        return EIO;
+    }
+    return 0;
 }
 
 /* mark(), through an outage as a blocking call waits (docs/CONTRACT.md

@@ -2,6 +2,7 @@
 #include "rdl_build.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +418,123 @@ int rdl_reply_status(const redisReply *r, rdlock_status_t *st)
     else
         st->robust = RDLOCK_STATE_OWNER_DEAD;
     return 0;
+}
+
+/* An integer element of a kinds.lua sub-array, >= 0: 0 and *v, or EIO. */
+static int kind_int(const redisReply *a, size_t i, long long *v)
+{
+    if (i >= a->elements || a->element[i]->type != REDIS_REPLY_INTEGER || a->element[i]->integer < 0)
+        return EIO;
+    *v = a->element[i]->integer;
+    return 0;
+}
+
+void rdl_reply_once_mark(const char *mark, size_t len, rdlock_party_t *p)
+{
+    const char *end = mark + len, *semi, *colon;
+    size_t ol;
+
+    memset(p, 0, sizeof *p);
+    semi = memchr(mark, ';', len);
+    ol = semi != NULL ? (size_t)(semi - mark) : len;
+    snprintf(p->owner, sizeof p->owner, "%.*s", (int)(ol < sizeof p->owner ? ol : sizeof p->owner - 1), mark);
+    colon = strrchr(p->owner, ':');
+    if (colon != NULL)
+        sscanf(colon + 1, "%u", &p->thread);
+    if (semi == NULL)
+        return;
+    mark = semi + 1;
+    semi = memchr(mark, ';', (size_t)(end - mark));
+    if (semi == NULL)
+        return;
+    {
+        char pid[24];
+        size_t pl = (size_t)(semi - mark);
+        if (pl > 0 && pl < sizeof pid) {
+            memcpy(pid, mark, pl);
+            pid[pl] = '\0';
+            sscanf(pid, "%ld", &p->pid);
+        }
+    }
+    mark = semi + 1;
+    snprintf(p->host, sizeof p->host, "%.*s", (int)((size_t)(end - mark) < sizeof p->host ? (size_t)(end - mark)
+                                                                                        : sizeof p->host - 1),
+             mark);
+}
+
+int rdl_reply_kinds(const redisReply *r, rdlock_kinds_t *k)
+{
+    size_t size = k->size;
+    const redisReply *a;
+    long long v[5];
+    size_t i;
+
+    memset(k, 0, sizeof *k);
+    k->size = size;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 5 || r->element[0]->type != REDIS_REPLY_INTEGER)
+        goto bad;
+    for (i = 1; i < 5; i++)
+        if (r->element[i]->type != REDIS_REPLY_ARRAY)
+            goto bad;
+    a = r->element[1];
+    if (a->elements > 0) {
+        if (a->elements != 5 || a->element[0]->type != REDIS_REPLY_STRING || a->element[0]->len != 1 ||
+            (a->element[0]->str[0] != 'p' && a->element[0]->str[0] != 'l'))
+            goto bad;
+        for (i = 1; i < 5; i++)
+            if (kind_int(a, i, &v[i]) != 0)
+                goto bad;
+        k->sem = 1;
+        k->sem_type = a->element[0]->str[0] == 'l' ? RDSEM_LEASED : RDSEM_PLAIN;
+        k->sem_permits = v[1];
+        if (k->sem_type == RDSEM_LEASED) {
+            k->sem_held = v[2];
+            k->sem_holders = v[3];
+            k->sem_value = v[1] > v[2] ? v[1] - v[2] : 0;
+        } else {
+            k->sem_value = v[1];
+        }
+        k->sem_waiting = v[4];
+    }
+    a = r->element[2];
+    if (a->elements > 0) {
+        if (a->elements != 1 || a->element[0]->type != REDIS_REPLY_STRING)
+            goto bad;
+        k->once = 1;
+        rdl_reply_once_mark(a->element[0]->str, a->element[0]->len, &k->once_by);
+    }
+    a = r->element[3];
+    if (a->elements > 0) {
+        if (a->elements != 3)
+            goto bad;
+        for (i = 0; i < 3; i++)
+            if (kind_int(a, i, &v[i]) != 0)
+                goto bad;
+        k->cond = 1;
+        k->cond_registrations = (uint64_t)v[0];
+        k->cond_waiters = v[1];
+        k->cond_woken = v[2];
+    }
+    a = r->element[4];
+    if (a->elements > 0) {
+        if (a->elements != 3)
+            goto bad;
+        for (i = 0; i < 3; i++)
+            if (kind_int(a, i, &v[i]) != 0)
+                goto bad;
+        if (v[0] > UINT_MAX || v[2] > UINT_MAX)
+            goto bad;
+        k->barrier = 1;
+        k->barrier_count = (unsigned)v[0];
+        k->barrier_generation = (uint64_t)v[1];
+        k->barrier_arrived = (unsigned)v[2];
+    }
+    return 0;
+bad:
+    memset(k, 0, sizeof *k);
+    k->size = size;
+    rdl_log(RDLOCK_LOG_ERROR, "status: unexpected reply from Redis (kinds)");
+    return EIO;
 }
 
 /* Beside the decoder that allocates what it frees (and so linked with it

@@ -106,4 +106,13 @@ int rdl_reply_time(const redisReply *r, long long *ms);
  * robust marker}.  0 (free with rdlock_status_free), EIO or ENOMEM. */
 int rdl_reply_status(const redisReply *r, rdlock_status_t *st);
 
+/* kinds.lua: {now, sem, once, cond, barrier}, each {} when absent.  0 and
+ * *k filled whole (its size field left as it was), or EIO (then *k is
+ * zero but for size). */
+int rdl_reply_kinds(const redisReply *r, rdlock_kinds_t *k);
+/* A run-once mark "<owner>;<pid>;<host>" (once.lua) into p: owner, pid,
+ * the thread from the owner "<client id>:<thread>" and host; what does not
+ * parse stays 0 / empty. */
+void rdl_reply_once_mark(const char *mark, size_t len, rdlock_party_t *p);
+
 #endif

@@ -16,6 +16,7 @@ RDL_SCRIPT(once);
 RDL_SCRIPT(fence);
 RDL_SCRIPT(cond);
 RDL_SCRIPT(barrier);
+RDL_SCRIPT(kinds);
 RDL_SCRIPT(acquire_sharded);
 RDL_SCRIPT(release_sharded);
 RDL_SCRIPT(renew_sharded);
@@ -26,6 +27,7 @@ RDL_SCRIPT(once_sharded);
 RDL_SCRIPT(fence_sharded);
 RDL_SCRIPT(cond_sharded);
 RDL_SCRIPT(barrier_sharded);
+RDL_SCRIPT(kinds_sharded);
 
 const rdl_scripts_t rdl_scripts_plain = {
     .acquire = &s_acquire,
@@ -38,6 +40,7 @@ const rdl_scripts_t rdl_scripts_plain = {
     .fence = &s_fence,
     .cond = &s_cond,
     .barrier = &s_barrier,
+    .kinds = &s_kinds,
 };
 const rdl_scripts_t rdl_scripts_sharded = {
     .acquire = &s_acquire_sharded,
@@ -50,4 +53,5 @@ const rdl_scripts_t rdl_scripts_sharded = {
     .fence = &s_fence_sharded,
     .cond = &s_cond_sharded,
     .barrier = &s_barrier_sharded,
+    .kinds = &s_kinds_sharded,
 };

@@ -20,4 +20,10 @@ int rdl_sem_reset(rdlock_client_t *c, const char *key, size_t keylen);
 /* The same for the run-once mark of the name (once.c). */
 int rdl_once_reset(rdlock_client_t *c, const char *key, size_t keylen);
 
+/* The run-once mark of the name on a Redlock quorum (once.c), as rdonce
+ * reads it: asked of every master, a majority must answer, and one that
+ * has the mark means done.  0 with *done and, if done, the mark's runner
+ * in *by; or EIO (no majority), ENOMEM. */
+int rdl_once_status_quorum(rdlock_client_t *c, const char *key, size_t keylen, int *done, rdlock_party_t *by);
+
 #endif

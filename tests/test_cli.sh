@@ -23,6 +23,7 @@ top_srcdir=${top_srcdir:-.}
 top_builddir=$(cd "$top_builddir" && pwd) || exit 99
 RDLOCK=$top_builddir/rdlock
 HOLDER=$top_builddir/tests/cli/holder
+KINDS=$top_builddir/tests/cli/kinds
 TMO=20              # seconds allowed to any one rdlock run
 LANG=C
 LC_ALL=C
@@ -58,6 +59,8 @@ HAVE_PY=no
 command -v python3 >/dev/null 2>&1 && HAVE_PY=yes
 HAVE_HOLDER=no
 [ -x "$HOLDER" ] && HAVE_HOLDER=yes
+HAVE_KINDS=no
+[ -x "$KINDS" ] && HAVE_KINDS=yes
 
 # ---------------------------------------------------------------- temp dir, cleanup
 
@@ -474,6 +477,80 @@ d['writers_waiting'] == 0 and d['readers_waiting'] == 0 and d['last_token'] == 0
         ok "--status --json: free"
     else nok "--status --json: free" "rc $rc"; diag "$T/out" "$T/err"; fi
 else skip "--status --json free" "no python3"; fi
+
+# A name with a lock only: no block of another kind (human or JSON).
+rl -c "$INI" --status free1
+if [ "$rc" -eq 0 ] && ! grep -Eq '^(semaphore|run-once|condition|barrier):' "$T/out" &&
+    [ "$(tail -n 1 "$T/out")" = "robust state: consistent" ]; then
+    ok "--status: a lock-only name shows no semaphore, run-once, condition or barrier"
+else nok "--status: a lock-only name shows no other kind" "rc $rc"; diag "$T/out" "$T/err"; fi
+if [ "$HAVE_PY" = yes ]; then
+    status_json free1
+    if [ "$rc" -eq 0 ] && json_ok "not any(k in d for k in ('semaphore', 'run_once', 'condition', 'barrier'))"; then
+        ok "--status --json: a lock-only name has no semaphore/run_once/condition/barrier keys"
+    else nok "--status --json: a lock-only name has no other kinds' keys" "rc $rc"; diag "$T/out" "$T/err"; fi
+else skip "--status --json: no other kinds" "no python3"; fi
+
+# ================================================================ the other kinds of a name
+
+# tests/cli/kinds gives the name kd a leased semaphore of 3 with one permit
+# taken, a done rdonce, a condition with one waiter registered and a
+# barrier of 2 with one arrival; on a line it undoes all but the mark.
+# kinds_up NAME: --status shows the waiter and the arrival in Redis (they
+# get there a moment after the helper says "ready")
+kinds_up() {
+    rl -c "$INI" --status "$1" && [ "$rc" -eq 0 ] && grep -q '^condition: 1 waiter registered$' "$T/out" &&
+        grep -q '^barrier: 1 of 2 arrived, generation 1$' "$T/out"
+}
+if [ "$HAVE_KINDS" = yes ]; then
+    rm -f "$T"/kd.*
+    (wait_for 600 exists "$T/kd.release"; echo go) | timeout -k 5 90 "$KINDS" "$INI" kd >"$T/kd.out" 2>"$T/kd.err" &
+    kbg=$!
+    bg_add "$kbg"
+    wait_for 100 grep -qs '^ready' "$T/kd.out"
+    kpid=$(sed -n 's/^ready //p' "$T/kd.out")
+    host=$(uname -n)
+    if [ -n "$kpid" ] && wait_for 100 kinds_up kd && grep -q '^lock kd: free$' "$T/out" &&
+        [ "$(sed -n '/^robust state: /{n;p;}' "$T/out")" = \
+            "semaphore: value 2, 1 of 3 permits held by 1 thread (leased), 0 waiting" ] &&
+        grep -qx "run-once: done (by host $host, pid $kpid, thread [0-9]*)" "$T/out" &&
+        [ "$(tail -n 1 "$T/out")" = "barrier: 1 of 2 arrived, generation 1" ]; then
+        ok "--status: after the lock's lines, the semaphore, run-once, condition and barrier blocks"
+    else nok "--status: semaphore, run-once, condition and barrier blocks" "rc $rc, helper pid '$kpid'"
+        diag "$T/out" "$T/err" "$T/kd.out" "$T/kd.err"; fi
+    if [ "$HAVE_PY" = yes ]; then
+        status_json kd
+        if [ "$rc" -eq 0 ] && RDL_HOST=$host json_ok "d['state'] == 'free' and d['holders'] == [] and
+d['semaphore'] == {'type': 'leased', 'value': 2, 'permits': 3, 'held': 1, 'holders': 1, 'waiting': 0} and
+d['run_once']['done'] is True and d['run_once']['pid'] == ${kpid:-0} and d['run_once']['host'] == os.environ['RDL_HOST'] and
+d['run_once']['owner'].endswith(':' + str(d['run_once']['thread'])) and
+d['condition'] == {'waiters': 1, 'woken': 0, 'registrations': 1} and
+d['barrier'] == {'count': 2, 'arrived': 1, 'generation': 1}"; then
+            ok "--status --json: semaphore, run_once, condition and barrier keys"
+        else nok "--status --json: semaphore, run_once, condition and barrier keys" "rc $rc"; diag "$T/out" "$T/err"; fi
+    else skip "--status --json: other kinds" "no python3"; fi
+    release kd
+    wait_for 200 grep -qs '^done' "$T/kd.out"
+    reap "$kbg"
+    if [ "$rc" -eq 0 ]; then ok "kinds helper: woke its waiter, completed the barrier, posted, exit 0"
+    else nok "kinds helper exits 0" "rc $rc"; diag "$T/kd.out" "$T/kd.err"; fi
+    # What stays after the helper: the semaphore whole, the mark, the
+    # condition without waiters, the barrier in its next generation.
+    rl -c "$INI" --status kd
+    if [ "$rc" -eq 0 ] && grep -qx 'semaphore: value 3, 0 of 3 permits held by 0 threads (leased), 0 waiting' "$T/out" &&
+        grep -q '^run-once: done ' "$T/out" && grep -qx 'condition: 0 waiters registered' "$T/out" &&
+        grep -qx 'barrier: 0 of 2 arrived, generation 2' "$T/out"; then
+        ok "--status: permit back, waiter gone, barrier in generation 2, mark kept"
+    else nok "--status: after the helper" "rc $rc"; diag "$T/out" "$T/err"; fi
+    # --reset removes all of them: nothing but the lock's lines again.
+    rl -c "$INI" --reset kd
+    rl -c "$INI" --status kd
+    if [ "$rc" -eq 0 ] && ! grep -Eq '^(semaphore|run-once|condition|barrier):' "$T/out"; then
+        ok "--status after --reset: no other kind left"
+    else nok "--status after --reset: no other kind left" "rc $rc"; diag "$T/out" "$T/err"; fi
+else
+    skip "--status of the other kinds" "tests/cli/kinds not built"
+fi
 
 # ================================================================ shared mode
 

@@ -947,6 +947,84 @@ static void test_barrier_crashed(void)
     RDT_ASSERT_RC(0, rdbarrier_destroy(&b));
 }
 
+/* rdlock_status_kinds (docs/CONTRACT.md section 8) for a condition and
+ * a barrier: registered waiters, woken ones, registrations numbered;
+ * count, live arrivals of the current generation and the generation. */
+static void test_status_kinds(void)
+{
+    rdlock_kinds_t k;
+    rdcond_t cv;
+    rdbarrier_t b;
+    rdlock_t m;
+    cact_t x, y;
+    int r;
+
+    FRESH_DB();
+    k.size = sizeof k;
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    CU_ASSERT(!k.cond && !k.barrier && !k.sem && !k.once);
+    RDT_ASSERT_RC(0, cond_on(&cv, "ks", g_c, 0));
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "ks", g_c, RDLOCK_ERRORCHECK));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    CU_ASSERT(k.cond == 1 && !k.barrier);
+    RDT_ASSERT_EQ_LL(0, k.cond_waiters);
+    RDT_ASSERT_EQ_LL(0, k.cond_woken);
+    RDT_ASSERT_EQ_LL(0, k.cond_registrations);
+    /* two waiters in other processes */
+    CU_ASSERT_EQUAL_FATAL(cact_start(&x, g_ini_slow, "ks", 0, 2), 0);
+    CU_ASSERT_EQUAL_FATAL(cact_start(&y, g_ini_slow, "ks", 0, 2), 0);
+    cact_send(&x, "wait");
+    CU_ASSERT_EQUAL_FATAL(wait_registered("ks", 1), 1);
+    cact_send(&y, "wait");
+    CU_ASSERT_EQUAL_FATAL(wait_registered("ks", 2), 1);
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    RDT_ASSERT_EQ_LL(2, k.cond_waiters);
+    RDT_ASSERT_EQ_LL(0, k.cond_woken);
+    RDT_ASSERT_EQ_LL(2, k.cond_registrations);
+    /* one signalled while this thread holds the lock: it cannot return,
+     * so it counts as woken (until it has looked) or is gone; the other
+     * still waits */
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_RC(0, rdcond_signal(&cv));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    RDT_ASSERT_EQ_LL(1, k.cond_waiters);
+    CU_ASSERT(k.cond_woken <= 1);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, cact_reply(&x, 5000, NULL));
+    RDT_ASSERT_RC(0, rdcond_signal(&cv));
+    RDT_ASSERT_RC(0, cact_reply(&y, 5000, NULL));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    RDT_ASSERT_EQ_LL(0, k.cond_waiters);
+    RDT_ASSERT_EQ_LL(0, k.cond_woken);
+    RDT_ASSERT_EQ_LL(2, k.cond_registrations);
+
+    /* barrier of 2: one arrival, then the generation completes */
+    RDT_ASSERT_RC(0, barrier_on(&b, "ks", 2, g_c, 0));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    CU_ASSERT(k.barrier == 1 && k.cond == 1);
+    RDT_ASSERT_EQ_LL(2, k.barrier_count);
+    RDT_ASSERT_EQ_LL(0, k.barrier_arrived);
+    RDT_ASSERT_EQ_LL(1, k.barrier_generation);
+    cact_send(&x, "bar");
+    CU_ASSERT_EQUAL_FATAL(wait_hlen("rdlock:{ks}:b:h", 1), 1);
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    RDT_ASSERT_EQ_LL(1, k.barrier_arrived);
+    RDT_ASSERT_EQ_LL(1, k.barrier_generation);
+    r = rdbarrier_wait(&b);
+    CU_ASSERT(r == 0 || r == RDBARRIER_SERIAL_THREAD);
+    r = cact_reply(&x, 5000, NULL);
+    CU_ASSERT(r == 0 || r == RDBARRIER_SERIAL_THREAD);
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "ks", &k));
+    RDT_ASSERT_EQ_LL(0, k.barrier_arrived);
+    RDT_ASSERT_EQ_LL(2, k.barrier_generation);
+    RDT_ASSERT_EQ_LL(2, k.barrier_count);
+    RDT_ASSERT_EQ_LL(0, cact_stop(&x));
+    RDT_ASSERT_EQ_LL(0, cact_stop(&y));
+    RDT_ASSERT_RC(0, rdbarrier_destroy(&b));
+    RDT_ASSERT_RC(0, rdcond_destroy(&cv));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
 /* ------------------------------------------------------------------ */
 
 static const rdt_test_t tests[] = {
@@ -963,6 +1041,7 @@ static const rdt_test_t tests[] = {
     { "barrier_generations", test_barrier_generations },
     { "barrier_timeout", test_barrier_timeout },
     { "barrier_crashed", test_barrier_crashed },
+    { "status_kinds", test_status_kinds },
     { NULL, NULL },
 };
 

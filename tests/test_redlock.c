@@ -533,6 +533,51 @@ static void test_once_and_sem(void)
     }
 }
 
+/* rdlock_status_kinds on the quorum: a semaphore, condition or barrier
+ * cannot exist there and reads absent, even with stray keys on a master;
+ * the run-once mark reads done while one master of those that answer has
+ * it, as rdonce reads it. */
+static void test_status_kinds(void)
+{
+    rdlock_kinds_t k;
+    rdonce_t o;
+    rdlock_attr_t a;
+    char host[256] = "";
+
+    k.size = sizeof k;
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c1, "rl-kinds", &k));
+    CU_ASSERT(!k.sem && !k.once && !k.cond && !k.barrier);
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, g_c1);
+    RDT_ASSERT_RC(0, rdonce_init(&o, "rl-kinds", &a));
+    RDT_ASSERT_RC(0, rdonce(&o, once_fn));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c2, "rl-kinds", &k));
+    CU_ASSERT(k.once == 1);
+    RDT_ASSERT_EQ_LL(getpid(), k.once_by.pid);
+    gethostname(host, sizeof host - 1);
+    CU_ASSERT_STRING_EQUAL(k.once_by.host, host);
+    /* the mark left on the last master only: still done */
+    for (int i = 0; i < N - 1; i++)
+        rdt_int_on(&g_m[i], 0, "DEL %s", rdt_key("rl-kinds", ":once"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_m[N - 1], 0, "EXISTS %s", rdt_key("rl-kinds", ":once")));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c2, "rl-kinds", &k));
+    CU_ASSERT(k.once == 1);
+    rdt_int_on(&g_m[N - 1], 0, "DEL %s", rdt_key("rl-kinds", ":once"));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c2, "rl-kinds", &k));
+    CU_ASSERT(k.once == 0 && k.once_by.pid == 0);
+    /* stray semaphore, condition and barrier keys on a master: absent */
+    rdt_int_on(&g_m[0], 0, "HSET %s t l v 3", rdt_key("rl-kinds", ":s"));
+    rdt_int_on(&g_m[0], 0, "HSET %s n 1 b 0", rdt_key("rl-kinds", ":cv"));
+    rdt_int_on(&g_m[0], 0, "HSET %s n 2 g 1 a 0", rdt_key("rl-kinds", ":b"));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c2, "rl-kinds", &k));
+    CU_ASSERT(!k.sem && !k.cond && !k.barrier);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rl-kinds"));
+    rdt_int_on(&g_m[0], 0, "DEL %s %s %s", rdt_key("rl-kinds", ":s"), rdt_key("rl-kinds", ":cv"),
+               rdt_key("rl-kinds", ":b"));
+    rdonce_destroy(&o);
+    rdlock_attr_destroy(&a);
+}
+
 static const rdt_test_t tests[] = {
     { "basic", test_basic },
     { "two_stopped", test_two_stopped },
@@ -543,6 +588,7 @@ static const rdt_test_t tests[] = {
     { "wakeup", test_wakeup },
     { "once_and_sem", test_once_and_sem },
     { "drift", test_drift },
+    { "status_kinds", test_status_kinds },
     { NULL, NULL },
 };
 

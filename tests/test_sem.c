@@ -958,6 +958,133 @@ static void test_once_crashed_runner(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* rdlock_status_kinds                                                 */
+/* ------------------------------------------------------------------ */
+
+static void kinds_nothing(void)
+{
+}
+
+/* rdlock_status_kinds (docs/CONTRACT.md section 8): a plain semaphore's
+ * value and waiter, a leased one's permits held and holders, a done
+ * rdonce and who ran it; kinds a name does not have read absent, looking
+ * creates nothing, and the size field guards the layout. */
+static void test_status_kinds(void)
+{
+    struct {
+        rdlock_kinds_t k;
+        unsigned char later[40]; /* fields a later version may add */
+    } big;
+    rdlock_kinds_t k;
+    rdsem_t ps, ls;
+    rdonce_t once;
+    rdlock_attr_t a;
+    semact_t w;
+    char host[256] = "";
+    const char *colon;
+    size_t i;
+    int zero = 1;
+
+    FRESH_DB();
+    /* argument checks */
+    RDT_ASSERT_RC(EINVAL, rdlock_status_kinds(g_c, "sk", NULL));
+    memset(&k, 0, sizeof k);
+    k.size = sizeof k - 1;
+    RDT_ASSERT_RC(EINVAL, rdlock_status_kinds(g_c, "sk", &k));
+    k.size = 0;
+    RDT_ASSERT_RC(EINVAL, rdlock_status_kinds(g_c, "sk", &k));
+    k.size = sizeof k;
+    RDT_ASSERT_RC(EINVAL, rdlock_status_kinds(g_c, "", &k));
+    /* nothing there: every kind absent, every field 0, nothing created */
+    memset(&k, 0xff, sizeof k);
+    k.size = sizeof k;
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk", &k));
+    RDT_ASSERT_EQ_LL(sizeof k, k.size);
+    CU_ASSERT(!k.sem && !k.once && !k.cond && !k.barrier);
+    CU_ASSERT(k.sem_value == 0 && k.sem_waiting == 0 && k.once_by.pid == 0 && k.once_by.owner[0] == '\0' &&
+              k.cond_waiters == 0 && k.barrier_count == 0 && k.barrier_generation == 0);
+    RDT_ASSERT_EQ_LL(0, rdt_int_cmd(g_rc, -1, "DBSIZE"));
+
+    /* plain, value 1: taken, then a waiter in another process */
+    RDT_ASSERT_RC(0, sem_on(&ps, "sk", 1, g_c, RDSEM_PLAIN, 0));
+    RDT_ASSERT_RC(0, rdsem_trywait(&ps));
+    CU_ASSERT_EQUAL_FATAL(semact_start(&w, g_ini_slow, "sk", 1, RDSEM_PLAIN, 0), 0);
+    semact_send(&w, "wait");
+    CU_ASSERT_EQUAL_FATAL(wait_queued("sk", 1), 1);
+    k.size = sizeof k;
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk", &k));
+    CU_ASSERT(k.sem == 1 && k.sem_type == RDSEM_PLAIN);
+    RDT_ASSERT_EQ_LL(0, k.sem_value);
+    RDT_ASSERT_EQ_LL(0, k.sem_held);
+    RDT_ASSERT_EQ_LL(0, k.sem_holders);
+    RDT_ASSERT_EQ_LL(1, k.sem_waiting);
+    CU_ASSERT(!k.once && !k.cond && !k.barrier);
+    RDT_ASSERT_RC(0, rdsem_post(&ps));
+    RDT_ASSERT_RC(0, semact_reply(&w, CALL_MS, NULL));
+    RDT_ASSERT_RC(0, semact_call(&w, "post", NULL));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk", &k));
+    RDT_ASSERT_EQ_LL(1, k.sem_value);
+    RDT_ASSERT_EQ_LL(1, k.sem_permits);
+    RDT_ASSERT_EQ_LL(0, k.sem_waiting);
+    RDT_ASSERT_EQ_LL(0, semact_stop(&w));
+
+    /* leased, 3 permits: this thread holds 2 */
+    RDT_ASSERT_RC(0, sem_on(&ls, "sk2", 3, g_c, RDSEM_LEASED, 0));
+    RDT_ASSERT_RC(0, rdsem_wait(&ls));
+    RDT_ASSERT_RC(0, rdsem_wait(&ls));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk2", &k));
+    CU_ASSERT(k.sem == 1 && k.sem_type == RDSEM_LEASED);
+    RDT_ASSERT_EQ_LL(1, k.sem_value);
+    RDT_ASSERT_EQ_LL(3, k.sem_permits);
+    RDT_ASSERT_EQ_LL(2, k.sem_held);
+    RDT_ASSERT_EQ_LL(1, k.sem_holders);
+    RDT_ASSERT_EQ_LL(0, k.sem_waiting);
+    RDT_ASSERT_EQ_LL(value_of(&ls), k.sem_value);
+    RDT_ASSERT_RC(0, rdsem_post(&ls));
+    RDT_ASSERT_RC(0, rdsem_post(&ls));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk2", &k));
+    RDT_ASSERT_EQ_LL(3, k.sem_value);
+    RDT_ASSERT_EQ_LL(0, k.sem_held);
+
+    /* rdonce: not done, then done by this process */
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk", &k));
+    CU_ASSERT(!k.once);
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, g_c);
+    RDT_ASSERT_RC(0, rdonce_init(&once, "sk", &a));
+    RDT_ASSERT_RC(0, rdonce(&once, kinds_nothing));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk", &k));
+    CU_ASSERT(k.once == 1 && k.sem == 1);
+    RDT_ASSERT_EQ_LL(getpid(), k.once_by.pid);
+    gethostname(host, sizeof host - 1);
+    CU_ASSERT_STRING_EQUAL(k.once_by.host, host);
+    colon = strrchr(k.once_by.owner, ':');
+    CU_ASSERT_FATAL(colon != NULL);
+    RDT_ASSERT_EQ_LL(atoll(colon + 1), k.once_by.thread);
+    CU_ASSERT(k.once_by.thread > 0 && k.once_by.remaining_ms == 0 && k.once_by.token == 0);
+
+    /* a caller built against a later, larger struct: what this version
+     * does not know reads 0, its size stays */
+    memset(&big, 0xff, sizeof big);
+    big.k.size = sizeof big;
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk", &big.k));
+    RDT_ASSERT_EQ_LL(sizeof big, big.k.size);
+    CU_ASSERT(big.k.once == 1 && big.k.sem == 1 && big.k.sem_value == 1 && !big.k.cond && !big.k.barrier);
+    for (i = 0; i < sizeof big.later; i++)
+        zero &= big.later[i] == 0;
+    CU_ASSERT(zero);
+
+    /* a reset takes them all */
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c, "sk"));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c, "sk", &k));
+    CU_ASSERT(!k.sem && !k.once && !k.cond && !k.barrier);
+    RDT_ASSERT_RC(0, rdonce_destroy(&once));
+    rdlock_attr_destroy(&a);
+    RDT_ASSERT_RC(0, rdsem_destroy(&ps));
+    RDT_ASSERT_RC(0, rdsem_destroy(&ls));
+}
+
+/* ------------------------------------------------------------------ */
 
 static const rdt_test_t tests[] = {
     { "attr", test_attr },
@@ -976,6 +1103,7 @@ static const rdt_test_t tests[] = {
     { "no_lost_wakeup", test_no_lost_wakeup },
     { "once_race", test_once_race },
     { "once_crashed_runner", test_once_crashed_runner },
+    { "status_kinds", test_status_kinds },
     { NULL, NULL },
 };
 

@@ -75,7 +75,8 @@
  *   unlock that returns ENOLCK (the lease ran out before the watchdog saw
  *   it) is the same case.
  *
- * - Only the public API (<rdlock.h>): rdlock_status_name() for --status,
+ * - Only the public API (<rdlock.h>): rdlock_status_name() and
+ *   rdlock_status_kinds() for --status,
  *   rdlock_client_info() for the server's address and fail_fast, and
  *   rdlock_last_error() for the reason behind a failure.
  *
@@ -97,6 +98,14 @@
  *     "last_token":      int, the last fencing token given out (0: never)
  *     "robust":          "consistent" | "owner-dead" | "inconsistent" |
  *                        "not-recoverable"
+ *     and only for the primitives the name has (rdlock_status_kinds()):
+ *     "semaphore":       { "type": "plain" | "leased", "value": int (free
+ *                          permits), "permits": int, "held": int,
+ *                          "holders": int, "waiting": int }
+ *     "run_once":        { "done": true, "owner", "host", "pid", "thread" }
+ *     "condition":       { "waiters": int, "woken": int, "registrations": int }
+ *     "barrier":         { "count": int, "arrived": int, "generation": int }
+ *     "servers":         Redlock only: one object per master
  *   }
  */
 #include "rdl_build.h"
@@ -176,7 +185,9 @@ static const char help_text[] =
     "      --status NAME     show NAME: free / held exclusive / held shared, each\n"
     "                        holder (host, pid, thread, hold count, remaining lease),\n"
     "                        waiting writers and readers, the last fencing token and\n"
-    "                        the robust state; exits 0 whether free or held\n"
+    "                        the robust state; then NAME's semaphore, run-once mark,\n"
+    "                        condition and barrier, if it has them; exits 0\n"
+    "                        whether free or held\n"
     "      --json            with --status: one JSON object (schema below)\n"
     "      --reset NAME      clear every hold and queue mark of NAME and its\n"
     "                        not-recoverable state (the fencing counter is kept);\n"
@@ -227,7 +238,14 @@ static const char help_text[] =
     "   \"writers\": [{\"owner\": str, \"host\": str, \"pid\": int, \"thread\": int,\n"
     "                \"mark_remaining_ms\": int}],\n"
     "   \"readers_waiting\": int, \"last_token\": int,\n"
-    "   \"robust\": \"consistent\"|\"owner-dead\"|\"inconsistent\"|\"not-recoverable\"}\n"
+    "   \"robust\": \"consistent\"|\"owner-dead\"|\"inconsistent\"|\"not-recoverable\",\n"
+    "   and only when NAME has them:\n"
+    "   \"semaphore\": {\"type\": \"plain\"|\"leased\", \"value\": int, \"permits\": int,\n"
+    "                 \"held\": int, \"holders\": int, \"waiting\": int},\n"
+    "   \"run_once\": {\"done\": true, \"owner\": str, \"host\": str, \"pid\": int,\n"
+    "                \"thread\": int},\n"
+    "   \"condition\": {\"waiters\": int, \"woken\": int, \"registrations\": int},\n"
+    "   \"barrier\": {\"count\": int, \"arrived\": int, \"generation\": int}}\n"
     "  Strings are JSON-escaped; name bytes that are not valid UTF-8 appear as\n"
     "  U+FFFD in \"name\" (\"name_hex\" has the exact bytes).\n";
 
@@ -962,19 +980,78 @@ static void print_servers(FILE *f, rdlock_client_t *c, const char *name, bool js
         fputc(']', f);
 }
 
+/* The other primitives of the name (docs/CONTRACT.md section 12), one
+ * block each that exists; nothing for those that do not.  JSON: keys
+ * "semaphore", "run_once", "condition", "barrier", each only when there. */
+static void print_kinds(FILE *f, const rdlock_kinds_t *k, bool json)
+{
+    if (json) {
+        if (k->sem)
+            fprintf(f, ",\"semaphore\":{\"type\":\"%s\",\"value\":%lld,\"permits\":%lld,\"held\":%lld,"
+                       "\"holders\":%lld,\"waiting\":%lld}",
+                    k->sem_type == RDSEM_LEASED ? "leased" : "plain", k->sem_value, k->sem_permits, k->sem_held,
+                    k->sem_holders, k->sem_waiting);
+        if (k->once) {
+            fputs(",\"run_once\":{\"done\":true,\"owner\":", f);
+            json_str(f, k->once_by.owner);
+            fputs(",\"host\":", f);
+            json_str(f, k->once_by.host);
+            fprintf(f, ",\"pid\":%ld,\"thread\":%u}", k->once_by.pid, k->once_by.thread);
+        }
+        if (k->cond)
+            fprintf(f, ",\"condition\":{\"waiters\":%lld,\"woken\":%lld,\"registrations\":%" PRIu64 "}",
+                    k->cond_waiters, k->cond_woken, k->cond_registrations);
+        if (k->barrier)
+            fprintf(f, ",\"barrier\":{\"count\":%u,\"arrived\":%u,\"generation\":%" PRIu64 "}", k->barrier_count,
+                    k->barrier_arrived, k->barrier_generation);
+        return;
+    }
+    if (k->sem) {
+        fprintf(f, "semaphore: value %lld", k->sem_value);
+        if (k->sem_type == RDSEM_LEASED)
+            fprintf(f, ", %lld of %lld permit%s held by %lld thread%s (leased)", k->sem_held, k->sem_permits,
+                    k->sem_permits == 1 ? "" : "s", k->sem_holders, k->sem_holders == 1 ? "" : "s");
+        else
+            fputs(" (plain)", f);
+        fprintf(f, ", %lld waiting\n", k->sem_waiting);
+    }
+    if (k->once) {
+        fputs("run-once: done (by host ", f);
+        print_safe(f, k->once_by.host[0] ? k->once_by.host : "?");
+        fprintf(f, ", pid %ld, thread %u)\n", k->once_by.pid, k->once_by.thread);
+    }
+    if (k->cond) {
+        fprintf(f, "condition: %lld waiter%s registered", k->cond_waiters, k->cond_waiters == 1 ? "" : "s");
+        if (k->cond_woken > 0)
+            fprintf(f, ", %lld woken and not back yet", k->cond_woken);
+        fputc('\n', f);
+    }
+    if (k->barrier)
+        fprintf(f, "barrier: %u of %u arrived, generation %" PRIu64 "\n", k->barrier_arrived, k->barrier_count,
+                k->barrier_generation);
+}
+
 static int do_status(rdlock_client_t *c, const opts_t *o)
 {
     rdlock_status_t st;
+    rdlock_kinds_t k;
     int rc = rdlock_status_name(c, o->name, &st);
     if (rc != 0)
         return op_failed(c, rc, "--status");
+    k.size = sizeof k;
+    if ((rc = rdlock_status_kinds(c, o->name, &k)) != 0) {
+        rdlock_status_free(&st);
+        return op_failed(c, rc, "--status");
+    }
     if (o->json) {
         print_json(stdout, o->name, &st);
+        print_kinds(stdout, &k, true);
         print_servers(stdout, c, o->name, true);
         fputs("}\n", stdout);
     } else {
         print_human(stdout, &st);
         print_servers(stdout, c, o->name, false);
+        print_kinds(stdout, &k, false);
     }
     rdlock_status_free(&st);
     if (fflush(stdout) != 0 || ferror(stdout)) {

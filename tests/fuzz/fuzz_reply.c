@@ -3,7 +3,7 @@
  * hiredis parses it into replies (as on our connections), and every reply,
  * and every element of it down to a small depth, goes through every
  * decoder of src/reply.c: the scripts' replies (acquire, release, renew,
- * status), the subscription's messages, a sentinel's notifications and
+ * status, kinds), the subscription's messages, a sentinel's notifications and
  * the error classification.  A
  * malicious or broken server (or a man in the middle of a plain TCP link)
  * must get at most EIO out of the library, never a crash, a leak or
@@ -44,6 +44,7 @@ static void exercise(const redisReply *r, int depth)
     rdl_released_t rel;
     rdl_event_t ev;
     rdlock_status_t st;
+    rdlock_kinds_t k;
     int res[64];
     size_t i, n;
     char addr[32];
@@ -93,6 +94,11 @@ static void exercise(const redisReply *r, int depth)
     }
     if (rdl_reply_status(r, &st) == 0)
         rdlock_status_free(&st);
+    k.size = sizeof k;
+    if (rdl_reply_kinds(r, &k) != 0 && (k.sem || k.once || k.cond || k.barrier))
+        __builtin_trap(); /* a failed decode leaves nothing behind */
+    if (k.size != sizeof k)
+        __builtin_trap();
     if (r->type == REDIS_REPLY_ARRAY && depth < 3)
         for (i = 0; i < r->elements; i++)
             exercise(r->element[i], depth + 1);
