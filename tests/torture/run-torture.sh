@@ -39,7 +39,7 @@ if [ -z "$bin" ] || [ ! -x "$bin" ]; then
     exit 99
 fi
 
-scenarios="baseline kill restart restart-aof pause slow cuts stall cluster redlock"
+scenarios="baseline kill restart restart-aof pause slow cuts stall cluster redlock cond barrier"
 passed=0
 failed=0
 skipped=0

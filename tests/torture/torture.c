@@ -191,7 +191,8 @@ typedef struct rec {
     int64_t lostcb;
     int64_t counter_retries;
     /* cond: K_PUSH / K_POP item id and the queue length seen (K_QBAD:
-     * the impossible length); barrier: K_BAR aux = the call's deadline
+     * the impossible length; token = the section's longest single
+     * rdcond_wait in ns, cut at the end of the run); barrier: K_BAR aux = the call's deadline
      * (monotonic ns), token = the participant's generation count after
      * a completed wait (0 otherwise), unlock_rc = the wait's result,
      * name = the participant's slot; t_enter / t_exit = call / return */
@@ -715,7 +716,15 @@ static void *cond_thread(void *arg)
                 sleep_us(200);
                 continue;
             }
-            rc = rdcond_wait(producer ? &c_notfull : &c_notempty, &c_lock);
+            {
+                long long w0 = now_ns(), w1;
+                rc = rdcond_wait(producer ? &c_notfull : &c_notempty, &c_lock);
+                /* the section's longest single wait, the part of it
+                 * before the end (the other side stops then) */
+                w1 = now_ns() < t_end_ns ? now_ns() : t_end_ns;
+                if (w1 > w0 && (uint64_t)(w1 - w0) > r.token)
+                    r.token = (uint64_t)(w1 - w0);
+            }
             count_code(w_stats.wait_codes, rc);
             waits++;
             if (rc != 0 && rc != ENOLCK)
@@ -1584,7 +1593,7 @@ static void check_cond(long long head, long long tail)
     int64_t *ev = malloc((nrecs + 2) * sizeof *ev);
     size_t np = 0, nc = 0, nev = 0, i, j;
     long bad = 0, missing = 0, dups = 0, phantoms = 0, enolck = 0, waited = 0, waits = 0, vwakes[2] = { 0, 0 };
-    long long longest_wait = 0, gap = 0, gap_at = 0, vlast[2] = { 0, 0 }, maxbad = 0;
+    long long longest_wait = 0, longest_one = 0, longest_one_at = 0, gap = 0, gap_at = 0, vlast[2] = { 0, 0 }, maxbad = 0;
     double bound = lease_ms + retry_ms + slack_ms();
 
     for (i = 0; i < nrecs; i++) {
@@ -1601,6 +1610,8 @@ static void check_cond(long long head, long long tail)
             waits += r->name;
             if (r->name > 0 && r->t_exit - r->t_enter > longest_wait)
                 longest_wait = r->t_exit - r->t_enter;
+            if ((long long)r->token > longest_one)
+                longest_one = (long long)r->token, longest_one_at = r->t_exit;
             if (r->t_exit >= t_start_ns && r->t_exit <= t_end_ns)
                 ev[nev++] = r->t_exit;
         } else if (r->kind == K_QBAD) {
@@ -1664,28 +1675,40 @@ static void check_cond(long long head, long long tail)
     note("cond: %zu items produced, %zu consumed: %ld never consumed, %ld consumed twice or more, %ld consumed "
          "without being produced; impossible queue lengths seen %ld",
          np, nc, missing, dups, phantoms, bad);
-    note("cond: %ld sections waited (%ld rdcond_wait returns), longest section with waits %.0f ms; holds "
-         "reported lost %ld (unlock), %lld (wait)",
-         waited, waits, ms(longest_wait), enolck, wait_enolck);
+    note("cond: %ld sections waited (%ld rdcond_wait returns), longest section with waits %.0f ms, longest single "
+         "wait %.0f ms (its section ended at %.0f ms; bound lease + retry + slack); holds reported lost %ld (unlock), %lld (wait)",
+         waited, waits, ms(longest_wait), ms(longest_one), ms(longest_one_at - t_start_ns), enolck, wait_enolck);
+    /* Signals go to the oldest live waiter and every push (pop) signals
+     * not-empty (not-full), so while the producers run a waiter is woken
+     * within a few operations; a dead waiter may keep one signal for a
+     * lease, a victim holding the lock when killed blocks everybody for
+     * one.  A wait longer than that lost its wake-up. */
+    if (ms(longest_one) > bound)
+        violation("cond: an rdcond_wait lasted %.0f ms (its section ended at %.0f ms) while the other side kept signalling: "
+                  "> lease + retry + slack (%.0f ms)",
+                  ms(longest_one), ms(longest_one_at - t_start_ns), bound);
     note("cond: longest stretch without a queue operation %.0f ms (from %.0f ms; bound lease + retry + slack = "
          "%.0f ms)",
          ms(gap), ms(gap_at - t_start_ns), bound);
     for (int ph = 0; ph < 2; ph++) {
         long long kgap = 0;
         if (cq_kill_ns[ph]) {
-            /* the stretch without an operation that spans the kill */
+            /* the longest stretch without an operation that overlaps the
+             * lease after the kill (a signal the victim kept, a lock it
+             * held or queued for when it died) */
+            long long wend = cq_kill_ns[ph] + (long long)(lease_ms + retry_ms) * 1000000LL;
             for (i = 1; i < nev; i++)
-                if (ev[i - 1] <= cq_kill_ns[ph] && ev[i] >= cq_kill_ns[ph])
+                if (ev[i - 1] < wend && ev[i] > cq_kill_ns[ph] && ev[i] - ev[i - 1] > kgap)
                     kgap = ev[i] - ev[i - 1];
             note("cond: phase %d victim (waiting on not-%s) woken %ld times, the last %.0f ms before its SIGKILL; "
-                 "stretch without an operation around the kill %.0f ms",
+                 "longest stretch without an operation in the lease after the kill %.0f ms",
                  ph, ph == 0 ? "empty" : "full", vwakes[ph], vlast[ph] ? ms(cq_kill_ns[ph] - vlast[ph]) : -1.0,
                  ms(kgap));
         }
         if (cq_pause_ns[ph]) {
             long long pgap = 0;
             for (i = 1; i < nev; i++)
-                if (ev[i - 1] <= cq_pause_ns[ph] + 1000000 && ev[i] >= cq_pause_ns[ph])
+                if (ev[i - 1] < cq_pause_ns[ph] + CQ_PAUSE_MS * 1000000LL && ev[i] > cq_pause_ns[ph])
                     pgap = ev[i] - ev[i - 1] > pgap ? ev[i] - ev[i - 1] : pgap;
             note("cond: phase %d CLIENT PAUSE %d ms: stretch without an operation across it %.0f ms", ph, CQ_PAUSE_MS,
                  ms(pgap));
