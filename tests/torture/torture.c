@@ -4,7 +4,7 @@
  *           [--lease MS] [--short | --long] [--keep] [--verbose]
  *
  * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts, stall,
- * cluster, redlock.
+ * cluster, redlock, cond, barrier.
  *
  * The parent starts a private redis-server (tests/fixture.c), optionally a
  * TCP proxy on 127.0.0.1 (slow network, connection cuts, stalls), then forks N
@@ -71,6 +71,41 @@
  * later.  Never more than two masters are out at once, but a restarted
  * one has no vote for a lease, so the quorum is sometimes short: calls
  * wait.  The general checks apply, fencing tokens included.
+ *
+ * cond: no mutex / rwlock phases; all M threads of all N processes share
+ * a bounded queue (a ring of CQ_CAP slots: head, tail and slot keys,
+ * each read and written with its own plain command, so only the lock
+ * rdlock_t torture:cq keeps it consistent) and two rdcond_t, not-full
+ * and not-empty.  Even threads produce items numbered pid/thread/seq,
+ * odd ones consume; every push and pop is logged with the queue length
+ * it saw.  In the first half the producers are slow (consumers wait on
+ * not-empty), in the second the consumers (producers wait on not-full).
+ * Per half: an extra process takes the lock and waits on that half's
+ * condition for ever (passing on any wake-up it gets), and is SIGKILLed
+ * half a lease later; at two thirds, CLIENT PAUSE 400 ms (under a lease).
+ * Checks: every item produced is consumed exactly once, no holder ever
+ * sees a length outside 0..CQ_CAP, the queue ends empty, every
+ * rdcond_wait returns 0 or ENOLCK, and no single wait and no stretch
+ * without a queue operation exceeds lease + retry + slack while the
+ * producers run (a dead waiter must not keep a signal a live one needs);
+ * the consumers drain the queue after the end (last producer broadcasts).
+ *
+ * barrier: N processes x 1 thread loop rdbarrier_timedwait (deadline 500
+ * ms) on one barrier of count N, each counting the generations it passed
+ * (a replacement starts from the count the others last recorded in
+ * Redis).  Per half, a quarter in, the parent SIGKILLs one participant
+ * (nearly always inside a wait) and starts a replacement once the
+ * victim's arrival has surely lapsed (lease + 200 ms) and every survivor
+ * has timed out since the kill.  Checks, per generation: N returns (N-1
+ * only in the generation a victim died in, and then completed within its
+ * arrival's lease), exactly one RDBARRIER_SERIAL_THREAD (none only if it
+ * was the victim's), every call began before any return; generation
+ * numbers have no holes; every ETIMEDOUT comes no earlier than its
+ * deadline and within slack after it; every survivor timed out between
+ * the kill and the replacement, and the replacement completed a
+ * generation.  --sabotage: participant 0 "passes" every tenth generation
+ * without waiting (cond: one producer and one consumer per process skip
+ * the lock).
  *
  * Output: human lines, then one line
  *   RESULT|scenario|procs x threads|sections|faults|completed|overlaps|lost|crashes|verdict
@@ -739,7 +774,7 @@ static void *cond_thread(void *arg)
         r.name = waits;
         if (producer) {
             r.kind = K_PUSH;
-            r.item = ((long long)getpid() << 24) | ((long long)wt->tid << 18) | seq++;
+            r.item = ((long long)getpid() << 32) | ((long long)wt->tid << 20) | seq++; /* seq < 2^20 */
             slot_key(t, sk, sizeof sk);
             pset(&pc, sk, r.item);
             sleep_us(rand_r(&wt->seed) % 300);
@@ -1633,8 +1668,8 @@ static void check_cond(long long head, long long tail)
         if (j >= nc || (i < np && prod[i] < cons[j])) {
             if (missing++ < 5)
                 violation("cond: item %lld (pid %lld thread %lld #%lld) produced, never consumed", (long long)prod[i],
-                          (long long)(prod[i] >> 24), (long long)((prod[i] >> 18) & 63),
-                          (long long)(prod[i] & 0x3ffff));
+                          (long long)(prod[i] >> 32), (long long)((prod[i] >> 20) & 4095),
+                          (long long)(prod[i] & 0xfffff));
             else
                 violations++;
             i++;
@@ -2100,7 +2135,7 @@ int main(int argc, char **argv)
     }
     if (sc_names[sc] && sc == SC_BARRIER) { /* one participant per process */
         if (threads_given && opt_threads != 1)
-            usage();
+            fprintf(stderr, "torture: barrier: one thread per process (--threads %d ignored)\n", opt_threads);
         opt_threads = 1;
     }
     if (!sc_names[sc] || opt_procs < 1 || opt_procs > 64 || opt_threads < 1 || opt_threads > 256 ||
