@@ -4,7 +4,7 @@
  *           [--lease MS] [--short | --long] [--keep] [--verbose]
  *
  * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts, stall,
- * cluster, redlock.
+ * cluster, redlock, cond, barrier.
  *
  * The parent starts a private redis-server (tests/fixture.c), optionally a
  * TCP proxy on 127.0.0.1 (slow network, connection cuts, stalls), then forks N
@@ -72,6 +72,41 @@
  * one has no vote for a lease, so the quorum is sometimes short: calls
  * wait.  The general checks apply, fencing tokens included.
  *
+ * cond: no mutex / rwlock phases; all M threads of all N processes share
+ * a bounded queue (a ring of CQ_CAP slots: head, tail and slot keys,
+ * each read and written with its own plain command, so only the lock
+ * rdlock_t torture:cq keeps it consistent) and two rdcond_t, not-full
+ * and not-empty.  Even threads produce items numbered pid/thread/seq,
+ * odd ones consume; every push and pop is logged with the queue length
+ * it saw.  In the first half the producers are slow (consumers wait on
+ * not-empty), in the second the consumers (producers wait on not-full).
+ * Per half: an extra process takes the lock and waits on that half's
+ * condition for ever (passing on any wake-up it gets), and is SIGKILLed
+ * half a lease later; at two thirds, CLIENT PAUSE 400 ms (under a lease).
+ * Checks: every item produced is consumed exactly once, no holder ever
+ * sees a length outside 0..CQ_CAP, the queue ends empty, every
+ * rdcond_wait returns 0 or ENOLCK, and no single wait and no stretch
+ * without a queue operation exceeds lease + retry + slack while the
+ * producers run (a dead waiter must not keep a signal a live one needs);
+ * the consumers drain the queue after the end (last producer broadcasts).
+ *
+ * barrier: N processes x 1 thread loop rdbarrier_timedwait (deadline 500
+ * ms) on one barrier of count N, each counting the generations it passed
+ * (a replacement starts from the count the others last recorded in
+ * Redis).  Per half, a quarter in, the parent SIGKILLs one participant
+ * (nearly always inside a wait) and starts a replacement once the
+ * victim's arrival has surely lapsed (lease + 200 ms) and every survivor
+ * has timed out since the kill.  Checks, per generation: N returns (N-1
+ * only in the generation a victim died in, and then completed within its
+ * arrival's lease), exactly one RDBARRIER_SERIAL_THREAD (none only if it
+ * was the victim's), every call began before any return; generation
+ * numbers have no holes; every ETIMEDOUT comes no earlier than its
+ * deadline and within slack after it; every survivor timed out between
+ * the kill and the replacement, and the replacement completed a
+ * generation.  --sabotage: participant 0 "passes" every tenth generation
+ * without waiting (cond: one producer and one consumer per process skip
+ * the lock).
+ *
  * Output: human lines, then one line
  *   RESULT|scenario|procs x threads|sections|faults|completed|overlaps|lost|crashes|verdict
  * and exit 0 (pass) or 1 (violation) or 2 (usage / setup error).
@@ -119,9 +154,10 @@ static unsigned opt_lease = 0; /* 0: per scenario */
 static int opt_keep = 0, opt_verbose = 0;
 static int opt_sabotage = 0; /* checker self-test: thread 0 of each worker skips the lock */
 
-enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL, SC_CLUSTER, SC_REDLOCK };
+enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL, SC_CLUSTER, SC_REDLOCK,
+       SC_COND, SC_BARRIER };
 static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", "stall", "cluster",
-                                  "redlock", NULL };
+                                  "redlock", "cond", "barrier", NULL };
 /* redlock: the quorum's masters (the counters stay on srv). */
 #define RL_MASTERS 5
 static rdt_server_t rl_m[RL_MASTERS];
@@ -167,7 +203,7 @@ static void sleep_us(long us)
 /* log records                                                         */
 /* ------------------------------------------------------------------ */
 
-enum { K_WRITE = 1, K_READ = 2, K_STATS = 3, K_VICTIM = 4 };
+enum { K_WRITE = 1, K_READ = 2, K_STATS = 3, K_VICTIM = 4, K_PUSH = 5, K_POP = 6, K_QBAD = 7, K_BAR = 8 };
 enum { PH_MUTEX = 0, PH_RW = 1 };
 #define NCODES 8
 /* code slots for statistics: 0, ENOLCK, EIO, EPERM, EINVAL, EDEADLK, other */
@@ -189,6 +225,16 @@ typedef struct rec {
     int64_t unlock_codes[NCODES];
     int64_t lostcb;
     int64_t counter_retries;
+    /* cond: K_PUSH / K_POP item id and the queue length seen (K_QBAD:
+     * the impossible length; token = the section's longest single
+     * rdcond_wait in ns, cut at the end of the run); barrier: K_BAR aux = the call's deadline
+     * (monotonic ns), token = the participant's generation count after
+     * a completed wait (0 otherwise), unlock_rc = the wait's result,
+     * name = the participant's slot; t_enter / t_exit = call / return */
+    int64_t item, aux;
+    /* K_STATS only (cond): rdcond_wait codes, failed signals */
+    int64_t wait_codes[NCODES];
+    int64_t sigfail;
 } rec_t;
 
 static int code_slot(int rc)
@@ -553,6 +599,379 @@ static int victim_main(int phase, int notify_fd, long long at_ns)
         return 2;
     for (;;)
         pause();
+}
+
+/* ------------------------------------------------------------------ */
+/* cond scenario: a bounded queue behind a lock and two conditions     */
+/* ------------------------------------------------------------------ */
+
+/* The queue is a ring of CQ_CAP slots in Redis (head and tail counters,
+ * one key per slot), read and written with separate plain commands, so
+ * that only the lock keeps two threads from pushing into one slot or
+ * popping one item twice.  Even threads produce, odd ones consume. */
+#define CQ_CAP 4
+#define CQ_LOCK "torture:cq"
+#define CQ_HEAD "torture:cq:head"
+#define CQ_TAIL "torture:cq:tail"
+#define CQ_PDONE "torture:cq:pdone"
+#define CQ_PAUSE_MS 400 /* CLIENT PAUSE: shorter than the lease */
+static rdlock_t c_lock;
+static rdcond_t c_notfull, c_notempty;
+
+static int cq_producers(void) { return opt_procs * ((opt_threads + 1) / 2); }
+
+static long long qcmd_int(pconn_t *p, const char *fmt, const char *key)
+{
+    redisReply *r = pcmd(p, fmt, key, 0, 0);
+    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+static void slot_key(long long i, char *buf, size_t n)
+{
+    snprintf(buf, n, "torture:cq:slot:%lld", ((i % CQ_CAP) + CQ_CAP) % CQ_CAP);
+}
+
+static int cond_open(void)
+{
+    rdlock_attr_t a;
+    rdcond_attr_t ca;
+    int rc;
+
+    rdlock_set_logger(quiet_logger, NULL);
+    if ((rc = rdlock_client_open(&w_client, w_ini)) != 0) {
+        fprintf(stderr, "[%d] client_open: %s\n", (int)getpid(), rdt_errname(rc));
+        return -1;
+    }
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, w_client);
+    rdlock_attr_setlostcb(&a, lost_cb, NULL);
+    rdcond_attr_init(&ca);
+    rdcond_attr_setclient(&ca, w_client);
+    if ((rc = rdlock_init(&c_lock, CQ_LOCK, &a)) != 0 || (rc = rdcond_init(&c_notfull, "torture:cq:notfull", &ca)) != 0 ||
+        (rc = rdcond_init(&c_notempty, "torture:cq:notempty", &ca)) != 0) {
+        fprintf(stderr, "[%d] cond init: %s\n", (int)getpid(), rdt_errname(rc));
+        return -1;
+    }
+    rdcond_attr_destroy(&ca);
+    rdlock_attr_destroy(&a);
+    return 0;
+}
+
+static void cq_bad(int tid, long long n)
+{
+    rec_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = K_QBAD;
+    r.pid = getpid();
+    r.tid = tid;
+    r.aux = n;
+    r.t_enter = r.t_exit = r.t_unlocked = now_ns();
+    log_rec(&r);
+}
+
+static void cq_signal(rdcond_t *cv, int broadcast)
+{
+    int rc = broadcast ? rdcond_broadcast(cv) : rdcond_signal(cv);
+    if (rc != 0) {
+        fprintf(stderr, "[%d] rdcond_%s: %s\n", (int)getpid(), broadcast ? "broadcast" : "signal", rdt_errname(rc));
+        pthread_mutex_lock(&w_stats_mu);
+        w_stats.sigfail++;
+        pthread_mutex_unlock(&w_stats_mu);
+    }
+}
+
+/* Unlock, retrying EIO as the other scenarios do; returns the final code. */
+static int cq_unlock(int *eio)
+{
+    int rc;
+    for (;;) {
+        rc = rdlock_unlock(&c_lock);
+        count_code(w_stats.unlock_codes, rc);
+        if (rc != EIO)
+            return rc;
+        (*eio)++;
+        sleep_ms(50);
+    }
+}
+
+/* The queue length under the lock (head and tail read apart: only the
+ * lock makes the pair consistent).  An impossible length is logged. */
+static long long cq_len(pconn_t *pc, int tid, long long *h, long long *t)
+{
+    long long n;
+    *h = pget(pc, CQ_HEAD);
+    *t = pget(pc, CQ_TAIL);
+    n = *t - *h;
+    if (n < 0 || n > CQ_CAP)
+        cq_bad(tid, n);
+    return n;
+}
+
+static void *cond_thread(void *arg)
+{
+    wthread_t *wt = arg;
+    pconn_t pc = { NULL, 0, 0, 0 };
+    int producer = wt->tid % 2 == 0;
+    long long seq = 0;
+    char sk[64];
+
+    while (now_ns() < t_start_ns)
+        sleep_ms(5);
+    for (;;) {
+        long long h, t, n;
+        int rc, eio = 0, waits = 0, done = 0;
+        int sabotage = opt_sabotage && wt->tid < 2; /* one producer and one consumer skip the lock */
+        rec_t r;
+
+        if (producer && now_ns() >= t_end_ns)
+            break;
+        if (!sabotage) {
+            rc = rdlock_lock(&c_lock);
+            count_code(w_stats.lock_codes, rc);
+            if (rc != 0) {
+                sleep_ms(10);
+                continue;
+            }
+        }
+        memset(&r, 0, sizeof r);
+        r.pid = getpid();
+        r.tid = wt->tid;
+        r.t_enter = now_ns();
+        for (;;) {
+            n = cq_len(&pc, wt->tid, &h, &t);
+            if (producer ? n < CQ_CAP : n > 0)
+                break;
+            if (!producer && pget(&pc, CQ_PDONE) >= cq_producers()) {
+                done = 1;
+                break;
+            }
+            if (sabotage) {
+                sleep_us(200);
+                continue;
+            }
+            {
+                long long w0 = now_ns(), w1;
+                rc = rdcond_wait(producer ? &c_notfull : &c_notempty, &c_lock);
+                /* the section's longest single wait, the part of it
+                 * before the end (the other side stops then) */
+                w1 = now_ns() < t_end_ns ? now_ns() : t_end_ns;
+                if (w1 > w0 && (uint64_t)(w1 - w0) > r.token)
+                    r.token = (uint64_t)(w1 - w0);
+            }
+            count_code(w_stats.wait_codes, rc);
+            waits++;
+            if (rc != 0 && rc != ENOLCK)
+                fprintf(stderr, "[%d.%d] rdcond_wait: %s\n", (int)getpid(), wt->tid, rdt_errname(rc));
+        }
+        if (done) {
+            r.t_exit = now_ns();
+            cq_unlock(&eio);
+            break;
+        }
+        r.aux = n;
+        r.name = waits;
+        if (producer) {
+            r.kind = K_PUSH;
+            r.item = ((long long)getpid() << 32) | ((long long)wt->tid << 20) | seq++; /* seq < 2^20 */
+            slot_key(t, sk, sizeof sk);
+            pset(&pc, sk, r.item);
+            sleep_us(rand_r(&wt->seed) % 300);
+            pset(&pc, CQ_TAIL, t + 1);
+            if (!sabotage)
+                cq_signal(&c_notempty, 0);
+        } else {
+            r.kind = K_POP;
+            slot_key(h, sk, sizeof sk);
+            r.item = pget(&pc, sk);
+            sleep_us(rand_r(&wt->seed) % 300);
+            pset(&pc, CQ_HEAD, h + 1);
+            if (!sabotage)
+                cq_signal(&c_notfull, 0);
+        }
+        r.t_exit = now_ns();
+        r.unlock_rc = sabotage ? 0 : cq_unlock(&eio);
+        r.unlock_eio = eio;
+        r.t_unlocked = now_ns();
+        log_rec(&r);
+        /* Phase 0 the producers are the slow side (the queue runs empty,
+         * consumers wait on not-empty), phase 1 the consumers (the queue
+         * runs full, producers wait on not-full): the victim of each
+         * phase waits on the condition the live waiters need. */
+        sleep_us((producer == (now_ns() < t_half_ns)) ? 1000 + rand_r(&wt->seed) % 3000 : rand_r(&wt->seed) % 200);
+    }
+    if (producer) {
+        /* the last producer's broadcast lets the consumers see the end */
+        int eio = 0, rc = rdlock_lock(&c_lock);
+        count_code(w_stats.lock_codes, rc);
+        if (rc == 0) {
+            qcmd_int(&pc, "INCR %s", CQ_PDONE);
+            cq_signal(&c_notempty, 1);
+            cq_unlock(&eio);
+        }
+    }
+    if (pc.c)
+        redisFree(pc.c);
+    pthread_mutex_lock(&w_stats_mu);
+    w_stats.counter_retries += pc.retries;
+    pthread_mutex_unlock(&w_stats_mu);
+    return NULL;
+}
+
+static void finish_stats(void)
+{
+    w_stats.kind = K_STATS;
+    w_stats.pid = getpid();
+    w_stats.lostcb = __atomic_load_n(&w_lostcb, __ATOMIC_RELAXED);
+    log_rec(&w_stats);
+    close(w_logfd);
+}
+
+static int cond_main(int index)
+{
+    pthread_t th[256];
+    wthread_t wt[256];
+    int i, rc;
+
+    /* consumers drain the queue after the end: a generous bound */
+    alarm((unsigned)((t_end_ns - now_ns()) / 1000000000LL) + 90);
+    if (open_log("w") != 0 || cond_open() != 0)
+        return 2;
+    for (i = 0; i < opt_threads; i++) {
+        wt[i].tid = i;
+        wt[i].seed = (unsigned)(getpid() * 7919 + i * 104729 + index);
+        if (pthread_create(&th[i], NULL, cond_thread, &wt[i]) != 0)
+            return 2;
+    }
+    for (i = 0; i < opt_threads; i++)
+        pthread_join(th[i], NULL);
+    if ((rc = rdcond_destroy(&c_notfull)) != 0 || (rc = rdcond_destroy(&c_notempty)) != 0 ||
+        (rc = rdlock_destroy(&c_lock)) != 0)
+        fprintf(stderr, "[%d] destroy: %s\n", (int)getpid(), rdt_errname(rc));
+    if ((rc = rdlock_client_close(w_client)) != 0)
+        fprintf(stderr, "[%d] client_close: %s\n", (int)getpid(), rdt_errname(rc));
+    finish_stats();
+    return 0;
+}
+
+/* cond victim of phase ph: takes the lock, tells the parent, and waits on
+ * the condition of its phase (not-empty, then not-full) for ever: a
+ * waiter that never finds its predicate.  A wake-up it gets is passed on
+ * (signalled again) so that, alive, it takes nobody's; each is logged. */
+static int cond_victim_main(int ph, int notify_fd, long long at_ns)
+{
+    rdcond_t *cv = ph == 0 ? &c_notempty : &c_notfull;
+    rec_t r;
+    int rc;
+
+    alarm((unsigned)((t_end_ns - now_ns()) / 1000000000LL) + 90);
+    if (open_log("v") != 0 || cond_open() != 0)
+        return 2;
+    while (now_ns() < at_ns)
+        sleep_ms(5);
+    if ((rc = rdlock_lock(&c_lock)) != 0) {
+        fprintf(stderr, "cond victim: lock: %s\n", rdt_errname(rc));
+        return 2;
+    }
+    if (write(notify_fd, "x", 1) != 1)
+        return 2;
+    for (;;) {
+        rc = rdcond_wait(cv, &c_lock);
+        memset(&r, 0, sizeof r);
+        r.kind = K_VICTIM;
+        r.phase = ph;
+        r.pid = getpid();
+        r.tid = 99;
+        r.unlock_rc = rc;
+        r.t_enter = r.t_exit = r.t_unlocked = now_ns();
+        log_rec(&r);
+        cq_signal(cv, 0);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* barrier scenario                                                    */
+/* ------------------------------------------------------------------ */
+
+#define BAR_NAME "torture:b"
+#define BAR_GEN "torture:b:gen"
+#define BAR_DEADLINE_MS 500 /* each rdbarrier_timedwait's deadline, from its call */
+
+static void bar_to_key(int pid, char *buf, size_t n)
+{
+    snprintf(buf, n, "torture:b:to:%d", pid);
+}
+
+/* One participant (one thread).  It counts the generations it passed;
+ * the first ones start at 0, a replacement from the last generation any
+ * participant recorded (BAR_GEN, written after each completed wait and
+ * before the next arrival).  Every wait is logged; a timeout also bumps
+ * the participant's key torture:b:to:<pid>, which the parent watches. */
+static int bar_main(int slot, int replacement)
+{
+    rdlock_attr_t a;
+    rdbarrier_t b;
+    pconn_t pc = { NULL, 0, 0, 0 };
+    long long gen = 0, iter = 0;
+    char tokey[64];
+    int rc;
+
+    alarm((unsigned)((t_end_ns - now_ns()) / 1000000000LL) + 90);
+    rdlock_set_logger(quiet_logger, NULL);
+    if (open_log("b") != 0 || (rc = rdlock_client_open(&w_client, w_ini)) != 0)
+        return 2;
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, w_client);
+    if ((rc = rdbarrier_init(&b, BAR_NAME, (unsigned)opt_procs, &a)) != 0) {
+        fprintf(stderr, "[%d] rdbarrier_init: %s\n", (int)getpid(), rdt_errname(rc));
+        return 2;
+    }
+    rdlock_attr_destroy(&a);
+    bar_to_key(getpid(), tokey, sizeof tokey);
+    if (replacement)
+        gen = pget(&pc, BAR_GEN);
+    while (now_ns() < t_start_ns)
+        sleep_ms(5);
+    while (now_ns() < t_end_ns) {
+        struct timespec dl;
+        rec_t r;
+        memset(&r, 0, sizeof r);
+        r.kind = K_BAR;
+        r.pid = getpid();
+        r.name = slot;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        r.t_enter = now_ns();
+        r.aux = r.t_enter + BAR_DEADLINE_MS * 1000000LL;
+        dl.tv_nsec += (BAR_DEADLINE_MS % 1000) * 1000000L;
+        dl.tv_sec += BAR_DEADLINE_MS / 1000 + dl.tv_nsec / 1000000000L;
+        dl.tv_nsec %= 1000000000L;
+        if (opt_sabotage && slot == 0 && iter % 10 == 9)
+            rc = 0; /* checker self-test: "pass" a generation without waiting */
+        else
+            rc = rdbarrier_timedwait(&b, &dl);
+        r.t_exit = r.t_unlocked = now_ns();
+        r.unlock_rc = rc;
+        if (rc == 0 || rc == RDBARRIER_SERIAL_THREAD)
+            r.token = (uint64_t)++gen;
+        log_rec(&r);
+        if (r.token)
+            pset(&pc, BAR_GEN, gen);
+        else if (rc == ETIMEDOUT)
+            qcmd_int(&pc, "INCR %s", tokey);
+        else
+            sleep_ms(10); /* an error the checker reports */
+        iter++;
+    }
+    if ((rc = rdbarrier_destroy(&b)) != 0)
+        fprintf(stderr, "[%d] rdbarrier_destroy: %s\n", (int)getpid(), rdt_errname(rc));
+    if ((rc = rdlock_client_close(w_client)) != 0)
+        fprintf(stderr, "[%d] client_close: %s\n", (int)getpid(), rdt_errname(rc));
+    if (pc.c)
+        redisFree(pc.c);
+    w_stats.counter_retries = pc.retries;
+    finish_stats();
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1186,13 +1605,339 @@ static void check_phase(int phase, int name, long long counter, int counter_vali
     free(wr);
 }
 
+/* cond / barrier: the faults the parent injected */
+static long long cq_kill_ns[2], cq_pause_ns[2];
+static long long bar_kill_ns[2], bar_repl_ns[2];
+static int bar_victim[2], bar_repl[2]; /* pids */
+static long long wait_enolck; /* cond: rdcond_wait calls that returned ENOLCK */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double slack_ms(void) { return opt_long ? 1000 : 3000; }
+
+/* cond: every produced item consumed exactly once, no impossible queue
+ * length, the queue empty at the end, and no long stretch without a
+ * queue operation while the producers ran. */
+static void check_cond(long long head, long long tail)
+{
+    int64_t *prod = malloc((nrecs + 1) * sizeof *prod), *cons = malloc((nrecs + 1) * sizeof *cons);
+    int64_t *ev = malloc((nrecs + 2) * sizeof *ev);
+    size_t np = 0, nc = 0, nev = 0, i, j;
+    long bad = 0, missing = 0, dups = 0, phantoms = 0, enolck = 0, waited = 0, waits = 0, vwakes[2] = { 0, 0 };
+    long long longest_wait = 0, longest_one = 0, longest_one_at = 0, gap = 0, gap_at = 0, vlast[2] = { 0, 0 }, maxbad = 0;
+    double bound = lease_ms + retry_ms + slack_ms();
+
+    for (i = 0; i < nrecs; i++) {
+        rec_t *r = &recs[i];
+        if (r->kind == K_PUSH || r->kind == K_POP) {
+            if (r->kind == K_PUSH)
+                prod[np++] = r->item;
+            else
+                cons[nc++] = r->item;
+            enolck += r->unlock_rc == ENOLCK;
+            if (r->unlock_rc != 0 && r->unlock_rc != ENOLCK)
+                violation("cond: unlock returned %s", rdt_errname(r->unlock_rc));
+            waited += r->name > 0;
+            waits += r->name;
+            if (r->name > 0 && r->t_exit - r->t_enter > longest_wait)
+                longest_wait = r->t_exit - r->t_enter;
+            if ((long long)r->token > longest_one)
+                longest_one = (long long)r->token, longest_one_at = r->t_exit;
+            if (r->t_exit >= t_start_ns && r->t_exit <= t_end_ns)
+                ev[nev++] = r->t_exit;
+        } else if (r->kind == K_QBAD) {
+            bad++;
+            if (r->aux < 0 ? -r->aux > maxbad : r->aux - CQ_CAP > maxbad)
+                maxbad = r->aux < 0 ? -r->aux : r->aux - CQ_CAP;
+        } else if (r->kind == K_VICTIM && r->phase >= 0 && r->phase < 2) {
+            vwakes[r->phase]++;
+            if (r->t_enter > vlast[r->phase])
+                vlast[r->phase] = r->t_enter;
+        }
+    }
+    qsort(prod, np, sizeof *prod, cmp_i64);
+    qsort(cons, nc, sizeof *cons, cmp_i64);
+    for (i = 1; i < np; i++)
+        if (prod[i] == prod[i - 1])
+            violation("cond: item %lld produced twice (the producer's ids are unique)", (long long)prod[i]);
+    for (i = 0, j = 0; i < np || j < nc;) {
+        if (j >= nc || (i < np && prod[i] < cons[j])) {
+            if (missing++ < 5)
+                violation("cond: item %lld (pid %lld thread %lld #%lld) produced, never consumed", (long long)prod[i],
+                          (long long)(prod[i] >> 32), (long long)((prod[i] >> 20) & 4095),
+                          (long long)(prod[i] & 0xfffff));
+            else
+                violations++;
+            i++;
+        } else if (i >= np || cons[j] < prod[i]) {
+            if (phantoms++ < 5)
+                violation("cond: item %lld consumed but never produced", (long long)cons[j]);
+            else
+                violations++;
+            j++;
+        } else {
+            size_t k = j + 1;
+            while (k < nc && cons[k] == cons[j])
+                k++;
+            if (k - j > 1) {
+                if (dups++ < 5)
+                    violation("cond: item %lld consumed %zu times", (long long)cons[j], k - j);
+                else
+                    violations++;
+            }
+            i++;
+            j = k;
+        }
+    }
+    if (bad)
+        violation("cond: %ld times a thread holding the lock saw an impossible queue length (outside 0..%d, by up "
+                  "to %lld)",
+                  bad, CQ_CAP, maxbad);
+    if (tail != (long long)np || head != (long long)nc || head != tail)
+        violation("cond: the queue ends with head %lld, tail %lld, after %zu pushes and %zu pops", head, tail, np, nc);
+    /* progress: the longest stretch without a queue operation */
+    ev[nev++] = t_start_ns;
+    qsort(ev, nev, sizeof *ev, cmp_i64);
+    for (i = 1; i < nev; i++)
+        if (ev[i] - ev[i - 1] > gap)
+            gap = ev[i] - ev[i - 1], gap_at = ev[i - 1];
+    if (t_end_ns - ev[nev - 1] > gap)
+        gap = t_end_ns - ev[nev - 1], gap_at = ev[nev - 1];
+    note("cond: %zu items produced, %zu consumed: %ld never consumed, %ld consumed twice or more, %ld consumed "
+         "without being produced; impossible queue lengths seen %ld",
+         np, nc, missing, dups, phantoms, bad);
+    note("cond: %ld sections waited (%ld rdcond_wait returns), longest section with waits %.0f ms, longest single "
+         "wait %.0f ms (its section ended at %.0f ms; bound lease + retry + slack); holds reported lost %ld (unlock), %lld (wait)",
+         waited, waits, ms(longest_wait), ms(longest_one), ms(longest_one_at - t_start_ns), enolck, wait_enolck);
+    /* Signals go to the oldest live waiter and every push (pop) signals
+     * not-empty (not-full), so while the producers run a waiter is woken
+     * within a few operations; a dead waiter may keep one signal for a
+     * lease, a victim holding the lock when killed blocks everybody for
+     * one.  A wait longer than that lost its wake-up. */
+    if (ms(longest_one) > bound)
+        violation("cond: an rdcond_wait lasted %.0f ms (its section ended at %.0f ms) while the other side kept signalling: "
+                  "> lease + retry + slack (%.0f ms)",
+                  ms(longest_one), ms(longest_one_at - t_start_ns), bound);
+    note("cond: longest stretch without a queue operation %.0f ms (from %.0f ms; bound lease + retry + slack = "
+         "%.0f ms)",
+         ms(gap), ms(gap_at - t_start_ns), bound);
+    for (int ph = 0; ph < 2; ph++) {
+        long long kgap = 0;
+        if (cq_kill_ns[ph]) {
+            /* the longest stretch without an operation that overlaps the
+             * lease after the kill (a signal the victim kept, a lock it
+             * held or queued for when it died) */
+            long long wend = cq_kill_ns[ph] + (long long)(lease_ms + retry_ms) * 1000000LL;
+            for (i = 1; i < nev; i++)
+                if (ev[i - 1] < wend && ev[i] > cq_kill_ns[ph] && ev[i] - ev[i - 1] > kgap)
+                    kgap = ev[i] - ev[i - 1];
+            note("cond: phase %d victim (waiting on not-%s) woken %ld times, the last %.0f ms before its SIGKILL; "
+                 "longest stretch without an operation in the lease after the kill %.0f ms",
+                 ph, ph == 0 ? "empty" : "full", vwakes[ph], vlast[ph] ? ms(cq_kill_ns[ph] - vlast[ph]) : -1.0,
+                 ms(kgap));
+        }
+        if (cq_pause_ns[ph]) {
+            long long pgap = 0;
+            for (i = 1; i < nev; i++)
+                if (ev[i - 1] < cq_pause_ns[ph] + CQ_PAUSE_MS * 1000000LL && ev[i] > cq_pause_ns[ph])
+                    pgap = ev[i] - ev[i - 1] > pgap ? ev[i] - ev[i - 1] : pgap;
+            note("cond: phase %d CLIENT PAUSE %d ms: stretch without an operation across it %.0f ms", ph, CQ_PAUSE_MS,
+                 ms(pgap));
+        }
+    }
+    if (ms(gap) > bound)
+        violation("cond: %.0f ms without a queue operation (from %.0f ms) > lease + retry + slack (%.0f ms)", ms(gap),
+                  ms(gap_at - t_start_ns), bound);
+    if (enolck || wait_enolck)
+        note("cond: holds were reported lost: the exactly-once checks above are then only as good as the lock was");
+    f_sections = (long)(np + nc);
+    f_lost = enolck + (long)wait_enolck;
+    f_overlaps = missing + dups + phantoms + bad;
+    f_silent = enolck || wait_enolck ? 0 : f_overlaps;
+    free(prod);
+    free(cons);
+    free(ev);
+}
+
+static int cmp_bar(const void *a, const void *b)
+{
+    const rec_t *x = *(rec_t *const *)a, *y = *(rec_t *const *)b;
+    if (x->token != y->token)
+        return x->token < y->token ? -1 : 1;
+    return x->t_exit < y->t_exit ? -1 : x->t_exit > y->t_exit;
+}
+
+/* barrier: one serial return and opt_procs arrivals per generation (one
+ * fewer only for the generation a victim died in, completed within its
+ * arrival's lease), all arrivals before any return, timeouts on time,
+ * every survivor timed out after a kill, the replacement got through. */
+static void check_barrier(void)
+{
+    rec_t **s = malloc((nrecs + 1) * sizeof *s);
+    size_t ns = 0, i, j;
+    long timeouts = 0, unexplained = 0, early = 0, late = 0, gens = 0, short_gens = 0;
+    long long maxlate = -1000000000LL, maxgap = 0, maxgap_at = 0, prev_done = t_start_ns;
+    long long first_after[2] = { 0, 0 }, last_before[2] = { 0, 0 }, lastgen_done = 0;
+    uint64_t lastgen = 0;
+    double slack = opt_long ? 1000 : 2000;
+
+    for (i = 0; i < nrecs; i++) {
+        rec_t *r = &recs[i];
+        if (r->kind != K_BAR)
+            continue;
+        if (r->token)
+            s[ns++] = r;
+        else if (r->unlock_rc != ETIMEDOUT)
+            violation("barrier: rdbarrier_timedwait returned %s (%d)", rdt_errname(r->unlock_rc), r->unlock_rc);
+    }
+    qsort(s, ns, sizeof *s, cmp_bar);
+    for (i = 0; i < ns; i = j) {
+        uint64_t g = s[i]->token;
+        long long maxstart = 0, minret = 0;
+        int serial = 0, cnt = 0, victim_missing = -1;
+        for (j = i; j < ns && s[j]->token == g; j++) {
+            cnt++;
+            serial += s[j]->unlock_rc == RDBARRIER_SERIAL_THREAD;
+            if (s[j]->t_enter > maxstart)
+                maxstart = s[j]->t_enter;
+            if (!minret || s[j]->t_exit < minret)
+                minret = s[j]->t_exit;
+        }
+        if (g != lastgen + 1)
+            violation("barrier: generations %llu to %llu completed for nobody", (unsigned long long)lastgen + 1,
+                      (unsigned long long)g - 1);
+        lastgen = g;
+        gens++;
+        if (cnt == opt_procs - 1) {
+            /* a victim whose last completed generation was g - 1 may have
+             * arrived in g and died: its arrival counts while its lease
+             * runs, not after */
+            for (int k = 0; k < 2; k++) {
+                uint64_t vmax = 0;
+                int seen = 0;
+                if (!bar_kill_ns[k])
+                    continue;
+                for (size_t m = 0; m < ns; m++)
+                    if (s[m]->pid == bar_victim[k]) {
+                        seen = 1;
+                        if (s[m]->token > vmax)
+                            vmax = s[m]->token;
+                    }
+                if ((seen || g == 1) && vmax + 1 == g)
+                    victim_missing = k;
+            }
+            if (victim_missing < 0)
+                violation("barrier: generation %llu completed with %d returns of %d participants", (unsigned long long)g,
+                          cnt, opt_procs);
+            else if (ms(minret - bar_kill_ns[victim_missing]) > lease_ms + slack)
+                violation("barrier: generation %llu completed %.0f ms after the SIGKILL of an arrival (lease %u): a "
+                          "dead arrival counted past its lease",
+                          (unsigned long long)g, ms(minret - bar_kill_ns[victim_missing]), lease_ms);
+            else
+                short_gens++;
+        } else if (cnt != opt_procs) {
+            violation("barrier: generation %llu completed with %d returns of %d participants", (unsigned long long)g, cnt,
+                      opt_procs);
+        }
+        if (serial != 1 && !(serial == 0 && victim_missing >= 0))
+            violation("barrier: generation %llu gave RDBARRIER_SERIAL_THREAD to %d callers", (unsigned long long)g,
+                      serial);
+        if (maxstart >= minret)
+            violation("barrier: generation %llu released a waiter at %.3f ms before the last arrival's call at %.3f ms",
+                      (unsigned long long)g, ms(minret - t_start_ns), ms(maxstart - t_start_ns));
+        if (minret - prev_done > maxgap)
+            maxgap = minret - prev_done, maxgap_at = prev_done;
+        prev_done = minret;
+        lastgen_done = minret;
+        for (int k = 0; k < 2; k++) {
+            if (bar_kill_ns[k] && minret < bar_kill_ns[k])
+                last_before[k] = minret;
+            if (bar_repl_ns[k] && minret > bar_repl_ns[k] && !first_after[k])
+                for (size_t m = i; m < j; m++)
+                    if (s[m]->pid == bar_repl[k])
+                        first_after[k] = minret;
+        }
+    }
+    /* timeouts: on time; expected after a kill (until the replacement's
+     * first generation) and at the end (the generation some participant
+     * no longer joined); others are counted */
+    for (i = 0; i < nrecs; i++) {
+        rec_t *r = &recs[i];
+        int expected = 0;
+        long long l;
+        if (r->kind != K_BAR || r->unlock_rc != ETIMEDOUT)
+            continue;
+        timeouts++;
+        l = r->t_exit - r->aux;
+        if (l > maxlate)
+            maxlate = l;
+        if (l < -10000000LL && early++ < 5)
+            violation("barrier: timedwait of pid %d returned ETIMEDOUT %.0f ms before its deadline", r->pid, ms(-l));
+        if (ms(l) > slack && late++ < 5)
+            violation("barrier: timedwait of pid %d returned ETIMEDOUT %.0f ms after its deadline (slack %.0f)", r->pid,
+                      ms(l), slack);
+        for (int k = 0; k < 2; k++)
+            expected |= bar_kill_ns[k] && r->t_exit >= bar_kill_ns[k] && (!first_after[k] || r->t_enter < first_after[k]);
+        expected |= r->t_enter >= lastgen_done - 1000000LL; /* the generation that never completed */
+        unexplained += !expected;
+    }
+    if (early > 5 || late > 5)
+        violations += (early > 5 ? early - 5 : 0) + (late > 5 ? late - 5 : 0);
+    for (int k = 0; k < 2; k++) {
+        if (!bar_kill_ns[k])
+            continue;
+        /* every participant alive at the kill (not a victim) timed out after it */
+        int survivors = 0, timed_out = 0, pids[128], npids = 0;
+        for (i = 0; i < nrecs; i++) {
+            rec_t *r = &recs[i];
+            int dead = 0, known = 0;
+            if (r->kind != K_BAR || r->t_enter >= bar_kill_ns[k])
+                continue;
+            for (int q = 0; q <= k; q++)
+                dead |= r->pid == bar_victim[q];
+            for (int q = 0; q < npids; q++)
+                known |= pids[q] == r->pid;
+            if (!dead && !known && npids < 128)
+                pids[npids++] = r->pid;
+        }
+        for (int q = 0; q < npids; q++) {
+            int to = 0;
+            survivors++;
+            for (i = 0; i < nrecs; i++)
+                to |= recs[i].kind == K_BAR && recs[i].pid == pids[q] && recs[i].unlock_rc == ETIMEDOUT &&
+                      recs[i].t_exit >= bar_kill_ns[k] && recs[i].t_exit <= bar_repl_ns[k];
+            timed_out += to;
+            if (!to)
+                violation("barrier: participant %d did not time out between kill %d and the replacement", pids[q], k);
+        }
+        note("barrier: kill %d (pid %d) at %.0f ms: %d of %d survivors timed out before the replacement joined "
+             "%.0f ms after the kill; its first generation completed %.0f ms after it joined; no generation for %.0f ms "
+             "around the kill",
+             k, bar_victim[k], ms(bar_kill_ns[k] - t_start_ns), timed_out, survivors,
+             ms(bar_repl_ns[k] - bar_kill_ns[k]), first_after[k] ? ms(first_after[k] - bar_repl_ns[k]) : -1.0,
+             first_after[k] && last_before[k] ? ms(first_after[k] - last_before[k]) : -1.0);
+        if (!first_after[k])
+            violation("barrier: the replacement of kill %d never completed a generation", k);
+    }
+    note("barrier: %ld generations (%ld completed by a victim's arrival made before it died), %ld timeouts (%ld "
+         "outside the kill windows and the end), latest timeout %.0f ms past its deadline, longest stretch without "
+         "a generation %.0f ms (from %.0f ms)",
+         gens, short_gens, timeouts, unexplained, ms(maxlate), ms(maxgap), ms(maxgap_at - t_start_ns));
+    f_sections = gens;
+    free(s);
+}
+
 /* ------------------------------------------------------------------ */
 /* parent                                                              */
 /* ------------------------------------------------------------------ */
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall|cluster|redlock} [--procs N] "
+    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall|cluster|redlock|cond|barrier} [--procs N] "
                     "[--threads M] [--seconds S] [--lease MS] [--short|--long] [--keep] [--verbose] [--sabotage]\n");
     exit(2);
 }
@@ -1227,6 +1972,15 @@ static long long get_counter(const char *key)
     if (r)
         freeReplyObject(r);
     redisFree(c);
+    return v;
+}
+
+static long long get_int(redisContext *c, const char *key)
+{
+    redisReply *r = redisCommand(c, "GET %s", key);
+    long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
+    if (r)
+        freeReplyObject(r);
     return v;
 }
 
@@ -1338,12 +2092,14 @@ int main(int argc, char **argv)
 {
     int i, extra_procs = 0, status, crashes = 0, hangs = 0, failed_setup = 0, proxy_port = 0, lfd = -1;
     pid_t pids[512], proxy_pid = 0;
+    int killed[512] = { 0 }; /* SIGKILLed on purpose (barrier victims) */
     int victim_pipe[2] = { -1, -1 };
     const char *ini;
     char ini_text[1024], faults[256] = "none", stall_note[300] = "";
     long total_faults = 0;
     int procs_given = 0, threads_given = 0;
     long long stats_lock[NCODES] = { 0 }, stats_unlock[NCODES] = { 0 }, lostcb_total = 0, cretries = 0;
+    long long stats_wait[NCODES] = { 0 }, sigfail = 0;
 
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
@@ -1377,7 +2133,13 @@ int main(int argc, char **argv)
         if (!threads_given)
             opt_threads = 2;
     }
-    if (!sc_names[sc] || opt_procs < 1 || opt_procs > 64 || opt_threads < 1 || opt_threads > 256)
+    if (sc_names[sc] && sc == SC_BARRIER) { /* one participant per process */
+        if (threads_given && opt_threads != 1)
+            fprintf(stderr, "torture: barrier: one thread per process (--threads %d ignored)\n", opt_threads);
+        opt_threads = 1;
+    }
+    if (!sc_names[sc] || opt_procs < 1 || opt_procs > 64 || opt_threads < 1 || opt_threads > 256 ||
+        (sc == SC_COND && opt_threads < 2) || (sc == SC_BARRIER && opt_procs < 2))
         usage();
     if (!opt_seconds)
         opt_seconds = opt_long ? 60 : 8;
@@ -1518,10 +2280,10 @@ int main(int argc, char **argv)
         pids[i] = fork();
         if (pids[i] == 0) {
             signal(SIGALRM, SIG_DFL);
-            _exit(worker_main(i));
+            _exit(sc == SC_COND ? cond_main(i) : sc == SC_BARRIER ? bar_main(i, 0) : worker_main(i));
         }
     }
-    if (sc == SC_KILL) {
+    if (sc == SC_KILL || sc == SC_COND) {
         if (pipe(victim_pipe) != 0)
             return 2;
         for (i = 0; i < 2; i++) {
@@ -1530,7 +2292,7 @@ int main(int argc, char **argv)
             if (pids[opt_procs + i] == 0) {
                 signal(SIGALRM, SIG_DFL);
                 close(victim_pipe[0]);
-                _exit(victim_main(i, victim_pipe[1], at));
+                _exit(sc == SC_COND ? cond_victim_main(i, victim_pipe[1], at) : victim_main(i, victim_pipe[1], at));
             }
         }
         extra_procs = 2;
@@ -1565,6 +2327,87 @@ int main(int argc, char **argv)
             total_faults = pauses + restarts;
             snprintf(faults, sizeof faults, "%ld SIGSTOPs of 1-2 masters, %ld master restarts (no persistence)",
                      pauses, restarts);
+        } else if (sc == SC_COND) {
+            char ch;
+            struct pollfd p = { victim_pipe[0], POLLIN, 0 };
+            long long ph_start = ph == 0 ? t_start_ns : t_half_ns, ph_len = t_half_ns - t_start_ns;
+            redisContext *c;
+            redisReply *r;
+            if (poll(&p, 1, (int)((t_end_ns - now_ns()) / 1000000) + 30000) <= 0 || read(victim_pipe[0], &ch, 1) != 1) {
+                fprintf(stderr, "torture: cond victim %d never took the lock\n", ph);
+                failed_setup = 1;
+                break;
+            }
+            /* it waits on its condition from a moment after it told us;
+             * the watchdog renews its registration meanwhile */
+            sleep_ms(lease_ms / 2);
+            cq_kill_ns[ph] = now_ns();
+            kill(pids[opt_procs + ph], SIGKILL);
+            total_faults++;
+            wait_until(ph_start + ph_len * 2 / 3);
+            if (!(c = rdt_connect(&srv))) {
+                failed_setup = 1;
+                break;
+            }
+            cq_pause_ns[ph] = now_ns();
+            r = redisCommand(c, "CLIENT PAUSE %d ALL", CQ_PAUSE_MS);
+            if (r && r->type == REDIS_REPLY_ERROR) { /* Redis < 6.2 */
+                freeReplyObject(r);
+                r = redisCommand(c, "CLIENT PAUSE %d", CQ_PAUSE_MS);
+            }
+            if (!r || r->type == REDIS_REPLY_ERROR) {
+                fprintf(stderr, "torture: CLIENT PAUSE: %s\n", r ? r->str : c->errstr);
+                failed_setup = 1;
+            }
+            if (r)
+                freeReplyObject(r);
+            redisFree(c);
+            total_faults++;
+        } else if (sc == SC_BARRIER) {
+            /* SIGKILL participant ph a quarter into the phase (it is in a
+             * wait nearly all the time); the replacement joins once the
+             * victim's arrival has surely lapsed (lease + 200 ms) and
+             * every survivor's timed wait has timed out since the kill */
+            long long ph_start = ph == 0 ? t_start_ns : t_half_ns, ph_len = t_half_ns - t_start_ns;
+            long long before[64], bound;
+            redisContext *c;
+            int all;
+            wait_until(ph_start + ph_len / 4);
+            if (!(c = rdt_connect(&srv))) {
+                failed_setup = 1;
+                break;
+            }
+            for (int q = 0; q < opt_procs; q++) {
+                char key[64];
+                bar_to_key(pids[q], key, sizeof key);
+                before[q] = get_int(c, key);
+            }
+            bar_victim[ph] = pids[ph];
+            bar_kill_ns[ph] = now_ns();
+            kill(pids[ph], SIGKILL);
+            killed[ph] = 1;
+            total_faults++;
+            bound = bar_kill_ns[ph] + (long long)(lease_ms + 3 * BAR_DEADLINE_MS + 10000) * 1000000LL;
+            do {
+                sleep_ms(20); /* polls a condition: the survivors' timeout counts */
+                all = now_ns() >= bar_kill_ns[ph] + (long long)(lease_ms + 200) * 1000000LL;
+                for (int q = 0; q < opt_procs && all; q++) {
+                    char key[64];
+                    int dead = 0;
+                    for (int v = 0; v <= ph; v++)
+                        dead |= pids[q] == bar_victim[v];
+                    bar_to_key(pids[q], key, sizeof key);
+                    all = dead || get_int(c, key) > before[q];
+                }
+            } while (!all && now_ns() < bound);
+            redisFree(c);
+            bar_repl_ns[ph] = now_ns();
+            bar_repl[ph] = fork();
+            if (bar_repl[ph] == 0) {
+                signal(SIGALRM, SIG_DFL);
+                _exit(bar_main(ph, 1));
+            }
+            pids[opt_procs + extra_procs++] = bar_repl[ph];
         } else if (sc == SC_KILL) {
             char ch;
             struct pollfd p = { victim_pipe[0], POLLIN, 0 };
@@ -1617,6 +2460,11 @@ int main(int argc, char **argv)
     }
     if (sc == SC_KILL)
         snprintf(faults, sizeof faults, "%ld holder SIGKILLs", total_faults);
+    else if (sc == SC_COND)
+        snprintf(faults, sizeof faults, "%ld SIGKILLs of a condition waiter, %ld CLIENT PAUSE %d ms", total_faults / 2,
+                 total_faults / 2, CQ_PAUSE_MS);
+    else if (sc == SC_BARRIER)
+        snprintf(faults, sizeof faults, "%ld SIGKILLs of a participant (replaced)", total_faults);
     else if (sc == SC_RESTART)
         snprintf(faults, sizeof faults, "%ld server SIGKILL+restart (no persistence)", total_faults);
     else if (sc == SC_RESTART_AOF)
@@ -1646,7 +2494,7 @@ int main(int argc, char **argv)
             hangs++;
             continue;
         }
-        if (victim && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        if (((victim && sc != SC_BARRIER) || killed[i]) && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
             continue;
         if (WIFSIGNALED(status)) {
             fprintf(stderr, "VIOLATION: worker %d (pid %d) died of signal %d%s\n", i, (int)pids[i], WTERMSIG(status),
@@ -1703,12 +2551,17 @@ int main(int argc, char **argv)
                 stats_unlock[i] += recs[k].unlock_codes[i];
             }
             lostcb_total += recs[k].lostcb;
+            for (i = 0; i < NCODES; i++)
+                stats_wait[i] += recs[k].wait_codes[i];
+            sigfail += recs[k].sigfail;
             cretries += recs[k].counter_retries;
             {
                 /* per process: lost callbacks <= ENOLCK unlocks */
-                long enolck = 0;
+                long enolck = recs[k].wait_codes[C_ENOLCK];
                 for (size_t j = 0; j < nrecs; j++)
-                    enolck += recs[j].pid == recs[k].pid && (recs[j].kind == K_WRITE || recs[j].kind == K_READ) &&
+                    enolck += recs[j].pid == recs[k].pid &&
+                              (recs[j].kind == K_WRITE || recs[j].kind == K_READ || recs[j].kind == K_PUSH ||
+                               recs[j].kind == K_POP) &&
                               recs[j].unlock_rc == ENOLCK;
                 if (recs[k].lostcb > enolck)
                     violation("pid %d: %lld lost callbacks but only %ld unlocks returned ENOLCK", recs[k].pid,
@@ -1721,7 +2574,12 @@ int main(int argc, char **argv)
     printf("  faults: %s\n", faults);
     if (stall_note[0])
         note("%s", stall_note);
-    for (int ph = 0; ph < 2; ph++)
+    wait_enolck = stats_wait[C_ENOLCK];
+    if (sc == SC_COND)
+        check_cond(get_counter(CQ_HEAD), get_counter(CQ_TAIL));
+    else if (sc == SC_BARRIER)
+        check_barrier();
+    for (int ph = 0; ph < 2 && sc != SC_COND && sc != SC_BARRIER; ph++)
         for (int k = 0; k < nnames; k++) {
             char key[96];
             int counter_valid = sc != SC_RESTART;
@@ -1740,6 +2598,19 @@ int main(int argc, char **argv)
     note("unlock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-contract=%lld",
          stats_unlock[C_OK], stats_unlock[C_ENOLCK], stats_unlock[C_EIO], stats_unlock[C_EPERM], stats_unlock[C_EINVAL],
          stats_unlock[C_EDEADLK], stats_unlock[C_OTHER], stats_unlock[C_BADCODE]);
+    if (sc == SC_COND) {
+        note("rdcond_wait codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld "
+             "non-contract=%lld; failed signals/broadcasts %lld",
+             stats_wait[C_OK], stats_wait[C_ENOLCK], stats_wait[C_EIO], stats_wait[C_EPERM], stats_wait[C_EINVAL],
+             stats_wait[C_EDEADLK], stats_wait[C_OTHER], stats_wait[C_BADCODE], sigfail);
+        for (i = 0; i < NCODES; i++)
+            if (i != C_OK && i != C_ENOLCK && stats_wait[i])
+                violation("rdcond_wait returned a code other than 0 or ENOLCK %lld times (contract 12.4: no "
+                          "fail_fast, lock not robust)",
+                          stats_wait[i]);
+        if (sigfail)
+            violation("%lld rdcond_signal / rdcond_broadcast calls failed", sigfail);
+    }
     note("lost callbacks: %lld; plain-connection retries: %lld", lostcb_total, cretries);
     if (stats_lock[C_BADCODE] || stats_unlock[C_BADCODE])
         violation("a call returned a code outside docs/CONTRACT.md section 2");
