@@ -20,6 +20,8 @@
  *                          work there
  *   tool                   rdlock(1): a command under a lock on each
  *                          master, -n against a holder, --status, --reset
+ *   cond_and_barrier       a condition signalled across clients and a
+ *                          barrier of two, on each master
  *   bad_names              a name that would not hash as one tag: EINVAL
  *
  * Every server is started and stopped by PID; what a test checks on the
@@ -734,6 +736,112 @@ static void test_bad_names(void)
     RDT_ASSERT_RC(EINVAL, mx(&m, "}", g_c1));
 }
 
+/* A condition waiter on another client, and its signaller. */
+typedef struct condw {
+    rdcond_t *cv;
+    rdlock_t *lk;
+    volatile int *flag;
+    int rc;
+    long long woke_at;
+} condw_t;
+
+static void *cond_waiter(void *arg)
+{
+    condw_t *w = arg;
+    w->rc = rdlock_lock(w->lk);
+    while (w->rc == 0 && !*w->flag)
+        w->rc = rdcond_wait(w->cv, w->lk);
+    w->woke_at = rdt_now_ms();
+    if (w->rc == 0)
+        w->rc = rdlock_unlock(w->lk);
+    return NULL;
+}
+
+typedef struct barw {
+    rdbarrier_t *b;
+    int rc;
+} barw_t;
+
+static void *bar_waiter(void *arg)
+{
+    barw_t *w = arg;
+    w->rc = rdbarrier_wait(w->b);
+    return NULL;
+}
+
+/* A condition variable and a barrier on each master: the waiter on one
+ * client is woken by the other's signal through the shard channel of the
+ * name's slot (the re-check period is 10 s), and a barrier of two on two
+ * clients releases both, one of them serial. */
+static void test_cond_and_barrier(void)
+{
+    int m[3];
+    char name[64];
+
+    CU_ASSERT_FATAL(masters(m) == 0);
+    for (int i = 0; i < 3; i++) {
+        rdlock_attr_t a1, a2;
+        rdcond_attr_t ca;
+        rdcond_t cv1, cv2;
+        rdlock_t l1, l2;
+        rdbarrier_t b1, b2;
+        volatile int flag = 0;
+        condw_t w;
+        barw_t bw;
+        pthread_t th;
+        long long t0;
+        int rc;
+
+        CU_ASSERT_FATAL(name_on(m[i], "cv", name, sizeof name) == 0);
+        rdlock_attr_init(&a1);
+        rdlock_attr_setclient(&a1, g_c1);
+        rdlock_attr_init(&a2);
+        rdlock_attr_setclient(&a2, g_c2);
+        RDT_ASSERT_RC(0, rdlock_init(&l1, name, &a1));
+        RDT_ASSERT_RC(0, rdlock_init(&l2, name, &a2));
+        rdcond_attr_init(&ca);
+        rdcond_attr_setclient(&ca, g_c1);
+        RDT_ASSERT_RC(0, rdcond_init(&cv1, name, &ca));
+        rdcond_attr_setclient(&ca, g_c2);
+        RDT_ASSERT_RC(0, rdcond_init(&cv2, name, &ca));
+        rdcond_attr_destroy(&ca);
+        w.cv = &cv1;
+        w.lk = &l1;
+        w.flag = &flag;
+        w.rc = -1;
+        CU_ASSERT_FATAL(pthread_create(&th, NULL, cond_waiter, &w) == 0);
+        rdt__nap_ms(300); /* waiting (pacing: nothing to signal before) */
+        RDT_ASSERT_RC(0, rdlock_lock(&l2));
+        flag = 1;
+        t0 = rdt_now_ms();
+        RDT_ASSERT_RC(0, rdcond_signal(&cv2));
+        RDT_ASSERT_RC(0, rdlock_unlock(&l2));
+        pthread_join(th, NULL);
+        RDT_ASSERT_RC(0, w.rc);
+        CU_ASSERT(w.woke_at - t0 < WAKE_MS);
+        rdcond_destroy(&cv1);
+        rdcond_destroy(&cv2);
+        rdlock_destroy(&l1);
+        rdlock_destroy(&l2);
+
+        CU_ASSERT_FATAL(name_on(m[i], "bar", name, sizeof name) == 0);
+        RDT_ASSERT_RC(0, rdbarrier_init(&b1, name, 2, &a1));
+        RDT_ASSERT_RC(0, rdbarrier_init(&b2, name, 2, &a2));
+        bw.b = &b1;
+        bw.rc = -1;
+        CU_ASSERT_FATAL(pthread_create(&th, NULL, bar_waiter, &bw) == 0);
+        rc = rdbarrier_wait(&b2);
+        pthread_join(th, NULL);
+        CU_ASSERT(rc == 0 || rc == RDBARRIER_SERIAL_THREAD);
+        CU_ASSERT(bw.rc == 0 || bw.rc == RDBARRIER_SERIAL_THREAD);
+        CU_ASSERT((rc == RDBARRIER_SERIAL_THREAD) + (bw.rc == RDBARRIER_SERIAL_THREAD) == 1);
+        rdbarrier_destroy(&b1);
+        rdbarrier_destroy(&b2);
+        rdlock_attr_destroy(&a1);
+        rdlock_attr_destroy(&a2);
+    }
+}
+
 static const rdt_test_t tests[] = {
     { "names_on_every_master", test_names_on_every_master },
     { "migration", test_migration },
@@ -742,6 +850,7 @@ static const rdt_test_t tests[] = {
     { "reshard_under_load", test_reshard_under_load },
     { "failover_under_load", test_failover_under_load },
     { "sem_and_once", test_sem_and_once },
+    { "cond_and_barrier", test_cond_and_barrier },
     { "tool", test_tool },
     { "bad_names", test_bad_names },
     { NULL, NULL },
