@@ -13,6 +13,7 @@
 #include "handle.h"
 #include "lock.h"
 #include "log.h"
+#include "quorum.h"
 #include "reply.h"
 #include "sem.h"
 #include "topology.h"
@@ -46,14 +47,13 @@ int rdlock_reset_name(rdlock_client_t *c, const char *name)
         /* The other primitives of the name (section 12): the semaphore's
          * state, the run-once mark, the condition's and the barrier's
          * state go too. */
-        rc = c->topo->quorum ? 0 : rdl_sem_reset(c, key, keylen);
+        rc = rdl_sem_reset(c, key, keylen);
     }
     if (rc == 0)
         rc = rdl_once_reset(c, key, keylen);
-    /* On Redlock these primitives do not exist (ENOTSUP), nor their keys. */
-    if (rc == 0 && !c->topo->quorum)
+    if (rc == 0)
         rc = rdl_cond_reset(c, key, keylen);
-    if (rc == 0 && !c->topo->quorum)
+    if (rc == 0)
         rc = rdl_barrier_reset(c, key, keylen);
     free(key);
     return rc;
@@ -111,29 +111,39 @@ int rdlock_status_name(rdlock_client_t *c, const char *name, rdlock_status_t *st
 /* The smallest rdlock_kinds_t a caller may pass: the first version's. */
 #define KINDS_SIZE_MIN sizeof(rdlock_kinds_t)
 
+static const char *const kinds_sfx[] = { ":s", ":s:h", ":s:w", ":s:wq", ":once", ":cv", ":cv:h", ":cv:p", ":b", ":b:h" };
+enum { KINDS_NK = sizeof kinds_sfx / sizeof kinds_sfx[0] };
+
+/* kinds.lua's keys for key: argv, lens into a new *buf.  0 or ENOMEM. */
+static int kinds_keys(const char *key, size_t keylen, const char **argv, size_t *lens, char **buf)
+{
+    size_t off = 0, i;
+    if ((*buf = malloc(KINDS_NK * (keylen + 6))) == NULL)
+        return ENOMEM;
+    for (i = 0; i < KINDS_NK; i++) {
+        size_t sl = strlen(kinds_sfx[i]);
+        memcpy(*buf + off, key, keylen);
+        memcpy(*buf + off + keylen, kinds_sfx[i], sl);
+        argv[i] = *buf + off;
+        lens[i] = keylen + sl;
+        off += keylen + sl;
+    }
+    return 0;
+}
+
 /* kinds.lua on the single server, Sentinel master or Cluster slot of
  * key: 0 and *k, or an errno. */
 static int kinds_read(rdlock_client_t *c, const char *key, size_t keylen, rdlock_kinds_t *k)
 {
-    static const char *const sfx[] = { ":s", ":s:h", ":s:w", ":s:wq", ":once", ":cv", ":cv:h", ":cv:p", ":b", ":b:h" };
-    enum { NK = sizeof sfx / sizeof sfx[0] };
-    const char *argv[NK];
-    size_t lens[NK], off = 0, i;
-    char *buf = malloc(NK * (keylen + 6));
+    const char *argv[KINDS_NK];
+    size_t lens[KINDS_NK];
+    char *buf;
     redisReply *r;
     int rc;
 
-    if (buf == NULL)
-        return ENOMEM;
-    for (i = 0; i < NK; i++) {
-        size_t sl = strlen(sfx[i]);
-        memcpy(buf + off, key, keylen);
-        memcpy(buf + off + keylen, sfx[i], sl);
-        argv[i] = buf + off;
-        lens[i] = keylen + sl;
-        off += keylen + sl;
-    }
-    rc = rdl_client_script(c, c->scripts->kinds, NK, NK, argv, lens, -1, &r, NULL);
+    if ((rc = kinds_keys(key, keylen, argv, lens, &buf)) != 0)
+        return rc;
+    rc = rdl_client_script(c, c->scripts->kinds, KINDS_NK, KINDS_NK, argv, lens, -1, &r, NULL);
     free(buf);
     if (rc != 0)
         return rc;
@@ -143,6 +153,98 @@ static int kinds_read(rdlock_client_t *c, const char *key, size_t keylen, rdlock
         rc = rdl_reply_kinds(r, k);
     freeReplyObject(r);
     return rc;
+}
+
+/* The same on a Redlock quorum: kinds.lua on every master, and each
+ * kind's fields from the master with its newest state (the highest step
+ * version, pstep.lua 'v'; prim_quorum.h); the run-once mark by majority
+ * (once.c).  Needs a majority answering. */
+static int kinds_read_quorum(rdlock_client_t *c, const char *key, size_t keylen, rdlock_kinds_t *k)
+{
+    static const char *const vsfx[3] = { ":s:Qm", ":cv:Qm", ":b:Qm" };
+    const char *argv[KINDS_NK], *vv[4];
+    size_t lens[KINDS_NK], vl[4];
+    char *buf, *vbuf;
+    rdl_qcall_t qv, qk;
+    rdlock_kinds_t per[RDL_REDLOCK_MAX];
+    long long best_v[3] = { -1, -1, -1 };
+    int best[3] = { -1, -1, -1 }, n = rdl_redlock_count(c), ok = 0, rc, i, m;
+
+    if ((rc = kinds_keys(key, keylen, argv, lens, &buf)) != 0)
+        return rc;
+    if ((vbuf = malloc(3 * (keylen + 7))) == NULL) {
+        free(buf);
+        return ENOMEM;
+    }
+    for (i = 0; i < 3; i++) {
+        size_t sl = strlen(vsfx[i]);
+        vv[i] = vbuf + (size_t)i * (keylen + 7);
+        memcpy(vbuf + (size_t)i * (keylen + 7), key, keylen);
+        memcpy(vbuf + (size_t)i * (keylen + 7) + keylen, vsfx[i], sl);
+        vl[i] = keylen + sl;
+    }
+    vv[3] = "v";
+    vl[3] = 1;
+    rdl_quorum_init(c, &qv, c->scripts->pstep, 3, 4, vv, vl);
+    rdl_quorum_init(c, &qk, c->scripts->kinds, KINDS_NK, KINDS_NK, argv, lens);
+    if (rdl_quorum_exchange(c, &qv) != 0 || rdl_quorum_exchange(c, &qk) != 0) {
+        rdl_quorum_free(&qv);
+        free(buf);
+        free(vbuf);
+        return ENOMEM;
+    }
+    for (m = 0; m < n; m++) {
+        const redisReply *r = qv.ans[m].r;
+        if (qv.ans[m].rc != 0 || qk.ans[m].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+            qk.ans[m].r->type == REDIS_REPLY_ERROR)
+            continue;
+        memset(&per[m], 0, sizeof per[m]);
+        per[m].size = sizeof per[m];
+        if (rdl_reply_kinds(qk.ans[m].r, &per[m]) != 0)
+            continue;
+        ok++;
+        for (i = 0; i < 3; i++)
+            /* Version 0: no step ever ran there (stray keys are not a
+             * primitive on a quorum). */
+            if (r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer > 0 &&
+                r->element[i]->integer > best_v[i]) {
+                best_v[i] = r->element[i]->integer;
+                best[i] = m;
+            }
+    }
+    rdl_quorum_free(&qv);
+    rdl_quorum_free(&qk);
+    free(buf);
+    free(vbuf);
+    if (ok < rdl_redlock_majority(c)) {
+        rdl_log(RDLOCK_LOG_WARN, "status: %d of %d redlock masters answered", ok, n);
+        return EIO;
+    }
+    if (best[0] >= 0) {
+        const rdlock_kinds_t *p = &per[best[0]];
+        k->sem = p->sem;
+        k->sem_type = p->sem_type;
+        k->sem_value = p->sem_value;
+        k->sem_permits = p->sem_permits;
+        k->sem_held = p->sem_held;
+        k->sem_holders = p->sem_holders;
+        k->sem_waiting = p->sem_waiting;
+    }
+    if (best[1] >= 0) {
+        const rdlock_kinds_t *p = &per[best[1]];
+        k->cond = p->cond;
+        k->cond_waiters = p->cond_waiters;
+        k->cond_woken = p->cond_woken;
+        k->cond_registrations = p->cond_registrations;
+    }
+    if (best[2] >= 0) {
+        const rdlock_kinds_t *p = &per[best[2]];
+        k->barrier = p->barrier;
+        k->barrier_count = p->barrier_count;
+        k->barrier_arrived = p->barrier_arrived;
+        k->barrier_generation = p->barrier_generation;
+    }
+    return rdl_once_status_quorum(c, key, keylen, &k->once, &k->once_by);
 }
 
 int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k)
@@ -163,8 +265,8 @@ int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k)
     all.size = sizeof all;
     if ((rc = name_key(&c, name, &key, &keylen)) != 0)
         return rc;
-    if (c->topo->quorum) /* Redlock: no semaphores, conditions, barriers */
-        rc = rdl_once_status_quorum(c, key, keylen, &all.once, &all.once_by);
+    if (c->topo->quorum)
+        rc = kinds_read_quorum(c, key, keylen, &all);
     else
         rc = kinds_read(c, key, keylen, &all);
     free(key);

@@ -13,6 +13,7 @@
 #include "lock.h"
 #include "log.h"
 #include "prim.h"
+#include "prim_quorum.h"
 #include "timeutil.h"
 #include "topology.h"
 #include "waitq.h"
@@ -40,12 +41,6 @@ int rdl_preq_init(rdl_preq_t *r, rdlock_client_t *c, rdl_handle_t *h, unsigned t
     memset(r, 0, sizeof *r);
     if (nkeys < 1 || nkeys > RDL_PRIM_KEYS_MAX)
         return EINVAL;
-    if (c->topo->quorum) {
-        /* Their steps are one-server scripts: on a Redlock quorum they
-         * would run on one master.  Refused, like semaphores (sem.c). */
-        rdl_log(RDLOCK_LOG_ERROR, "%s %s: not supported on [redlock] yet", what, h->name);
-        return ENOTSUP;
-    }
     r->c = c;
     r->h = h;
     r->what = what;
@@ -137,7 +132,14 @@ int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stampe
         rdl_call_t call = { 0 };
         redisReply *reply;
         call.stamp = stamped ? r->stamp : NULL;
-        rc = rdl_client_script(c, script, n, n + RDL_PRIM_NARGS, argv, lens, deadline, &reply, &call);
+        /* On a Redlock quorum the step runs on a leader and its state is
+         * copied to a majority (prim_quorum.h); the holder hash is the
+         * second key of both scripts. */
+        if (c->topo->quorum)
+            rc = rdl_prim_quorum_script(c, script, n, n + RDL_PRIM_NARGS, argv, lens, n + 3, 1, deadline, &reply,
+                                        &call);
+        else
+            rc = rdl_client_script(c, script, n, n + RDL_PRIM_NARGS, argv, lens, deadline, &reply, &call);
         if (call.unsure_until > r->unsure_until)
             r->unsure_until = call.unsure_until;
         if (call.sent_at >= 0)

@@ -288,6 +288,23 @@ int rdl_quorum_connect(rdlock_client_t *c, rdl_conn_t **out)
     return 0;
 }
 
+int rdl_quorum_conn(rdlock_client_t *c, int k, rdl_conn_t **out)
+{
+    rdl_conn_t *conns[RDL_REDLOCK_MAX] = { 0 };
+    bool want[RDL_REDLOCK_MAX] = { false }, denied = false;
+    int rc;
+
+    *out = NULL;
+    if ((conns[k] = conn_of(c, k, &denied)) == NULL)
+        return denied ? EACCES : EIO;
+    want[k] = true;
+    rc = setup_round(c, conns, want);
+    if (conns[k] == NULL)
+        return rc == EACCES ? EACCES : EIO;
+    *out = conns[k];
+    return 0;
+}
+
 int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
 {
     rdl_conn_t *conns[RDL_REDLOCK_MAX] = { 0 };

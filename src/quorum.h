@@ -96,6 +96,10 @@ void rdl_quorum_free(rdl_qcall_t *q);
  * at once, the others' connections go to the pool.  0, or EIO (none
  * answered), EACCES (a password is wanted or refused), ENOMEM. */
 int rdl_quorum_connect(struct rdlock_client *c, struct rdl_conn **out);
+/* A connection to master k alone, ready and with its clock known (a
+ * step that must run on one master: prim_quorum.c).  0, or EIO (master k
+ * marked down), EACCES, ENOMEM.  Give it back with rdl_client_conn_put. */
+int rdl_quorum_conn(struct rdlock_client *c, int k, struct rdl_conn **out);
 /* One argv per master, all the same but for the one argument that
  * carries a stamp (index stamp_arg, the stamp at offset stamp_off in it):
  * copies of that argument, and q's argv/lens/stamp filled.  *buf must be

@@ -17,6 +17,7 @@ RDL_SCRIPT(fence);
 RDL_SCRIPT(cond);
 RDL_SCRIPT(barrier);
 RDL_SCRIPT(kinds);
+RDL_SCRIPT(pstep);
 RDL_SCRIPT(acquire_sharded);
 RDL_SCRIPT(release_sharded);
 RDL_SCRIPT(renew_sharded);
@@ -28,6 +29,7 @@ RDL_SCRIPT(fence_sharded);
 RDL_SCRIPT(cond_sharded);
 RDL_SCRIPT(barrier_sharded);
 RDL_SCRIPT(kinds_sharded);
+RDL_SCRIPT(pstep_sharded);
 
 const rdl_scripts_t rdl_scripts_plain = {
     .acquire = &s_acquire,
@@ -41,6 +43,7 @@ const rdl_scripts_t rdl_scripts_plain = {
     .cond = &s_cond,
     .barrier = &s_barrier,
     .kinds = &s_kinds,
+    .pstep = &s_pstep,
 };
 const rdl_scripts_t rdl_scripts_sharded = {
     .acquire = &s_acquire_sharded,
@@ -54,4 +57,5 @@ const rdl_scripts_t rdl_scripts_sharded = {
     .cond = &s_cond_sharded,
     .barrier = &s_barrier_sharded,
     .kinds = &s_kinds_sharded,
+    .pstep = &s_pstep_sharded,
 };

@@ -24,6 +24,7 @@ typedef struct rdl_scripts {
     const rdl_script_t *cond; /* every step of a condition variable (cond.c) */
     const rdl_script_t *barrier; /* every step of a barrier (barrier.c) */
     const rdl_script_t *kinds; /* read the other primitives of a name (admin.c) */
+    const rdl_script_t *pstep; /* a primitive's step on a Redlock quorum (prim_quorum.c) */
 } rdl_scripts_t;
 
 /* As written: wake-ups with PUBLISH. */

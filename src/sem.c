@@ -31,6 +31,7 @@
 #include "hold.h"
 #include "lock.h"
 #include "log.h"
+#include "prim_quorum.h"
 #include "sem.h"
 #include "script.h"
 #include "timeutil.h"
@@ -246,8 +247,16 @@ static int req_run(sem_req_t *r, char op, long long deadline, sem_reply_t *out)
         rdl_call_t call = { 0 };
         redisReply *reply;
         call.stamp = stamped ? r->stamp : NULL;
-        rc = rdl_client_script(c, c->scripts->sem, SEM_NKEYS, SEM_NKEYS + SEM_NARGS, argv, lens, deadline, &reply,
-                               &call);
+        /* Counting permits per master does not add up to a quorum (V+1
+         * takers can each find a majority with a permit left): on Redlock
+         * the semaphore's whole state moves from step to step
+         * (prim_quorum.h).  The stamp is ARGV[6], the holders KEYS[2]. */
+        if (c->topo->quorum)
+            rc = rdl_prim_quorum_script(c, c->scripts->sem, SEM_NKEYS, SEM_NKEYS + SEM_NARGS, argv, lens,
+                                        SEM_NKEYS + 5, 1, deadline, &reply, &call);
+        else
+            rc = rdl_client_script(c, c->scripts->sem, SEM_NKEYS, SEM_NKEYS + SEM_NARGS, argv, lens, deadline,
+                                   &reply, &call);
         if (call.unsure_until > r->unsure_until)
             r->unsure_until = call.unsure_until;
         if (call.sent_at >= 0)
@@ -315,13 +324,6 @@ int rdsem_init(rdsem_t *sem, const char *name, unsigned value, const rdsem_attr_
     h->sem_value = value;
     /* The name's state appears on the server now (section 12). */
     rc = rdl_handle_resolve(h, &c);
-    if (rc == 0 && c->topo->quorum) {
-        /* Counting permits per master does not add up to a quorum: V+1
-         * takers can each find a majority of masters with a permit left.
-         * Not built yet; refused rather than run on one master. */
-        rdl_log(RDLOCK_LOG_ERROR, "semaphore %s: semaphores are not supported on [redlock] yet", h->name);
-        rc = ENOTSUP;
-    }
     if (rc == 0)
         rc = req_init(&r, c, h, rdl_thread_no());
     if (rc == 0) {

@@ -1,0 +1,698 @@
+/* prim_quorum.c - a primitive's step on a Redlock quorum; see
+ * prim_quorum.h for the protocol and pstep.lua for the keys. */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "lock_quorum.h"
+#include "log.h"
+#include "prim_quorum.h"
+#include "quorum.h"
+#include "reply.h"
+#include "timeutil.h"
+
+#define META 3                      /* P:Qx, P:Qc, P:Qm */
+#define KEYS_MAX 8                  /* the primitive's keys (sem: 5, cond: 5, barrier: 3) */
+#define WRITE_ARGS (META + KEYS_MAX + 3 + 2 * (KEYS_MAX + 1))
+#define VOIDS_MAX 3                 /* void answers in a row for an unstamped caller */
+#define NOSCRIPT_MAX 3              /* script cache reloads within one step */
+
+/* Step tokens, unique per process; with the client id, unique. */
+static unsigned long long step_seq;
+
+typedef struct step {
+    rdlock_client_t *c;
+    int n, maj;
+    int nkeys;                  /* the primitive's keys, op record last */
+    int hkey;                   /* the holder hash among them, -1 none */
+    const char *const *argv;
+    const size_t *lens;
+    char *mbuf;                 /* the meta keys */
+    const char *mk[META];
+    size_t ml[META];
+    char token[RDL_ID_HEX + 24];
+    char px[16];
+    unsigned px_ms;
+    bool granted[RDL_REDLOCK_MAX];
+} step_t;
+
+static long long int_of(const redisReply *r)
+{
+    if (r == NULL)
+        return -1;
+    if (r->type == REDIS_REPLY_INTEGER)
+        return r->integer;
+    if (r->type == REDIS_REPLY_STRING && r->len < 21)
+        return strtoll(r->str, NULL, 10);
+    return -1;
+}
+
+/* pstep.lua op on the masters in `which` (NULL: every one), with the meta
+ * keys, then `extra` keys, then op and args; answers in q. */
+static int meta_round(step_t *s, const char *op, const char *const *extra, const size_t *extral, int nextra,
+                      const char *const *args, const size_t *argl, int nargs, const bool *which, rdl_qcall_t *q)
+{
+    const char *v[WRITE_ARGS];
+    size_t l[WRITE_ARGS];
+    int i, a = 0;
+
+    for (i = 0; i < META; i++) {
+        v[a] = s->mk[i];
+        l[a++] = s->ml[i];
+    }
+    for (i = 0; i < nextra; i++) {
+        v[a] = extra[i];
+        l[a++] = extral[i];
+    }
+    v[a] = op;
+    l[a++] = strlen(op);
+    for (i = 0; i < nargs; i++) {
+        v[a] = args[i];
+        l[a++] = argl[i];
+    }
+    rdl_quorum_init(s->c, q, s->c->scripts->pstep, META + nextra, a, v, l);
+    for (i = 0; i < s->n && which != NULL; i++)
+        q->skip[i] = !which[i];
+    return rdl_quorum_exchange(s->c, q);
+}
+
+/* Give the mutex back where it was granted ('e'); what cannot be reached
+ * ends with its lease. */
+static void step_end(step_t *s)
+{
+    const char *args[1] = { s->token };
+    size_t argl[1] = { strlen(s->token) };
+    rdl_qcall_t q;
+    bool any = false;
+    for (int k = 0; k < s->n; k++)
+        any |= s->granted[k];
+    if (!any || meta_round(s, "e", NULL, NULL, 0, args, argl, 1, s->granted, &q) != 0)
+        return;
+    rdl_quorum_free(&q);
+    memset(s->granted, 0, sizeof s->granted);
+}
+
+/* Raise the step counter to top on the voting granting masters below it,
+ * until `have` and their confirmations make a majority.  0 or EIO. */
+static int fence_back(step_t *s, uint64_t top, const bool *has, int have)
+{
+    const char *v[2];
+    size_t l[2];
+    char tok[24];
+    rdl_qcall_t q;
+
+    tok[rdl_fmt_u64(tok, top)] = '\0';
+    v[0] = s->mk[1];
+    l[0] = s->ml[1];
+    v[1] = tok;
+    l[1] = strlen(tok);
+    rdl_quorum_init(s->c, &q, s->c->scripts->fence, 1, 2, v, l);
+    for (int k = 0; k < s->n; k++)
+        q.skip[k] = has[k] || !s->granted[k];
+    if (rdl_quorum_exchange(s->c, &q) != 0)
+        return EIO;
+    for (int k = 0; k < s->n; k++)
+        if (!q.skip[k] && q.ans[k].rc == 0 && q.ans[k].votes && q.ans[k].r->type == REDIS_REPLY_INTEGER &&
+            (uint64_t)q.ans[k].r->integer >= top)
+            have++;
+    rdl_quorum_free(&q);
+    return have >= s->maj ? 0 : EIO;
+}
+
+/* A lease record "<deadline>;<rest>": its deadline, and where rest starts. */
+static long long rec_split(const redisReply *e, size_t *rest)
+{
+    long long d = 0;
+    size_t i = 0;
+    if (e == NULL || e->type != REDIS_REPLY_STRING)
+        return -1;
+    while (i < e->len && e->str[i] >= '0' && e->str[i] <= '9' && i < 18)
+        d = d * 10 + (e->str[i++] - '0');
+    if (i == 0 || i >= e->len || e->str[i] != ';')
+        return -1;
+    *rest = i;
+    return d;
+}
+
+/* A holder hash's (field, entry), sorted by field for bsearch. */
+typedef struct fe {
+    const redisReply *f, *e;
+} fe_t;
+
+static int field_cmp(const void *x, const void *y)
+{
+    const redisReply *a = ((const fe_t *)x)->f, *b = ((const fe_t *)y)->f;
+    int c = memcmp(a->str, b->str, a->len < b->len ? a->len : b->len);
+    return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* The sync's (field, entry) pairs for the leader's holder hash, from the
+ * other granting masters' copies:
+ *  - a record the leader has, with the same rest (the same hold), that
+ *    another master saw renewed later: the later deadline;
+ *  - a record the leader lacks that a master with the same (newest)
+ *    version has: no step removed it (a step would have removed it on
+ *    every master it wrote), so the leader lost it on its own (its copy
+ *    ran out while it was away from the renewals): it comes back, if its
+ *    deadline has not passed (pstep.lua checks).
+ * Pointers into the answers of q; *np strings (pairs). */
+static int merges(step_t *s, const rdl_qcall_t *q, int leader, uint64_t vmax, const char ***pv, size_t **pl,
+                  int *np)
+{
+    const redisReply *lh = q->ans[leader].r->element[3];
+    size_t nf = lh->elements / 2, cap = 0, m = 0, i, j;
+    fe_t *lf = NULL;
+    const redisReply **best = NULL, **xf = NULL, **xe = NULL;
+    size_t nx = 0;
+    static const redisReply empty = { .type = REDIS_REPLY_NIL, .str = (char *)"", .len = 0 };
+    const char **v = NULL;
+    size_t *l = NULL;
+    int k, rc = ENOMEM;
+
+    *np = 0;
+    *pv = NULL;
+    *pl = NULL;
+    for (k = 0; k < s->n; k++)
+        if (k != leader && s->granted[k] && q->ans[k].rc == 0)
+            cap += q->ans[k].r->element[3]->elements / 2;
+    if (cap == 0)
+        return 0;
+    if ((nf > 0 && ((lf = malloc(nf * sizeof *lf)) == NULL || (best = malloc(nf * sizeof *best)) == NULL)) ||
+        (xf = malloc(cap * sizeof *xf)) == NULL || (xe = malloc(cap * sizeof *xe)) == NULL)
+        goto out;
+    for (i = 0; i < nf; i++) {
+        lf[i].f = lh->element[2 * i];
+        lf[i].e = lh->element[2 * i + 1];
+        if (lf[i].f->type != REDIS_REPLY_STRING)
+            lf[i].f = &empty; /* never matches a field */
+    }
+    if (nf > 1)
+        qsort(lf, nf, sizeof *lf, field_cmp);
+    for (i = 0; i < nf; i++)
+        best[i] = lf[i].e;
+    for (k = 0; k < s->n; k++) {
+        const redisReply *h;
+        bool newest;
+        if (k == leader || !s->granted[k] || q->ans[k].rc != 0)
+            continue;
+        h = q->ans[k].r->element[3];
+        newest = (uint64_t)int_of(q->ans[k].r->element[2]) == vmax;
+        for (j = 0; j + 1 < h->elements; j += 2) {
+            const redisReply *f = h->element[j], *e = h->element[j + 1];
+            fe_t key = { f, e }, *hit;
+            size_t rest, brest;
+            long long d, bd;
+            if (f->type != REDIS_REPLY_STRING || (d = rec_split(e, &rest)) < 0)
+                continue;
+            hit = nf > 0 ? bsearch(&key, lf, nf, sizeof *lf, field_cmp) : NULL;
+            if (hit != NULL) {
+                size_t at = (size_t)(hit - lf);
+                bd = rec_split(best[at], &brest);
+                if (bd >= 0 && d > bd && e->len - rest == best[at]->len - brest &&
+                    memcmp(e->str + rest, best[at]->str + brest, e->len - rest) == 0)
+                    best[at] = e;
+                continue;
+            }
+            if (!newest)
+                continue;
+            for (i = 0; i < nx; i++)
+                if (xf[i]->len == f->len && memcmp(xf[i]->str, f->str, f->len) == 0)
+                    break;
+            if (i == nx) {
+                xf[nx] = f;
+                xe[nx++] = e;
+            } else if (rec_split(xe[i], &brest) < d) {
+                xe[i] = e;
+            }
+        }
+    }
+    if ((v = malloc(2 * (nf + nx) * sizeof *v)) == NULL || (l = malloc(2 * (nf + nx) * sizeof *l)) == NULL) {
+        free(v);
+        v = NULL;
+        goto out;
+    }
+    for (i = 0; i < nf; i++) {
+        if (best[i] == lf[i].e)
+            continue;
+        v[m] = lf[i].f->str;
+        l[m++] = lf[i].f->len;
+        v[m] = best[i]->str;
+        l[m++] = best[i]->len;
+    }
+    for (i = 0; i < nx; i++) {
+        v[m] = xf[i]->str;
+        l[m++] = xf[i]->len;
+        v[m] = xe[i]->str;
+        l[m++] = xe[i]->len;
+    }
+    *pv = v;
+    *pl = l;
+    *np = (int)m;
+    rc = 0;
+out:
+    free(lf);
+    free(best);
+    free(xf);
+    free(xe);
+    return rc;
+}
+
+/* Is r the answer of a granting 'b'? */
+static bool begin_granted(const redisReply *r)
+{
+    return r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 4 && int_of(r->element[0]) == 1 &&
+           r->element[3]->type == REDIS_REPLY_ARRAY;
+}
+
+/* The leader's round trip: sync, the script, dump, pipelined.  0 and the
+ * three answers (*op, *dump), EAGAIN (a script was missing from the
+ * master's cache: loaded now, the step is tried again; the script may
+ * have acted), EIO (no answer: it may have acted).  *sent: when sent. */
+static int leader_round(step_t *s, int leader, const rdl_script_t *script, int argc, const char *const *argv,
+                        const size_t *lens, int stamp_arg, long long valid_until, const char *const *mv,
+                        const size_t *ml, int nm, long long *sent, long long *answered, char *route, size_t rlen,
+                        redisReply **op, redisReply **dump)
+{
+    rdlock_client_t *c = s->c;
+    const char **sv = NULL, *dv[META + KEYS_MAX + 4];
+    size_t *sl = NULL, dl[META + KEYS_MAX + 4];
+    const char **ov = NULL;
+    size_t *ol = NULL;
+    char stamp[RDL_STAMP_LEN], late[RDL_STAMP_LEN], keep[24], hk[12];
+    redisReply *rs = NULL;
+    rdl_conn_t *conn;
+    rdl_nosigpipe_t st;
+    int i, a, rc, nsync = META + s->nkeys + 4 + nm, ndump = META + s->nkeys + 4;
+
+    *op = *dump = NULL;
+    if ((rc = rdl_quorum_conn(c, leader, &conn)) != 0)
+        return rc == EACCES || rc == ENOMEM ? rc : EIO;
+    snprintf(route, rlen, "%s", conn->route);
+    sv = malloc((size_t)nsync * sizeof *sv);
+    sl = malloc((size_t)nsync * sizeof *sl);
+    ov = malloc((size_t)argc * sizeof *ov);
+    ol = malloc((size_t)argc * sizeof *ol);
+    if (sv == NULL || sl == NULL || ov == NULL || ol == NULL) {
+        rc = ENOMEM;
+        goto out;
+    }
+    /* sync: meta keys, the primitive's keys (op record last), 's', token,
+     * owner (the op record key's tail is enough: it is unique per owner),
+     * holder hash index, pairs. */
+    a = 0;
+    for (i = 0; i < META; i++) {
+        sv[a] = s->mk[i];
+        sl[a++] = s->ml[i];
+    }
+    for (i = 0; i < s->nkeys; i++) {
+        sv[a] = s->argv[i];
+        sl[a++] = s->lens[i];
+    }
+    sv[a] = "s";
+    sl[a++] = 1;
+    sv[a] = s->token;
+    sl[a++] = strlen(s->token);
+    sv[a] = s->argv[s->nkeys - 1];
+    sl[a++] = s->lens[s->nkeys - 1];
+    hk[rdl_fmt_u64(hk, (unsigned long long)(nm > 0 ? META + 1 + s->hkey : 0))] = '\0';
+    sv[a] = hk;
+    sl[a++] = strlen(hk);
+    for (i = 0; i < nm; i++) {
+        sv[a] = mv[i];
+        sl[a++] = ml[i];
+    }
+    /* the script, stamped: void after its own timeout, and after the
+     * mutex's validity, whichever comes first. */
+    memcpy(ov, argv, (size_t)argc * sizeof *ov);
+    memcpy(ol, lens, (size_t)argc * sizeof *ol);
+    *sent = rdl_now_ms();
+    if (*sent >= valid_until) {
+        rc = EAGAIN;
+        goto out;
+    }
+    rdl_client_stamp(c, conn->route, stamp, *sent);
+    rdl_client_stamp(c, conn->route, late, valid_until - c->cfg.command_timeout_ms);
+    if (memcmp(late, stamp, RDL_STAMP_LEN) < 0)
+        memcpy(stamp, late, RDL_STAMP_LEN);
+    if (memcmp(stamp, "000000000000000", RDL_STAMP_LEN) == 0) {
+        rc = EIO; /* the master's clock is not known: no safe stamp */
+        goto out;
+    }
+    ov[stamp_arg] = stamp;
+    ol[stamp_arg] = RDL_STAMP_LEN;
+    /* dump: meta keys, the primitive's keys, 'd', token, owner, keep. */
+    keep[rdl_fmt_u64(keep, (unsigned long long)c->cfg.command_timeout_ms * 2 + 1000)] = '\0';
+    memcpy(dv, sv, (size_t)(META + s->nkeys) * sizeof *dv);
+    memcpy(dl, sl, (size_t)(META + s->nkeys) * sizeof *dl);
+    a = META + s->nkeys;
+    dv[a] = "d";
+    dl[a++] = 1;
+    dv[a] = s->token;
+    dl[a++] = strlen(s->token);
+    dv[a] = s->argv[s->nkeys - 1];
+    dl[a++] = s->lens[s->nkeys - 1];
+    dv[a] = keep;
+    dl[a++] = strlen(keep);
+
+    rdl_nosigpipe_enter(&st);
+    if (rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, nsync, sv, sl) != 0 ||
+        rdl_conn_append_script(conn, script, s->nkeys, argc, ov, ol) != 0 ||
+        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, ndump, dv, dl) != 0 ||
+        rdl_conn_read(conn, &rs) != 0 || rdl_conn_read(conn, op) != 0 || rdl_conn_read(conn, dump) != 0) {
+        rdl_nosigpipe_leave(&st);
+        rdl_conn_close(conn);
+        rdl_redlock_result(c, leader, false);
+        conn = NULL;
+        rc = EIO;
+        goto out;
+    }
+    *answered = rdl_now_ms();
+    if (rdl_reply_noscript(rs) || rdl_reply_noscript(*op) || rdl_reply_noscript(*dump)) {
+        if (rdl_reply_noscript(rs) && !rdl_reply_noscript(*op))
+            rdl_log(RDLOCK_LOG_WARN, "%.*s: a master lost its scripts within a step; the step is tried again",
+                    (int)s->lens[0], s->argv[0]);
+        rc = rdl_conn_load(conn, c->scripts->pstep) == 0 && rdl_conn_load(conn, script) == 0 ? EAGAIN : EIO;
+    } else if (rs->type != REDIS_REPLY_ARRAY || (*dump)->type != REDIS_REPLY_ARRAY || (*dump)->elements < 1) {
+        rdl_log(RDLOCK_LOG_ERROR, "%.*s: unexpected answer of master %s to a step: %s", (int)s->lens[0],
+                s->argv[0], conn->route, rs->type == REDIS_REPLY_ERROR ? rs->str
+                : (*dump)->type == REDIS_REPLY_ERROR ? (*dump)->str : "not an array");
+        rc = EIO;
+    } else {
+        rc = 0;
+    }
+    rdl_nosigpipe_leave(&st);
+    if (rdl_conn_ok(conn))
+        rdl_client_conn_put(c, conn);
+    else
+        rdl_conn_close(conn);
+    conn = NULL;
+out:
+    if (conn != NULL)
+        rdl_client_conn_put(c, conn);
+    if (rs != NULL)
+        freeReplyObject(rs);
+    if (rc != 0) {
+        if (*op != NULL)
+            freeReplyObject(*op);
+        if (*dump != NULL)
+            freeReplyObject(*dump);
+        *op = *dump = NULL;
+    }
+    free(sv);
+    free(sl);
+    free(ov);
+    free(ol);
+    return rc;
+}
+
+/* Write the leader's dump to every granting master as version top.
+ * Returns how many voting masters took it. */
+static int write_round(step_t *s, uint64_t top, const redisReply *dump)
+{
+    const char *v[WRITE_ARGS];
+    size_t l[WRITE_ARGS];
+    char ver[24], ttl[KEYS_MAX + 1][24];
+    rdl_qcall_t q;
+    int a = 0, i, ok = 0, nstate = s->nkeys - 1;
+
+    if ((int)dump->elements != 1 + 2 * (nstate + 1))
+        return 0;
+    for (i = 0; i < nstate; i++) {
+        v[a] = s->argv[i];
+        l[a++] = s->lens[i];
+    }
+    ver[rdl_fmt_u64(ver, top)] = '\0';
+    v[a] = s->token;
+    l[a++] = strlen(s->token);
+    v[a] = ver;
+    l[a++] = strlen(ver);
+    for (i = 0; i <= nstate; i++) {
+        const redisReply *p = dump->element[1 + 2 * i], *t = dump->element[2 + 2 * i];
+        long long ms = int_of(t);
+        if (p->type == REDIS_REPLY_STRING) {
+            v[a] = p->str;
+            l[a++] = p->len;
+        } else {
+            v[a] = "";
+            l[a++] = 0;
+        }
+        snprintf(ttl[i], sizeof ttl[i], "%lld", ms);
+        v[a] = ttl[i];
+        l[a++] = strlen(ttl[i]);
+    }
+    if (meta_round(s, "w", v, l, nstate, v + nstate, l + nstate, a - nstate, s->granted, &q) != 0)
+        return 0;
+    for (int k = 0; k < s->n; k++) {
+        const redisReply *r = q.ans[k].r;
+        if (!s->granted[k] || q.ans[k].rc != 0)
+            continue;
+        if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && int_of(r->element[0]) == 1) {
+            s->granted[k] = false; /* the write ended the mutex there */
+            if (q.ans[k].votes)
+                ok++;
+        }
+    }
+    rdl_quorum_free(&q);
+    return ok;
+}
+
+static int op_status(const redisReply *r)
+{
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements >= 1)
+        return (int)int_of(r->element[0]);
+    return 0;
+}
+
+int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
+                           const char *const *argv, const size_t *lens, int stamp_arg, int hkey,
+                           long long deadline, redisReply **reply, rdl_call_t *call)
+{
+    rdl_call_t local = { 0 };
+    step_t s;
+    size_t pl = lens[0];
+    long long budget_end, now;
+    int failures = 0, voids = 0, reloads = 0, rc = EIO;
+    bool stamped;
+    static const char *const sfx[META] = { ":Qx", ":Qc", ":Qm" };
+
+    *reply = NULL;
+    if (call == NULL)
+        call = &local;
+    stamped = call->stamp != NULL;
+    call->maybe_ran = call->ambiguous = false;
+    call->sent_at = -1;
+    call->acked = -1;
+    call->unsure_until = 0;
+    call->route[0] = '\0';
+    if (nkeys < 2 || nkeys > KEYS_MAX || hkey >= nkeys - 1)
+        return EINVAL;
+
+    memset(&s, 0, sizeof s);
+    s.c = c;
+    s.n = rdl_redlock_count(c);
+    s.maj = rdl_redlock_majority(c);
+    s.nkeys = nkeys;
+    s.argv = argv;
+    s.lens = lens;
+    s.hkey = hkey;
+    if ((s.mbuf = malloc(META * (pl + 4))) == NULL)
+        return ENOMEM;
+    for (int i = 0; i < META; i++) {
+        char *m = s.mbuf + (size_t)i * (pl + 4);
+        memcpy(m, argv[0], pl);
+        memcpy(m + pl, sfx[i], 3);
+        s.mk[i] = m;
+        s.ml[i] = pl + 3;
+    }
+    /* The mutex outlives a step's three round trips with room; a holder
+     * that died keeps the others out that long at most. */
+    s.px_ms = c->cfg.command_timeout_ms * 2 < 200 ? 200 : (unsigned)c->cfg.command_timeout_ms * 2;
+    s.px[rdl_fmt_u64(s.px, s.px_ms)] = '\0';
+    budget_end = rdl_now_ms() + (long long)c->cfg.command_timeout_ms * (c->cfg.command_retries + 1);
+
+    for (;;) {
+        rdl_qcall_t q;
+        const char *bk[1];
+        size_t bkl[1];
+        const char *args[2];
+        size_t argl[2];
+        uint64_t cnt[RDL_REDLOCK_MAX] = { 0 }, top = 0, vmax = 0;
+        bool has[RDL_REDLOCK_MAX] = { false }, busy = false;
+        int votes = 0, answered = 0, have = 0, leader = -1, nm = 0, k;
+        long long valid_until, sent2 = 0, answered2 = 0, pause;
+        const char **mv = NULL;
+        size_t *ml = NULL;
+        redisReply *op = NULL, *dump = NULL;
+        char route[RDL_ROUTE_MAX];
+
+        {
+            size_t n = 0;
+            memcpy(s.token, c->id, strlen(c->id));
+            n = strlen(c->id);
+            s.token[n++] = ':';
+            s.token[n + rdl_fmt_u64(s.token + n, __atomic_add_fetch(&step_seq, 1, __ATOMIC_RELAXED))] = '\0';
+        }
+        /* 1. begin */
+        bk[0] = hkey >= 0 ? argv[hkey] : NULL;
+        bkl[0] = hkey >= 0 ? lens[hkey] : 0;
+        args[0] = s.token;
+        argl[0] = strlen(s.token);
+        args[1] = s.px;
+        argl[1] = strlen(s.px);
+        if (meta_round(&s, "b", bk, bkl, hkey >= 0 ? 1 : 0, args, argl, 2, NULL, &q) != 0) {
+            rc = ENOMEM;
+            break;
+        }
+        valid_until = q.sent_at + rdl_quorum_validity(&c->cfg, s.px_ms);
+        for (k = 0; k < s.n; k++) {
+            const redisReply *r = q.ans[k].r;
+            if (q.ans[k].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1)
+                continue;
+            answered += q.ans[k].votes;
+            if (!begin_granted(r)) {
+                busy = true;
+                continue;
+            }
+            s.granted[k] = true;
+            cnt[k] = (uint64_t)int_of(r->element[1]);
+            if (q.ans[k].votes) {
+                votes++;
+                if (cnt[k] > top)
+                    top = cnt[k];
+            }
+        }
+        now = rdl_now_ms();
+        if (votes < s.maj || now >= valid_until) {
+            rdl_quorum_free(&q);
+            step_end(&s);
+            if (q.denied && answered < s.maj) {
+                rc = EACCES;
+                break;
+            }
+            if (answered >= s.maj && busy && now < budget_end) {
+                /* Another step holds the mutex (or a split): steps are
+                 * short, so look again soon. */
+                rdl_sleep_ms(1 + rdl_jitter(2 + 2 * (unsigned)(now - q.sent_at)));
+                continue;
+            }
+            goto failed;
+        }
+        /* The version: the highest counter, known to a majority. */
+        for (k = 0; k < s.n; k++) {
+            has[k] = s.granted[k] && cnt[k] >= top;
+            if (has[k] && q.ans[k].votes)
+                have++;
+        }
+        if (have < s.maj && fence_back(&s, top, has, have) != 0) {
+            rdl_quorum_free(&q);
+            step_end(&s);
+            goto failed;
+        }
+        /* 2. the leader: the newest state among the voting masters. */
+        for (k = 0; k < s.n; k++) {
+            uint64_t v;
+            if (!s.granted[k] || !q.ans[k].votes)
+                continue;
+            v = (uint64_t)int_of(q.ans[k].r->element[2]);
+            if (leader < 0 || v > vmax) {
+                leader = k;
+                vmax = v;
+            }
+        }
+        if (hkey >= 0 && merges(&s, &q, leader, vmax, &mv, &ml, &nm) != 0) {
+            rdl_quorum_free(&q);
+            step_end(&s);
+            rc = ENOMEM;
+            break;
+        }
+        rc = leader_round(&s, leader, script, argc, argv, lens, stamp_arg, valid_until, mv, ml, nm, &sent2,
+                          &answered2, route, sizeof route, &op, &dump);
+        free(mv);
+        free(ml);
+        rdl_quorum_free(&q);
+        if (rc == EAGAIN && reloads++ < NOSCRIPT_MAX) {
+            step_end(&s);
+            continue;
+        }
+        if (rc == EACCES || rc == ENOMEM) {
+            step_end(&s);
+            break;
+        }
+        if (rc != 0) {
+            /* Sent, no answer: the script may have run on the leader. */
+            call->maybe_ran = true;
+            if (call->sent_at < 0 && sent2 > 0)
+                call->sent_at = sent2;
+            if (sent2 + c->cfg.command_timeout_ms > call->unsure_until)
+                call->unsure_until = sent2 + c->cfg.command_timeout_ms;
+            step_end(&s);
+            goto failed;
+        }
+        if (int_of(dump->element[0]) != 1) {
+            /* The mutex ran out on the leader before the step: the stamp
+             * made the script void, or it ran unguarded; either way the
+             * step is not written and is tried again. */
+            rdl_log(RDLOCK_LOG_WARN, "%.*s: a step outlasted its mutex; tried again", (int)lens[0], argv[0]);
+            call->maybe_ran = true;
+            freeReplyObject(op);
+            freeReplyObject(dump);
+            step_end(&s);
+            goto failed;
+        }
+        /* 3. write */
+        if (write_round(&s, top, dump) < s.maj) {
+            call->maybe_ran = true;
+            if (call->sent_at < 0)
+                call->sent_at = sent2;
+            freeReplyObject(op);
+            freeReplyObject(dump);
+            step_end(&s);
+            goto failed;
+        }
+        step_end(&s); /* the masters that granted but did not take the write */
+        freeReplyObject(dump);
+        if (!call->maybe_ran)
+            call->sent_at = sent2;
+        call->answer_sent = sent2;
+        call->answer_at = answered2;
+        snprintf(call->route, sizeof call->route, "%s", route);
+        if (op->type == REDIS_REPLY_ERROR) {
+            rdl_log(RDLOCK_LOG_ERROR, "script %s failed on %s: %s", script->name, route, op->str);
+            freeReplyObject(op);
+            rc = EIO;
+            break;
+        }
+        if (op_status(op) == -2 && !stamped && ++voids < VOIDS_MAX) {
+            /* Void on arrival (our idea of the leader's clock was off):
+             * for a caller that did not ask for a stamp, tried again. */
+            freeReplyObject(op);
+            continue;
+        }
+        *reply = op;
+        rc = 0;
+        break;
+
+    failed:
+        if (++failures > c->cfg.command_retries || (now = rdl_now_ms()) >= budget_end) {
+            rc = EIO;
+            break;
+        }
+        pause = 10LL << (failures < 6 ? failures : 6);
+        if (deadline >= 0 && now + pause > deadline)
+            pause = deadline - now;
+        if (pause <= 0) {
+            rc = EIO;
+            break;
+        }
+        rdl_sleep_ms(pause);
+    }
+    if (rc == EIO)
+        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: a step found no majority of redlock masters", (int)lens[0], argv[0]);
+    free(s.mbuf);
+    return rc;
+}

@@ -1,0 +1,542 @@
+/* test_redlock_prims.c - semaphores, condition variables and barriers on
+ * a Redlock quorum of five independent masters (real redis-servers on
+ * free loopback ports), through the public API (docs/CONTRACT.md
+ * sections 9.5 and 12; the protocol is src/prim_quorum.h's):
+ *
+ *   sem_basic          a plain semaphore's permits count once over the
+ *                      quorum, from two clients; a majority of masters
+ *                      holds the newest state (its version)
+ *   sem_split          the case that per-master counting gets wrong: a
+ *                      permit taken while two masters were stopped, then
+ *                      two others stopped: the one master left of the
+ *                      first majority carries the newest state, and the
+ *                      last permit is not handed out twice
+ *   sem_leased         leased permits under 2 clients x 3 threads with two
+ *                      masters SIGSTOPped on and off: never more holders
+ *                      than permits; a SIGKILLed holder's permit comes
+ *                      back after its lease
+ *   cond               producer/consumer over two clients with a condition
+ *                      variable and the lock of the same name, with two
+ *                      masters stopped for part of it: every item is
+ *                      consumed exactly once, and a wait is woken by the
+ *                      signal, not by its re-check period (10 s here)
+ *   barrier            three participants (two clients) over several
+ *                      generations: exactly one serial caller each
+ *   lease_merge        a master that missed a hold's renewals (stopped)
+ *                      but has the newest state leads the next step: the
+ *                      renewals the others saw keep the permit held
+ *   status             rdlock_status_kinds reads each kind from the master
+ *                      with its newest state; stray keys on one master
+ *                      (no step ever ran there) read absent
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "testlib.h"
+#include "testutil.h"
+
+#define N 5
+#define LEASE_MS 3000
+
+static rdt_server_t g_m[N];
+static int g_up;
+static char g_ini[600];
+static rdlock_client_t *g_c1, *g_c2;
+
+static int suite_setup(void)
+{
+    char text[2048];
+    const char *path;
+    int off;
+
+    for (int k = 0; k < N; k++)
+        if (rdt_server_start(&g_m[k], NULL, NULL) != 0)
+            return -1;
+    g_up = 1;
+    off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
+    for (int k = 0; k < N; k++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", g_m[k].port);
+    /* The masters have just started: with a restart delay none would
+     * vote for a lease (test_redlock covers the delay). */
+    snprintf(text + off, sizeof text - (size_t)off,
+             "\nrestart_delay_ms = 0\n[redis]\ncommand_timeout_ms = 1000\n[lock]\nlease_ms = %d\n"
+             "retry_interval_ms = 10000\nretry_jitter_ms = 5\n",
+             LEASE_MS);
+    if ((path = rdt_write_file(&g_m[0], "prims.ini", text)) == NULL)
+        return -1;
+    snprintf(g_ini, sizeof g_ini, "%s", path);
+    if (rdlock_client_open(&g_c1, g_ini) != 0 || rdlock_client_open(&g_c2, g_ini) != 0) {
+        fprintf(stderr, "suite_setup: rdlock_client_open on the quorum failed\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int suite_teardown(void)
+{
+    int rc = rdt_close_clients(&g_c1, &g_c2, NULL);
+    if (g_up)
+        for (int k = 0; k < N; k++)
+            rdt_server_stop(&g_m[k]);
+    g_up = 0;
+    return rc;
+}
+
+static int sem_open(rdsem_t *s, const char *name, unsigned value, int type, rdlock_client_t *c)
+{
+    rdsem_attr_t a;
+    int rc;
+    rdsem_attr_init(&a);
+    rdsem_attr_setclient(&a, c);
+    rdsem_attr_settype(&a, type);
+    rc = rdsem_init(s, name, value, &a);
+    rdsem_attr_destroy(&a);
+    return rc;
+}
+
+/* The step version of a semaphore on master k (pstep.lua: P:Qm 'v'). */
+static long long sem_version(int k, const char *name)
+{
+    redisReply *r = rdt_cmd_on(&g_m[k], "HGET %s v", rdt_key(name, ":s:Qm"));
+    long long v = r != NULL && r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
+    if (r != NULL)
+        freeReplyObject(r);
+    return v;
+}
+
+static void test_sem_basic(void)
+{
+    rdsem_t a, b;
+    int v = -1, newest = 0;
+    long long top = 0;
+
+    RDT_ASSERT_RC(0, sem_open(&a, "rp-sem", 2, RDSEM_PLAIN, g_c1));
+    RDT_ASSERT_RC(0, sem_open(&b, "rp-sem", 2, RDSEM_PLAIN, g_c2));
+    RDT_ASSERT_RC(0, rdsem_trywait(&a));
+    RDT_ASSERT_RC(0, rdsem_trywait(&b));
+    RDT_ASSERT_RC(EAGAIN, rdsem_trywait(&a));
+    RDT_ASSERT_RC(EAGAIN, rdsem_trywait(&b));
+    RDT_ASSERT_RC(0, rdsem_getvalue(&b, &v));
+    RDT_ASSERT_EQ_LL(0, v);
+    RDT_ASSERT_RC(0, rdsem_post(&b));
+    RDT_ASSERT_RC(0, rdsem_getvalue(&a, &v));
+    RDT_ASSERT_EQ_LL(1, v);
+    /* Every step left its state, as one version, on a majority. */
+    for (int k = 0; k < N; k++)
+        if (sem_version(k, "rp-sem") > top)
+            top = sem_version(k, "rp-sem");
+    for (int k = 0; k < N; k++)
+        newest += sem_version(k, "rp-sem") == top;
+    CU_ASSERT(top > 0);
+    CU_ASSERT(newest >= N / 2 + 1);
+    RDT_ASSERT_RC(0, rdsem_wait(&a));
+    RDT_ASSERT_RC(0, rdsem_post(&a));
+    RDT_ASSERT_RC(0, rdsem_post(&a));
+    rdsem_destroy(&a);
+    rdsem_destroy(&b);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-sem"));
+}
+
+static void test_sem_split(void)
+{
+    rdsem_t a, b;
+    int v = -1;
+
+    RDT_ASSERT_RC(0, sem_open(&a, "rp-split", 1, RDSEM_PLAIN, g_c1));
+    RDT_ASSERT_RC(0, sem_open(&b, "rp-split", 1, RDSEM_PLAIN, g_c2));
+    /* Taken on masters 0, 1, 2 only. */
+    rdt_server_pause(&g_m[3]);
+    rdt_server_pause(&g_m[4]);
+    RDT_ASSERT_RC(0, rdsem_trywait(&a));
+    rdt_server_resume(&g_m[3]);
+    rdt_server_resume(&g_m[4]);
+    /* Now only 2, 3, 4 answer: 3 and 4 never saw the take, and counted
+     * per master they would give the permit out again. */
+    rdt_server_pause(&g_m[0]);
+    rdt_server_pause(&g_m[1]);
+    RDT_ASSERT_RC(EAGAIN, rdsem_trywait(&b));
+    RDT_ASSERT_RC(0, rdsem_getvalue(&b, &v));
+    RDT_ASSERT_EQ_LL(0, v);
+    /* The step that found that out brought 3 and 4 up to date. */
+    RDT_ASSERT_EQ_LL(sem_version(2, "rp-split"), sem_version(3, "rp-split"));
+    RDT_ASSERT_EQ_LL(sem_version(2, "rp-split"), sem_version(4, "rp-split"));
+    RDT_ASSERT_RC(0, rdsem_post(&b));
+    rdt_server_resume(&g_m[0]);
+    rdt_server_resume(&g_m[1]);
+    /* 0 and 1 are behind: their state is not the one used. */
+    RDT_ASSERT_RC(0, rdsem_trywait(&a));
+    RDT_ASSERT_RC(EAGAIN, rdsem_trywait(&b));
+    RDT_ASSERT_RC(0, rdsem_post(&a));
+    rdsem_destroy(&a);
+    rdsem_destroy(&b);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-split"));
+}
+
+/* ---- leased permits under threads, with masters stopping */
+
+#define PERMITS 2
+static int g_inside, g_max_inside, g_errors, g_stop;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *sem_thread(void *arg)
+{
+    rdsem_t *s = arg;
+    for (int i = 0; i < 15 && !__atomic_load_n(&g_stop, __ATOMIC_RELAXED); i++) {
+        int rc = rdsem_wait(s);
+        if (rc != 0) {
+            fprintf(stderr, "sem_thread: wait: %s\n", rdt_errname(rc));
+            __atomic_add_fetch(&g_errors, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        pthread_mutex_lock(&g_mu);
+        if (++g_inside > g_max_inside)
+            g_max_inside = g_inside;
+        pthread_mutex_unlock(&g_mu);
+        usleep(2000);
+        pthread_mutex_lock(&g_mu);
+        g_inside--;
+        pthread_mutex_unlock(&g_mu);
+        if ((rc = rdsem_post(s)) != 0) {
+            fprintf(stderr, "sem_thread: post: %s\n", rdt_errname(rc));
+            __atomic_add_fetch(&g_errors, 1, __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
+}
+
+static int die_holding_permit(void *arg)
+{
+    rdlock_client_t *c;
+    rdsem_t s;
+    (void)arg;
+    if (rdlock_client_open(&c, g_ini) != 0 || sem_open(&s, "rp-leased", PERMITS, RDSEM_LEASED, c) != 0 ||
+        rdsem_wait(&s) != 0)
+        return 1;
+    kill(getpid(), SIGKILL);
+    return 2;
+}
+
+static void test_sem_leased(void)
+{
+    rdsem_t s1, s2;
+    pthread_t t[6];
+    pid_t pid;
+    long long t0;
+    int v = -1;
+
+    RDT_ASSERT_RC(0, sem_open(&s1, "rp-leased", PERMITS, RDSEM_LEASED, g_c1));
+    RDT_ASSERT_RC(0, sem_open(&s2, "rp-leased", PERMITS, RDSEM_LEASED, g_c2));
+    g_inside = g_max_inside = g_errors = g_stop = 0;
+    for (int i = 0; i < 6; i++)
+        pthread_create(&t[i], NULL, sem_thread, i % 2 ? &s2 : &s1);
+    for (int round = 0; round < 3; round++) {
+        usleep(100 * 1000);
+        rdt_server_pause(&g_m[round % N]);
+        rdt_server_pause(&g_m[(round + 2) % N]);
+        usleep(150 * 1000);
+        rdt_server_resume(&g_m[round % N]);
+        rdt_server_resume(&g_m[(round + 2) % N]);
+    }
+    for (int i = 0; i < 6; i++)
+        pthread_join(t[i], NULL);
+    RDT_ASSERT_EQ_LL(0, g_errors);
+    CU_ASSERT(g_max_inside <= PERMITS);
+    CU_ASSERT(g_max_inside >= 1);
+    RDT_ASSERT_RC(0, rdsem_getvalue(&s1, &v));
+    RDT_ASSERT_EQ_LL(PERMITS, v);
+
+    /* A holder dies: its permit is back once its lease has run out. */
+    pid = rdt_fork(die_holding_permit, NULL);
+    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_wait(pid, 20000));
+    RDT_ASSERT_RC(0, rdsem_getvalue(&s1, &v));
+    RDT_ASSERT_EQ_LL(PERMITS - 1, v);
+    RDT_ASSERT_RC(0, rdsem_trywait(&s1));
+    RDT_ASSERT_RC(EAGAIN, rdsem_trywait(&s2));
+    t0 = rdt_now_ms();
+    {
+        struct timespec ts = rdt_abstime(CLOCK_REALTIME, LEASE_MS * 2);
+        RDT_ASSERT_RC(0, rdsem_timedwait(&s2, &ts));
+    }
+    CU_ASSERT(rdt_now_ms() - t0 >= LEASE_MS / 3);
+    RDT_ASSERT_RC(0, rdsem_post(&s2));
+    RDT_ASSERT_RC(0, rdsem_post(&s1));
+    rdsem_destroy(&s1);
+    rdsem_destroy(&s2);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-leased"));
+}
+
+/* ---- condition variable */
+
+#define ITEMS 40
+static int g_queue[ITEMS], g_qn, g_taken[ITEMS], g_consumed, g_cond_errors;
+
+typedef struct cparty {
+    rdlock_client_t *c;
+    rdlock_t lock;
+    rdcond_t cv;
+} cparty_t;
+
+static int cparty_open(cparty_t *p, rdlock_client_t *c)
+{
+    rdlock_attr_t a;
+    rdcond_attr_t ca;
+    int rc;
+    p->c = c;
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, c);
+    rc = rdlock_init(&p->lock, "rp-queue", &a);
+    rdlock_attr_destroy(&a);
+    if (rc != 0)
+        return rc;
+    rdcond_attr_init(&ca);
+    rdcond_attr_setclient(&ca, c);
+    rc = rdcond_init(&p->cv, "rp-queue", &ca);
+    rdcond_attr_destroy(&ca);
+    return rc;
+}
+
+static void *consumer(void *arg)
+{
+    cparty_t *p = arg;
+    for (;;) {
+        int rc = rdlock_lock(&p->lock), item = -1;
+        if (rc != 0) {
+            __atomic_add_fetch(&g_cond_errors, 1, __ATOMIC_RELAXED);
+            return NULL;
+        }
+        /* The queue lives in this process; the distributed lock and
+         * condition are what orders the two clients' threads. */
+        while (g_qn == 0 && g_consumed < ITEMS)
+            if ((rc = rdcond_wait(&p->cv, &p->lock)) != 0) {
+                fprintf(stderr, "consumer: wait: %s\n", rdt_errname(rc));
+                __atomic_add_fetch(&g_cond_errors, 1, __ATOMIC_RELAXED);
+                rdlock_unlock(&p->lock);
+                return NULL;
+            }
+        if (g_qn > 0) {
+            item = g_queue[--g_qn];
+            g_taken[item]++;
+            g_consumed++;
+        }
+        rdlock_unlock(&p->lock);
+        if (item < 0)
+            return NULL;
+    }
+}
+
+static void test_cond(void)
+{
+    cparty_t prod, cons;
+    pthread_t t;
+    long long t0, worst = 0;
+
+    memset(g_taken, 0, sizeof g_taken);
+    g_qn = g_consumed = g_cond_errors = 0;
+    RDT_ASSERT_RC(0, cparty_open(&prod, g_c1));
+    RDT_ASSERT_RC(0, cparty_open(&cons, g_c2));
+    pthread_create(&t, NULL, consumer, &cons);
+    for (int i = 0; i < ITEMS; i++) {
+        if (i == ITEMS / 4) {
+            rdt_server_pause(&g_m[1]);
+            rdt_server_pause(&g_m[4]);
+        }
+        if (i == ITEMS / 2) {
+            rdt_server_resume(&g_m[1]);
+            rdt_server_resume(&g_m[4]);
+        }
+        RDT_ASSERT_RC(0, rdlock_lock(&prod.lock));
+        g_queue[g_qn++] = i;
+        RDT_ASSERT_RC(0, rdcond_signal(&prod.cv));
+        t0 = rdt_now_ms();
+        RDT_ASSERT_RC(0, rdlock_unlock(&prod.lock));
+        /* Wait for the consumer to take it: the wake-up must come from
+         * the signal, far sooner than the 10 s re-check period. */
+        for (;;) {
+            int left;
+            RDT_ASSERT_RC(0, rdlock_lock(&prod.lock));
+            left = g_qn;
+            RDT_ASSERT_RC(0, rdlock_unlock(&prod.lock));
+            if (left == 0 || rdt_now_ms() - t0 > 8000)
+                break;
+            usleep(1000);
+        }
+        if (rdt_now_ms() - t0 > worst)
+            worst = rdt_now_ms() - t0;
+    }
+    RDT_ASSERT_RC(0, rdlock_lock(&prod.lock));
+    RDT_ASSERT_RC(0, rdcond_broadcast(&prod.cv));
+    RDT_ASSERT_RC(0, rdlock_unlock(&prod.lock));
+    pthread_join(t, NULL);
+    RDT_ASSERT_EQ_LL(0, g_cond_errors);
+    RDT_ASSERT_EQ_LL(ITEMS, g_consumed);
+    for (int i = 0; i < ITEMS; i++)
+        RDT_ASSERT_EQ_LL(1, g_taken[i]);
+    if (worst >= 5000)
+        fprintf(stderr, "test_cond: an item waited %lld ms\n", worst);
+    CU_ASSERT(worst < 5000);
+    rdcond_destroy(&prod.cv);
+    rdcond_destroy(&cons.cv);
+    rdlock_destroy(&prod.lock);
+    rdlock_destroy(&cons.lock);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-queue"));
+}
+
+/* ---- barrier */
+
+#define GENS 4
+static int g_serial[GENS], g_bar_errors;
+
+typedef struct bparty {
+    rdbarrier_t b;
+} bparty_t;
+
+static void *bar_thread(void *arg)
+{
+    bparty_t *p = arg;
+    for (int g = 0; g < GENS; g++) {
+        int rc = rdbarrier_wait(&p->b);
+        if (rc == RDBARRIER_SERIAL_THREAD)
+            __atomic_add_fetch(&g_serial[g], 1, __ATOMIC_RELAXED);
+        else if (rc != 0) {
+            fprintf(stderr, "bar_thread: %s\n", rdt_errname(rc));
+            __atomic_add_fetch(&g_bar_errors, 1, __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
+}
+
+static void test_barrier(void)
+{
+    bparty_t p[3];
+    pthread_t t[3];
+    rdlock_attr_t a1, a2;
+
+    memset(g_serial, 0, sizeof g_serial);
+    g_bar_errors = 0;
+    rdlock_attr_init(&a1);
+    rdlock_attr_setclient(&a1, g_c1);
+    rdlock_attr_init(&a2);
+    rdlock_attr_setclient(&a2, g_c2);
+    RDT_ASSERT_RC(0, rdbarrier_init(&p[0].b, "rp-bar", 3, &a1));
+    RDT_ASSERT_RC(0, rdbarrier_init(&p[1].b, "rp-bar", 3, &a2));
+    RDT_ASSERT_RC(0, rdbarrier_init(&p[2].b, "rp-bar", 3, &a2));
+    {
+        /* The name has its count now, on the quorum. */
+        rdbarrier_t other;
+        RDT_ASSERT_RC(EINVAL, rdbarrier_init(&other, "rp-bar", 4, &a1));
+    }
+    rdt_server_pause(&g_m[0]);
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, bar_thread, &p[i]);
+    usleep(200 * 1000);
+    rdt_server_resume(&g_m[0]);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    RDT_ASSERT_EQ_LL(0, g_bar_errors);
+    for (int g = 0; g < GENS; g++)
+        RDT_ASSERT_EQ_LL(1, g_serial[g]);
+    for (int i = 0; i < 3; i++)
+        rdbarrier_destroy(&p[i].b);
+    rdlock_attr_destroy(&a1);
+    rdlock_attr_destroy(&a2);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-bar"));
+}
+
+/* ---- a leader that missed renewals */
+
+static void test_lease_merge(void)
+{
+    rdsem_t s1, s2;
+    long long t0;
+
+    RDT_ASSERT_RC(0, sem_open(&s1, "rp-merge", 1, RDSEM_LEASED, g_c1));
+    RDT_ASSERT_RC(0, sem_open(&s2, "rp-merge", 1, RDSEM_LEASED, g_c2));
+    RDT_ASSERT_RC(0, rdsem_trywait(&s1));
+    /* Master 0 (first in order: the leader among equals) has the newest
+     * state but misses every renewal for longer than the lease. */
+    rdt_server_pause(&g_m[0]);
+    t0 = rdt_now_ms();
+    while (rdt_now_ms() - t0 < LEASE_MS + 500)
+        usleep(50 * 1000);
+    rdt_server_resume(&g_m[0]);
+    /* Its own record of the hold ran out, the others' did not: the step
+     * it leads must still see the permit held. */
+    RDT_ASSERT_RC(EAGAIN, rdsem_trywait(&s2));
+    RDT_ASSERT_RC(0, rdsem_post(&s1));
+    RDT_ASSERT_RC(0, rdsem_trywait(&s2));
+    RDT_ASSERT_RC(0, rdsem_post(&s2));
+    rdsem_destroy(&s1);
+    rdsem_destroy(&s2);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-merge"));
+}
+
+/* ---- status */
+
+static void test_status(void)
+{
+    rdlock_kinds_t k;
+    rdsem_t s;
+    rdcond_t cv;
+    rdcond_attr_t ca;
+    rdbarrier_t b;
+    rdlock_attr_t a;
+
+    k.size = sizeof k;
+    /* stray keys on one master, where no step ever ran: absent */
+    rdt_int_on(&g_m[0], 0, "HSET %s t l v 3", rdt_key("rp-kinds", ":s"));
+    rdt_int_on(&g_m[0], 0, "HSET %s n 2 g 1 a 0", rdt_key("rp-kinds", ":b"));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c2, "rp-kinds", &k));
+    CU_ASSERT(!k.sem && !k.cond && !k.barrier);
+    rdt_int_on(&g_m[0], 0, "DEL %s %s", rdt_key("rp-kinds", ":s"), rdt_key("rp-kinds", ":b"));
+
+    RDT_ASSERT_RC(0, sem_open(&s, "rp-kinds", 3, RDSEM_PLAIN, g_c1));
+    RDT_ASSERT_RC(0, rdsem_trywait(&s));
+    rdcond_attr_init(&ca);
+    rdcond_attr_setclient(&ca, g_c1);
+    RDT_ASSERT_RC(0, rdcond_init(&cv, "rp-kinds", &ca));
+    rdcond_attr_destroy(&ca);
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, g_c1);
+    RDT_ASSERT_RC(0, rdbarrier_init(&b, "rp-kinds", 2, &a));
+    rdlock_attr_destroy(&a);
+    /* Master 0 then misses a step: the status reads past it. */
+    rdt_server_pause(&g_m[0]);
+    RDT_ASSERT_RC(0, rdsem_trywait(&s));
+    rdt_server_resume(&g_m[0]);
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c2, "rp-kinds", &k));
+    CU_ASSERT(k.sem == 1 && k.sem_type == RDSEM_PLAIN);
+    RDT_ASSERT_EQ_LL(1, k.sem_value);
+    CU_ASSERT(k.cond == 1);
+    CU_ASSERT(k.barrier == 1);
+    RDT_ASSERT_EQ_LL(2, k.barrier_count);
+    rdsem_destroy(&s);
+    rdcond_destroy(&cv);
+    rdbarrier_destroy(&b);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-kinds"));
+    RDT_ASSERT_RC(0, rdlock_status_kinds(g_c2, "rp-kinds", &k));
+    CU_ASSERT(!k.sem && !k.cond && !k.barrier);
+}
+
+static const rdt_test_t tests[] = {
+    { "sem_basic", test_sem_basic },
+    { "sem_split", test_sem_split },
+    { "sem_leased", test_sem_leased },
+    { "cond", test_cond },
+    { "barrier", test_barrier },
+    { "lease_merge", test_lease_merge },
+    { "status", test_status },
+    { NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    return rdt_main(argc, argv, "redlock_prims", tests, suite_setup, suite_teardown, 240);
+}
