@@ -295,11 +295,11 @@ test)
     # die_after_fork=0: the fork tests start threads in multi-threaded children on purpose.
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
     sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" \
-        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock"
+        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock tests/test_redlock_prims"
     # clang's TSan: gcc 12's loses track of threads in multi-threaded fork
     # children ("dup thread with used id"), and the fork tests do that.
     TSAN_CC=clang sanitizer_check tsan "-fsanitize=thread" \
-        "tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock"
+        "tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock tests/test_redlock_prims"
     # Every CUnit suite passes under valgrind, none is left out: each passed
     # every run (at least 6 in a row), the first nine also 5 of 5 with -j2,
     # 2 of them beside two busy loops on this 2-core machine.  About 90 s
@@ -312,7 +312,7 @@ test)
     # 3+3 cluster, a migration, a failover and a reshard.  test_cluster_locks
     # (the library on a cluster: migrations, a reshard and failovers under
     # load) about 45 s.
-    valgrind_check "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock"
+    valgrind_check "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock tests/test_redlock_prims"
     say "fuzz (short)"
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-30}"
     package_check

@@ -109,7 +109,7 @@ RDLOCK_API void rdlock_set_logger(rdlock_log_fn fn, void *arg);
     XX(EOWNERDEAD, "previous owner died holding the lock; state may be inconsistent")                \
     XX(ENOTRECOVERABLE, "lock is not recoverable; clear it with rdlock --reset")                     \
     XX(EOVERFLOW, "semaphore value would exceed RDSEM_VALUE_MAX")                                     \
-    XX(ENOTSUP, "not supported on this client's topology (semaphores, conditions, barriers on Redlock)")
+    XX(ENOTSUP, "not supported on this client's topology")
 
 /* Text for every code the library returns ("success" for 0); never NULL. */
 RDLOCK_API const char *rdlock_strerror(int code);
@@ -359,8 +359,9 @@ typedef struct rdlock_kinds {
 /* A consistent snapshot of the other primitives of name on the server
  * (c NULL: the default client), read without changing anything; a kind
  * the name does not have is reported absent (0) with its fields 0.  On a
- * Redlock quorum only the run-once mark exists (done if one master of a
- * majority that answered has it).  0 and *k (nothing to free), or EINVAL
+ * Redlock quorum each kind is read from the master with its newest state,
+ * and the run-once mark is done if one master of a majority that answered
+ * has it.  0 and *k (nothing to free), or EINVAL
  * (bad name, k NULL, k->size too small), EIO, EACCES, ENOENT, ENOMEM. */
 RDLOCK_API int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k);
 
