@@ -270,9 +270,11 @@ static bool begin_granted(const redisReply *r)
 }
 
 /* The leader's round trip: sync, the script, dump, pipelined.  0 and the
- * three answers (*op, *dump), EAGAIN (a script was missing from the
- * master's cache: loaded now, the step is tried again; the script may
- * have acted), EIO (no answer: it may have acted).  *sent: when sent. */
+ * answers (*op, *dump), ENOTCONN (not sent: no connection, the master's
+ * clock unknown, or the step mutex's validity over), EAGAIN (a script was
+ * missing from the master's cache: loaded now, the step is tried again;
+ * the script may have acted), EIO (no answer: it may have acted), EACCES,
+ * ENOMEM.  *sent: when sent. */
 static int leader_round(step_t *s, int leader, const rdl_script_t *script, int argc, const char *const *argv,
                         const size_t *lens, int stamp_arg, long long valid_until, const char *const *mv,
                         const size_t *ml, int nm, long long *sent, long long *answered, char *route, size_t rlen,
@@ -291,7 +293,7 @@ static int leader_round(step_t *s, int leader, const rdl_script_t *script, int a
 
     *op = *dump = NULL;
     if ((rc = rdl_quorum_conn(c, leader, &conn)) != 0)
-        return rc == EACCES || rc == ENOMEM ? rc : EIO;
+        return rc == EACCES || rc == ENOMEM ? rc : ENOTCONN;
     snprintf(route, rlen, "%s", conn->route);
     sv = malloc((size_t)nsync * sizeof *sv);
     sl = malloc((size_t)nsync * sizeof *sl);
@@ -332,7 +334,7 @@ static int leader_round(step_t *s, int leader, const rdl_script_t *script, int a
     memcpy(ol, lens, (size_t)argc * sizeof *ol);
     *sent = rdl_now_ms();
     if (*sent >= valid_until) {
-        rc = EAGAIN;
+        rc = ENOTCONN;
         goto out;
     }
     rdl_client_stamp(c, conn->route, stamp, *sent);
@@ -340,7 +342,7 @@ static int leader_round(step_t *s, int leader, const rdl_script_t *script, int a
     if (memcmp(late, stamp, RDL_STAMP_LEN) < 0)
         memcpy(stamp, late, RDL_STAMP_LEN);
     if (memcmp(stamp, "000000000000000", RDL_STAMP_LEN) == 0) {
-        rc = EIO; /* the master's clock is not known: no safe stamp */
+        rc = ENOTCONN; /* the master's clock is not known: no safe stamp */
         goto out;
     }
     ov[stamp_arg] = stamp;
@@ -622,6 +624,10 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
         if (rc == EACCES || rc == ENOMEM) {
             step_end(&s);
             break;
+        }
+        if (rc == ENOTCONN || rc == EAGAIN) {
+            step_end(&s); /* not sent, or reloads without end */
+            goto failed;
         }
         if (rc != 0) {
             /* Sent, no answer: the script may have run on the leader. */
