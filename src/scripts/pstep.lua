@@ -78,6 +78,12 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
+-- A late or duplicated copy of 's' or 'd' (the step is over: the mutex
+-- is not ours) changes nothing.
+if (op == 's' or op == 'd') and not mine then
+  return {0}
+end
+
 if op == 's' then
   local okey = KEYS[#KEYS]
   local rec = redis.call('HGET', KEYS[3], 'o:' .. ARGV[3])
@@ -104,7 +110,7 @@ if op == 's' then
       end
     end
   end
-  return {mine and 1 or 0}
+  return {1}
 end
 
 if op == 'd' then
@@ -132,7 +138,7 @@ if op == 'd' then
     end
     redis.call('HSET', KEYS[3], 'n', left)
   end
-  local out = {mine and 1 or 0}
+  local out = {1}
   for i = 4, #KEYS - 1 do
     out[#out + 1] = redis.call('DUMP', KEYS[i])
     out[#out + 1] = redis.call('PTTL', KEYS[i])
