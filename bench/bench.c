@@ -2516,8 +2516,28 @@ typedef struct rl_res {
     int tokens_ok;                  /* every timed pair's token above the previous one */
     int check_counter_ok[RL_NCONF], check_fencing_ok[RL_NCONF]; /* N3, N5, STOP */
     double check_secs_per_s[RL_NCONF];
+    double sem_pairs[RL_STOP];      /* semaphore wait+post pairs/s: single, N3, N5 (medians) */
+    double sem_ratio[RL_STOP];      /* N3, N5: to single (medians of per-rep ratios) */
+    int sem_ok;
     int ok;
 } rl_res_t;
+
+#define RL_SEM_CHUNK 50 /* semaphore pairs per chunk */
+
+/* n rdsem_wait + rdsem_post on s (value 1, never contended); pairs/s, or
+ * NAN (a hard error, printed). */
+static double rl_sem_pairs(rdsem_t *s, const char *label, int n)
+{
+    int64_t t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        int rc = rdsem_wait(s);
+        if (rc != 0 || (rc = rdsem_post(s)) != 0) {
+            fail("redlock %s: semaphore: %s (%s)", label, rdlock_strerror(rc), rdt_errname(rc));
+            return NAN;
+        }
+    }
+    return n / ((double)(now_ns() - t0) / 1e9);
+}
 
 /* n lock + fencing token + unlock; pairs/s, or NAN (a hard error,
  * printed).  The token must rise with every pair. */
@@ -2773,6 +2793,8 @@ static int bench_redlock(int reps, rl_res_t *res)
     for (i = 0; i < RL_NCONF; i++)
         res->pairs[i] = res->ratio[i] = res->ratio_lo[i] = res->ratio_hi[i] = res->evalsha_per_pair[i] =
             res->cpu_cl[i] = res->cpu_srv[i] = res->ceiling[i] = res->check_secs_per_s[i] = NAN;
+    for (i = 0; i < RL_STOP; i++)
+        res->sem_pairs[i] = res->sem_ratio[i] = NAN;
     res->stop_first_ms = NAN;
     res->n_pairs = n;
     res->check_sections = quick ? 100 : 250;
@@ -2882,6 +2904,62 @@ static int bench_redlock(int reps, rl_res_t *res)
     }
     res->stop_first_ms = median(first, reps);
 
+    /* Diagnostic: semaphore wait+post on the same three clients.  On a
+     * quorum each step is replicated (src/prim_quorum.h: begin on every
+     * master, the script on one, the state written back: three round
+     * trips to one's one, and 2N + 3 scripts to one's one), so a third of
+     * the single-master rate is the most it can reach where round trips
+     * bound it, and less where the servers' CPU does; no target. */
+    phase = "redlock semaphore";
+    {
+        rdsem_t sem[RL_STOP];
+        rdsem_attr_t sa;
+        static double sp[RL_STOP][64], sq[RL_STOP][64];
+        int ns = quick ? 300 : 1000, made = 0;
+        res->sem_ok = 1;
+        for (w = 0; w < RL_STOP && res->sem_ok; w++) {
+            int rc;
+            rdsem_attr_init(&sa);
+            rdsem_attr_setclient(&sa, k[w].u.client);
+            rc = rdsem_init(&sem[w], w == RL_SINGLE ? "bench-rl-sem-1" : w == RL_N3 ? "bench-rl-sem-3" : "bench-rl-sem-5",
+                            1, &sa);
+            rdsem_attr_destroy(&sa);
+            if (rc != 0) {
+                fail("redlock %s: rdsem_init: %s", label[w], rdlock_strerror(rc));
+                res->sem_ok = 0;
+            } else {
+                made++;
+                res->sem_ok = !isnan(rl_sem_pairs(&sem[w], label[w], 20)); /* warm-up */
+            }
+        }
+        for (r = 0; r < reps && res->sem_ok; r++) {
+            double sum_n[RL_STOP] = { 0 }, sum_s[RL_STOP] = { 0 };
+            for (int done = 0, ch = 0; done < ns && res->sem_ok; done += RL_SEM_CHUNK, ch++)
+                for (j = 0; j < RL_STOP; j++) {
+                    int cn = ns - done < RL_SEM_CHUNK ? ns - done : RL_SEM_CHUNK;
+                    double rate;
+                    w = (ch + j) % RL_STOP;
+                    if (isnan(rate = rl_sem_pairs(&sem[w], label[w], cn))) {
+                        res->sem_ok = 0;
+                        break;
+                    }
+                    sum_n[w] += cn;
+                    sum_s[w] += cn / rate;
+                }
+            for (w = 0; w < RL_STOP; w++)
+                sp[w][r] = sum_n[w] / sum_s[w];
+            sq[RL_N3][r] = sp[RL_N3][r] / sp[RL_SINGLE][r];
+            sq[RL_N5][r] = sp[RL_N5][r] / sp[RL_SINGLE][r];
+        }
+        if (res->sem_ok)
+            for (w = 0; w < RL_STOP; w++) {
+                res->sem_pairs[w] = median(sp[w], reps);
+                res->sem_ratio[w] = w == RL_SINGLE ? 1.0 : median(sq[w], reps);
+            }
+        for (w = 0; w < made; w++)
+            rdsem_destroy(&sem[w]);
+    }
+
     /* The counter checks, untimed: N = 3, N = 5, N = 5 with 2 stopped. */
     phase = "redlock counter check";
     rl_check(&m[0], ini[RL_N3], "N=3", "bench-rl-check-3", res->check_sections, &res->check_counter_ok[RL_N3],
@@ -2897,6 +2975,7 @@ static int bench_redlock(int reps, rl_res_t *res)
     res->ok = res->tokens_ok = 1;
     for (w = 0; w < RL_NCONF; w++)
         res->tokens_ok = res->tokens_ok && k[w].token_ok;
+    res->ok = res->sem_ok;
     for (w = 0; w < RL_NCONF; w++)
         res->ok = res->ok && k[w].token_ok && !isnan(res->pairs[w]) &&
                   (w == RL_SINGLE || (res->check_counter_ok[w] && res->check_fencing_ok[w]));
@@ -3974,6 +4053,16 @@ int main(int argc, char **argv)
             }
 #undef J
         }
+        out("   semaphore wait+post (plain, value 1; diagnostic: a replicated step is 3 round trips):\n"
+            "   single %.0f pairs/s, N=3 %.0f (%.2f of single), N=5 %.0f (%.2f)\n",
+            rlres.sem_pairs[RL_SINGLE], rlres.sem_pairs[RL_N3], rlres.sem_ratio[RL_N3], rlres.sem_pairs[RL_N5],
+            rlres.sem_ratio[RL_N5]);
+        json_num("redlock_sem_single_pairs_per_s", rnd(rlres.sem_pairs[RL_SINGLE]));
+        json_num("redlock_sem_3_pairs_per_s", rnd(rlres.sem_pairs[RL_N3]));
+        json_num("redlock_sem_5_pairs_per_s", rnd(rlres.sem_pairs[RL_N5]));
+        json_num("redlock_sem_3_ratio", rlres.sem_ratio[RL_N3]);
+        json_num("redlock_sem_5_ratio", rlres.sem_ratio[RL_N5]);
+        json_bool("redlock_sem_ok", rlres.sem_ok);
         json_num("redlock_5_stopped2_first_pair_ms", rlres.stop_first_ms);
         json_bool("redlock_fencing_tokens_rise", rlres.tokens_ok);
         json_num("redlock_elapsed_s", rnd(rlres.elapsed_s * 10) / 10);
