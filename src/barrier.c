@@ -179,7 +179,9 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
                 break;
             if (rc == 0 && out.status == -1) {
                 /* The arrival is gone (its lease ran out unrenewed, or a
-                 * reset): arrive again, as a new call. */
+                 * reset): arrive again, as a new call; not if the process
+                 * exit handler withdrew it. */
+                rdl_prim_park_if_exiting(c);
                 rdl_prim_hold_drop(c, hold);
                 hold = NULL;
                 arrived = false;
@@ -235,20 +237,15 @@ int rdbarrier_timedwait(rdbarrier_t *b, const struct timespec *abstime)
 
 int rdl_barrier_reset(rdlock_client_t *c, const char *key, size_t keylen)
 {
-    rdl_handle_t h;
-    rdl_preq_t r;
     rdl_preply_t out;
-    int rc;
+    return rdl_prim_op_on(c, key, keylen, rdl_thread_no(), NULL, c->cfg.lease_ms, "barrier", bar_sfx, BAR_NKEYS,
+                          c->scripts->barrier, 'r', NULL, &out);
+}
 
-    memset(&h, 0, sizeof h);
-    h.key = (char *)key;
-    h.keylen = keylen;
-    h.name = (char *)"";
-    h.client = c;
-    h.lease_ms = c->cfg.lease_ms;
-    if ((rc = rdl_preq_init(&r, c, &h, rdl_thread_no(), "barrier", bar_sfx, BAR_NKEYS)) != 0)
-        return rc;
-    rc = rdl_preq_run(&r, c->scripts->barrier, 'r', false, -1, &out);
-    rdl_preq_free(&r);
-    return rc;
+int rdl_barrier_exit(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
+                     unsigned lease_ms, rdl_preply_t *out)
+{
+    /* 'u' with generation 0: the arrival, whichever generation it is in. */
+    return rdl_prim_op_on(c, key, keylen, thread, call, lease_ms, "barrier", bar_sfx, BAR_NKEYS,
+                          c->scripts->barrier, 'u', "0", out);
 }

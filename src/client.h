@@ -98,6 +98,9 @@ struct rdlock_client {
     bool sub_denied;          /* the server refused a SUBSCRIBE (logged once) */
 
     bool is_default;
+    bool exiting;        /* the process exit handler has ended this
+                            client's holds and waits (lock.c): a waiting
+                            thread must not take them up again */
     struct rdlock_client *reg_next; /* registry of clients, for fork() */
 };
 

@@ -287,7 +287,10 @@ static int cond_wait(rdl_handle_t *ch, rdl_handle_t *lh, int how, long long dead
         rc = rdl_preq_run(&r, c->scripts->cond, 'k', false, how == RDL_TIMED ? deadline : -1, &out);
         if (rc == 0 && out.status != 0) {
             /* Woken (1), or the registration is gone (-1: its lease ran
-             * out, or a reset): a wake-up either way. */
+             * out, a reset, or the process exit handler withdrew it): a
+             * wake-up either way, but not one to act on at exit. */
+            if (out.status < 0)
+                rdl_prim_park_if_exiting(c);
             break;
         }
         if (rc != 0 && rc != EIO)
@@ -385,21 +388,15 @@ int rdcond_broadcast(rdcond_t *cond)
 
 int rdl_cond_reset(rdlock_client_t *c, const char *key, size_t keylen)
 {
-    rdl_handle_t h;
-    rdl_preq_t r;
     rdl_preply_t out;
-    int rc;
+    return rdl_prim_op_on(c, key, keylen, rdl_thread_no(), NULL, c->cfg.lease_ms, "condition", cond_sfx, COND_NKEYS,
+                          c->scripts->cond, 'r', NULL, &out);
+}
 
-    /* A stand-in handle: the reset needs only the keys. */
-    memset(&h, 0, sizeof h);
-    h.key = (char *)key;
-    h.keylen = keylen;
-    h.name = (char *)"";
-    h.client = c;
-    h.lease_ms = c->cfg.lease_ms;
-    if ((rc = rdl_preq_init(&r, c, &h, rdl_thread_no(), "condition", cond_sfx, COND_NKEYS)) != 0)
-        return rc;
-    rc = rdl_preq_run(&r, c->scripts->cond, 'r', false, -1, &out);
-    rdl_preq_free(&r);
-    return rc;
+int rdl_cond_exit(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
+                  unsigned lease_ms, rdl_preply_t *out)
+{
+    /* 'x': a signal the registration had passes on to a live waiter. */
+    return rdl_prim_op_on(c, key, keylen, thread, call, lease_ms, "condition", cond_sfx, COND_NKEYS,
+                          c->scripts->cond, 'x', NULL, out);
 }

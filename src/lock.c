@@ -21,6 +21,7 @@
 #include "lock.h"
 #include "lock_quorum.h"
 #include "log.h"
+#include "prim.h"
 #include "quorum.h"
 #include "reply.h"
 #include "script.h"
@@ -800,8 +801,10 @@ static void exit_client(rdlock_client_t *c, void *arg)
     (void)arg;
     long long deadline = rdl_now_ms() + c->cfg.command_timeout_ms;
     if (c->pid == getpid() && c->cfg.release_at_exit) {
+        __atomic_store_n(&c->exiting, true, __ATOMIC_RELEASE);
         rdl_release_at_exit(c, deadline);
         rdl_sem_release_at_exit(c, deadline);
+        rdl_prim_release_at_exit(c, deadline);
     }
 }
 

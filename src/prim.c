@@ -5,10 +5,14 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "barrier.h"
 #include "client.h"
+#include "cond.h"
 #include "fmt.h"
 #include "lock.h"
 #include "log.h"
@@ -41,6 +45,9 @@ int rdl_preq_init(rdl_preq_t *r, rdlock_client_t *c, rdl_handle_t *h, unsigned t
     memset(r, 0, sizeof *r);
     if (nkeys < 1 || nkeys > RDL_PRIM_KEYS_MAX)
         return EINVAL;
+    /* Registrations and arrivals are ended at process exit too (after
+     * the client exists: see lock.c's rdl_acquire). */
+    rdl_exit_register();
     r->c = c;
     r->h = h;
     r->what = what;
@@ -217,6 +224,100 @@ void rdl_prim_hold_drop(rdlock_client_t *c, rdl_hold_t *hold)
     rdl_hold_remove(c, hold);
     RDL_UNLOCK(c);
     rdl_hold_free(hold);
+}
+
+int rdl_prim_op_on(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
+                   unsigned lease_ms, const char *what, const char *const *sfx, int nkeys,
+                   const rdl_script_t *script, char op, const char *arg, rdl_preply_t *out)
+{
+    rdl_handle_t h;
+    rdl_preq_t r;
+    int rc;
+
+    memset(&h, 0, sizeof h);
+    h.key = (char *)key;
+    h.keylen = keylen;
+    h.name = (char *)"";
+    h.client = c;
+    h.lease_ms = lease_ms;
+    if ((rc = rdl_preq_init(&r, c, &h, thread, what, sfx, nkeys)) != 0)
+        return rc;
+    if (call != NULL)
+        snprintf(r.call, sizeof r.call, "%s", call);
+    if (arg != NULL)
+        snprintf(r.arg, sizeof r.arg, "%s", arg);
+    rc = rdl_preq_run(&r, script, op, false, -1, out);
+    rdl_preq_free(&r);
+    return rc;
+}
+
+typedef struct exit_prim {
+    char *key; /* the name's key: the hold's less its suffix */
+    size_t keylen;
+    int kind;
+    unsigned thread, lease_ms;
+    char call[21];
+} exit_prim_t;
+
+void rdl_prim_release_at_exit(rdlock_client_t *c, long long deadline)
+{
+    exit_prim_t *v = NULL;
+    size_t n = 0, cap = 0, done = 0, i;
+    rdl_tnode_t *nd;
+
+    RDL_LOCK(c);
+    RDL_TABLE_FOREACH(&c->holds, i, nd)
+    {
+        rdl_hold_t *hold = (rdl_hold_t *)nd;
+        size_t sl = hold->kind == RDL_HOLD_COND ? 5 : 4; /* ":cv:h", ":b:h" */
+        if ((hold->kind != RDL_HOLD_COND && hold->kind != RDL_HOLD_BARRIER) || hold->lost || hold->keylen <= sl)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            exit_prim_t *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL)
+                break; /* the rest end with their leases */
+            v = nv;
+            cap = ncap;
+        }
+        if ((v[n].key = malloc(hold->keylen - sl)) == NULL)
+            break;
+        memcpy(v[n].key, hold->key, hold->keylen - sl);
+        v[n].keylen = hold->keylen - sl;
+        v[n].kind = hold->kind;
+        v[n].thread = hold->thread;
+        v[n].lease_ms = hold->lease_ms;
+        memcpy(v[n].call, hold->call, sizeof v[n].call);
+        n++;
+    }
+    RDL_UNLOCK(c);
+
+    for (i = 0; i < n; i++) {
+        rdl_preply_t out;
+        /* The waiting thread may still run: its next look finds the wait
+         * over, as after a reset. */
+        if (rdl_now_ms() < deadline &&
+            (v[i].kind == RDL_HOLD_COND ? rdl_cond_exit(c, v[i].key, v[i].keylen, v[i].thread, v[i].call,
+                                                        v[i].lease_ms, &out)
+                                        : rdl_barrier_exit(c, v[i].key, v[i].keylen, v[i].thread, v[i].call,
+                                                           v[i].lease_ms, &out)) == 0 &&
+            out.status >= 0)
+            done++;
+        free(v[i].key);
+    }
+    free(v);
+    if (n > 0)
+        rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
+                "process exit: ended %zu of %zu condition wait%s and barrier arrival%s%s", done, n,
+                n == 1 ? "" : "s", n == 1 ? "" : "s", done == n ? "" : "; the others end with their leases");
+}
+
+void rdl_prim_park_if_exiting(rdlock_client_t *c)
+{
+    if (!__atomic_load_n(&c->exiting, __ATOMIC_ACQUIRE))
+        return;
+    for (;;)
+        pause(); /* exit() ends the process once its handlers return */
 }
 
 void rdl_prim_sleep(rdl_preq_t *r, rdl_waitq_t *q, rdl_waiter_t *w, unsigned long gen, int how,

@@ -73,6 +73,27 @@ rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, int kind);
 /* Forget it (mu not held); NULL is fine. */
 void rdl_prim_hold_drop(rdlock_client_t *c, rdl_hold_t *hold);
 
+/* One op of a primitive outside any handle (a reset, a withdrawal at
+ * process exit): a stand-in handle with the keys of key (the name's
+ * "<prefix>{name}") only; thread and call (NULL: a new call) are the
+ * caller's identity on the server, arg the script's last argument (NULL:
+ * "0").  0 and *out, or as rdl_preq_run. */
+int rdl_prim_op_on(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
+                   unsigned lease_ms, const char *what, const char *const *sfx, int nkeys,
+                   const rdl_script_t *script, char op, const char *arg, rdl_preply_t *out);
+
+/* Process exit ([lock] release_at_exit): end the condition registrations
+ * and barrier arrivals of threads still waiting, so that a signal they
+ * had passes on and the barrier's others need not wait for the leases
+ * (lock.c's exit handler calls it). */
+void rdl_prim_release_at_exit(rdlock_client_t *c, long long deadline);
+
+/* A wait whose registration or arrival the exit handler ended
+ * (rdl_prim_release_at_exit): its thread must neither take the lock
+ * back nor arrive again, for nothing would end those; it stays here
+ * until the process is gone. */
+void rdl_prim_park_if_exiting(rdlock_client_t *c);
+
 /* Sleep on q until a wake-up after gen, a wake-up addressed to w, the
  * next re-check (every retry_interval_ms, at most a third of the lease)
  * or the deadline (RDL_TIMED) (mu not held). */

@@ -41,6 +41,7 @@ static rdlock_client_t *g_c;     /* default settings: looks every 100 ms */
 static rdlock_client_t *g_cslow; /* looks on its own only every 10 s */
 static char g_ini[512];
 static char g_ini_slow[512];
+static char g_ini_renew[512]; /* renews every 100 ms */
 
 #define SLOW_INI "[lock]\nretry_interval_ms = 60000\nretry_jitter_ms = 0\nlease_ms = 30000\n"
 #define CALL_MS 15000
@@ -50,7 +51,8 @@ static char g_ini_slow[512];
 static int suite_setup(void)
 {
     if (rdt_suite_start(&g_srv, &g_rc) != 0 || rdt_ini_copy(&g_srv, 0, NULL, g_ini, sizeof g_ini) != 0 ||
-        rdt_ini_copy(&g_srv, 0, SLOW_INI, g_ini_slow, sizeof g_ini_slow) != 0)
+        rdt_ini_copy(&g_srv, 0, SLOW_INI, g_ini_slow, sizeof g_ini_slow) != 0 ||
+        rdt_ini_copy(&g_srv, 0, "[watchdog]\ninterval_ms = 100\n", g_ini_renew, sizeof g_ini_renew) != 0)
         return -1;
     setenv("RDLOCK_CONF", g_ini_slow, 1);
     if (rdlock_client_open(&g_c, g_ini) != 0 || rdlock_client_open(&g_cslow, g_ini_slow) != 0) {
@@ -149,7 +151,8 @@ static long long hget_ll(const char *key, const char *field)
 
 /* Commands (one line): "wait" (lock, rdcond_wait, unlock), "timed MS"
  * (the same with rdcond_timedwait MS from now), "bar" (rdbarrier_wait),
- * "bartimed MS", "quit".  Answer: "<rc> <ms>". */
+ * "bartimed MS", "quit".  Answer: "<rc> <ms>".  "bgwait" and "bgbar" start
+ * a thread that waits so (no answer), "exit" calls exit(0) while it does. */
 typedef struct cact {
     rdt_pipe_t p;
     pid_t pid;
@@ -157,6 +160,24 @@ typedef struct cact {
     char name[64];
     unsigned lease, count;
 } cact_t;
+
+typedef struct cact_bg {
+    rdlock_t *m;
+    rdcond_t *cv;
+    rdbarrier_t *b;
+} cact_bg_t;
+
+static void *cact_bg(void *arg)
+{
+    cact_bg_t *g = arg;
+    if (g->b != NULL) {
+        rdbarrier_wait(g->b);
+    } else if (rdlock_lock(g->m) == 0) {
+        rdcond_wait(g->cv, g->m);
+        rdlock_unlock(g->m);
+    }
+    return NULL;
+}
 
 static int cact_main(void *arg)
 {
@@ -189,6 +210,17 @@ static int cact_main(void *arg)
         } else if (strncmp(line, "bartimed ", 9) == 0) {
             struct timespec ts = rdt_abstime(CLOCK_REALTIME, atoll(line + 9));
             rc = rdbarrier_timedwait(&b, &ts);
+        } else if (strcmp(line, "bgwait") == 0 || strcmp(line, "bgbar") == 0) {
+            static cact_bg_t g;
+            pthread_t th;
+            g.m = &m;
+            g.cv = &cv;
+            g.b = line[2] == 'b' ? &b : NULL;
+            rc = pthread_create(&th, NULL, cact_bg, &g) == 0 ? 0 : -5;
+            if (rc == 0)
+                continue; /* no answer: it waits */
+        } else if (strcmp(line, "exit") == 0) {
+            exit(0); /* with the thread still waiting */
         } else if (strcmp(line, "quit") == 0) {
             break;
         } else {
@@ -947,6 +979,60 @@ static void test_barrier_crashed(void)
     RDT_ASSERT_RC(0, rdbarrier_destroy(&b));
 }
 
+/* A process that exits normally ([lock] release_at_exit, the default)
+ * while a thread of it waits on a condition or at a barrier ends the
+ * registration or arrival on its way out, not when the lease runs out:
+ * a signal is not kept for it, the others need not wait for it. */
+static void test_exit_while_waiting(void)
+{
+    cact_t a;
+
+    FRESH_DB();
+    /* A lease far longer than the test, so only the exit can end them. */
+    CU_ASSERT_EQUAL_FATAL(cact_start(&a, g_ini, "ew", 60000, 2), 0);
+    cact_send(&a, "bgwait");
+    CU_ASSERT_EQUAL_FATAL(wait_registered("ew", 1), 1);
+    CU_ASSERT_EQUAL_FATAL(wait_lock_free("ew"), 1);
+    cact_send(&a, "exit");
+    RDT_ASSERT_EQ_LL(0, rdt_wait(a.pid, 10000));
+    rdt_pipe_close(&a.p);
+    RDT_ASSERT_EQ_LL(0, rdt_int_cmd(g_rc, -1, "HLEN rdlock:{ew}:cv:h"));
+    RDT_ASSERT_EQ_LL(0, rdt_zcard(g_rc, "rdlock:{ew}:cv:q"));
+    /* and the waiting thread did not take the lock back on the way out */
+    RDT_ASSERT_EQ_LL(0, holders_of("ew"));
+
+    /* The arrival is on the server before the thread records it locally
+     * (there is no lock to free, as above): a renewal, every 100 ms here,
+     * shows that it has. */
+    CU_ASSERT_EQUAL_FATAL(cact_start(&a, g_ini_renew, "ew", 60000, 2), 0);
+    cact_send(&a, "bgbar");
+    CU_ASSERT_EQUAL_FATAL(wait_hlen("rdlock:{ew}:b:h", 1), 1);
+    RDT_ASSERT_EQ_LL(1, hget_ll("rdlock:{ew}:b", "a"));
+    {
+        char f[64], v0[128] = "", v[128] = "";
+        long long until = rdt_now_ms() + 10000;
+        redisReply *r = redisCommand(g_rc, "HGETALL rdlock:{ew}:b:h");
+        if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+            snprintf(f, sizeof f, "%s", r->element[0]->str);
+            snprintf(v0, sizeof v0, "%s", r->element[1]->str);
+        }
+        if (r != NULL)
+            freeReplyObject(r);
+        CU_ASSERT_FATAL(v0[0] != '\0');
+        do {
+            rdt__nap_ms(20);
+            if (rdt_hget(g_rc, "rdlock:{ew}:b:h", f, v, sizeof v) != 1)
+                v[0] = '\0';
+        } while (strcmp(v, v0) == 0 && rdt_now_ms() < until);
+        CU_ASSERT_FATAL(v[0] != '\0' && strcmp(v, v0) != 0); /* renewed */
+    }
+    cact_send(&a, "exit");
+    RDT_ASSERT_EQ_LL(0, rdt_wait(a.pid, 10000));
+    rdt_pipe_close(&a.p);
+    RDT_ASSERT_EQ_LL(0, rdt_int_cmd(g_rc, -1, "HLEN rdlock:{ew}:b:h"));
+    RDT_ASSERT_EQ_LL(0, hget_ll("rdlock:{ew}:b", "a"));
+}
+
 /* rdlock_status_kinds (docs/CONTRACT.md section 8) for a condition and
  * a barrier: registered waiters, woken ones, registrations numbered;
  * count, live arrivals of the current generation and the generation. */
@@ -1037,6 +1123,7 @@ static const rdt_test_t tests[] = {
     { "signal_broadcast", test_signal_broadcast },
     { "two_clients_destroy_busy", test_two_clients_destroy_busy },
     { "killed_waiter", test_killed_waiter },
+    { "exit_while_waiting", test_exit_while_waiting },
     { "no_lost_wakeup", test_no_lost_wakeup },
     { "barrier_generations", test_barrier_generations },
     { "barrier_timeout", test_barrier_timeout },
