@@ -55,6 +55,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 #ifdef __linux__
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -375,9 +377,9 @@ static int split_words(char *buf, char **argv, int max)
 static int spawn(rdt_server_t *s, const char *exe)
 {
     char portbuf[16], logfile[400], outfile[400];
-    char extra[sizeof s->extra];
-    char *argv[RDT_MAX_ARGS];
-    int argc = 0, nextra, outfd, nullfd;
+    char extra[sizeof s->extra], envbuf[sizeof s->env];
+    char *argv[RDT_MAX_ARGS], *added[RDT_MAX_ARGS], **envp = environ;
+    int argc = 0, nextra, nadded = 0, outfd, nullfd;
     pid_t parent = getpid(), pid;
     sigset_t all;
 
@@ -424,6 +426,21 @@ static int spawn(rdt_server_t *s, const char *exe)
     }
     argc += nextra;
     argv[argc] = NULL;
+    if (s->env[0]) {
+        /* environ plus the server's own entries, built before fork */
+        size_t ne = 0;
+        memcpy(envbuf, s->env, sizeof envbuf);
+        if ((nadded = split_words(envbuf, added, RDT_MAX_ARGS)) < 0) {
+            fprintf(stderr, "fixture: too many environment entries: %s\n", s->env);
+            return -1;
+        }
+        while (environ[ne] != NULL)
+            ne++;
+        if ((envp = calloc(ne + (size_t)nadded + 1, sizeof *envp)) == NULL)
+            return -1;
+        memcpy(envp, added, (size_t)nadded * sizeof *envp);
+        memcpy(envp + nadded, environ, ne * sizeof *envp);
+    }
 
     outfd = open(outfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -460,7 +477,7 @@ static int spawn(rdt_server_t *s, const char *exe)
         if (dup2(nullfd, 0) < 0 || dup2(outfd, 1) < 0 || dup2(outfd, 2) < 0)
             _exit(127);
         close_fds_from(3);
-        execv(exe, argv);
+        execve(exe, argv, envp);
         {
             static const char msg[] = "fixture: exec of redis-server failed\n";
             ssize_t w = write(2, msg, sizeof msg - 1);
@@ -470,6 +487,8 @@ static int spawn(rdt_server_t *s, const char *exe)
     }
     close(outfd);
     close(nullfd);
+    if (envp != environ)
+        free(envp);
     s->pid = pid;
     reg_add(pid, s->dir);
     return 0;
@@ -665,6 +684,11 @@ static int make_dir(rdt_server_t *s)
 
 int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_args)
 {
+    return rdt_server_start_env(s, password, extra_args, NULL);
+}
+
+int rdt_server_start_env(rdt_server_t *s, const char *password, const char *extra_args, const char *env)
+{
     char exe[1024];
     int attempt, rc;
 
@@ -672,6 +696,10 @@ int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_ar
         return -1;
     memset(s, 0, sizeof *s);
     signal(SIGPIPE, SIG_IGN); /* documented above */
+    if (env && copy_str(s->env, sizeof s->env, env) != 0) {
+        fprintf(stderr, "fixture: environment entries too long\n");
+        return -1;
+    }
 
     if (password && copy_str(s->password, sizeof s->password, password) != 0) {
         fprintf(stderr, "fixture: password too long\n");

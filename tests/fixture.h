@@ -19,6 +19,8 @@ typedef struct rdt_server {
     char password[64];  /* requirepass, "" for none */
     char extra[512];    /* extra redis-server arguments given at start */
     char conf[320];     /* a Redis Sentinel's config file (in dir), "" for a server */
+    char env[512];      /* "NAME=VALUE ..." added to the server's environment at
+                           every start (a restart too); "" for none */
 } rdt_server_t;
 
 /* Start a server.  password: NULL or "" for none, else --requirepass.
@@ -26,6 +28,10 @@ typedef struct rdt_server {
  * (e.g. "--appendonly yes").  Returns 0, or -1 after printing why to
  * stderr (the caller fails the test). */
 int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_args);
+/* The same with env ("NAME=VALUE ...", no spaces inside an entry) added to
+ * the server's environment, e.g. an LD_PRELOAD (test_redlock's master
+ * with a fast clock, tests/clockshim.c). */
+int rdt_server_start_env(rdt_server_t *s, const char *password, const char *extra_args, const char *env);
 
 /* Start a Redis Sentinel (redis-server --sentinel, same binary) that
  * monitors master under the name `name`, with a quorum of 1 and short

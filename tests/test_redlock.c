@@ -23,10 +23,12 @@
  *   rwlock_and_robust   shared holders on the quorum, a writer waits and
  *                       holds new readers back; an exclusive holder that
  *                       dies gives the next robust locker EOWNERDEAD
- *   drift               one master's clock runs 2% fast (faketime): a hold
- *                       without renewal stays exclusive for as long as the
- *                       client counts it valid (lease less the drift
- *                       allowance)
+ *   drift               one master's clock runs 4% fast (an LD_PRELOADed
+ *                       shim, tests/clockshim.c): a hold without renewal
+ *                       stays exclusive for as long as the client counts
+ *                       it valid (lease less the drift allowance), and it
+ *                       is free again before a client that allowed no
+ *                       drift would stop counting it
  *   wakeup              a blocked caller is woken by the release, not by
  *                       its re-check period (10 s here)
  *   once                rdonce's done mark by majority
@@ -52,7 +54,7 @@
 
 static rdt_server_t g_m[N];
 static int g_up;
-static char g_ini[600], g_ini_delay[600], g_ini_nodelay[600], g_ini_slow[600];
+static char g_ini[600], g_ini_delay[600], g_ini_nodelay[600];
 static rdlock_client_t *g_c1, *g_c2;
 
 static int write_ini(char *out, size_t n, const char *base, const char *extra)
@@ -82,9 +84,7 @@ static int suite_setup(void)
      * out of the vote for a lease.  Only the restart test wants one. */
     if (write_ini(g_ini, sizeof g_ini, "redlock.ini", "restart_delay_ms = 0\n") != 0 ||
         write_ini(g_ini_delay, sizeof g_ini_delay, "delay.ini", "restart_delay_ms = 3000\n") != 0 ||
-        write_ini(g_ini_nodelay, sizeof g_ini_nodelay, "nodelay.ini", "restart_delay_ms = 0\n") != 0 ||
-        write_ini(g_ini_slow, sizeof g_ini_slow, "slow.ini",
-                  "restart_delay_ms = 0\ndrift_factor = 0.05\n[watchdog]\nenabled = no\n") != 0)
+        write_ini(g_ini_nodelay, sizeof g_ini_nodelay, "nodelay.ini", "restart_delay_ms = 0\n") != 0)
         return -1;
     if (rdlock_client_open(&g_c1, g_ini) != 0 || rdlock_client_open(&g_c2, g_ini) != 0) {
         fprintf(stderr, "suite_setup: rdlock_client_open on the quorum failed\n");
@@ -393,53 +393,102 @@ static void test_rwlock_and_robust(void)
     rdlock_destroy(&l);
 }
 
+/* The server time of master s in ms (TIME), -1 on error. */
+static long long server_ms(const rdt_server_t *s)
+{
+    redisReply *r = rdt_cmd_on(s, "TIME");
+    long long ms = -1;
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    if (r != NULL)
+        freeReplyObject(r);
+    return ms;
+}
+
+#define DRIFT_RATE 1.04 /* the fast master's clock: 4% fast */
+
 static void test_drift(void)
 {
+    rdt_server_t fast;
     rdlock_client_t *c = NULL, *c2 = NULL;
     rdlock_t a, b;
-    long long t0, left, pttl;
-    int rc;
+    char shim[4096], env[4200], text[2048];
+    const char *ini;
+    long long t0, ta, left, started, skew, el;
+    int rc, off;
 
-    /* faketime cannot run Debian's redis-server (libjemalloc and
-     * libfaketime recurse into each other at start), so master 0's fast
-     * clock is played by its key: a clock 2% fast ends the lease when
-     * lease / 1.02 has passed in real time. */
-    RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini_slow));
-    RDT_ASSERT_RC(0, rdlock_client_open(&c2, g_ini_slow));
+    /* Master 0 of this quorum is a redis-server whose wall clock runs 4%
+     * fast (tests/clockshim.c, LD_PRELOADed: faketime cannot run Debian's
+     * redis-server).  Its copy of a hold expires after lease / 1.04 of
+     * real time, 115 ms before a client that allows no drift would stop
+     * counting the hold valid.  drift_factor = 0.05 covers it. */
+    if (realpath("tests/clockshim.so", shim) == NULL) {
+        fprintf(stderr, "test_drift: tests/clockshim.so not found (make check builds it)\n");
+        CU_FAIL_FATAL("tests/clockshim.so missing");
+    }
+    snprintf(env, sizeof env, "LD_PRELOAD=%s RDT_CLOCK_RATE=%.2f", shim, DRIFT_RATE);
+    CU_ASSERT_EQUAL_FATAL(rdt_server_start_env(&fast, NULL, NULL, env), 0);
+    started = rdt_now_ms();
+    off = snprintf(text, sizeof text, "[redlock]\nmasters = 127.0.0.1:%d", fast.port);
+    for (int k = 1; k < N; k++)
+        off += snprintf(text + off, sizeof text - (size_t)off, ", 127.0.0.1:%d", g_m[k].port);
+    snprintf(text + off, sizeof text - (size_t)off,
+             "\nrestart_delay_ms = 0\ndrift_factor = 0.05\n[redis]\ncommand_timeout_ms = 1000\n[lock]\n"
+             "lease_ms = %d\nretry_interval_ms = 10000\nretry_jitter_ms = 5\n[watchdog]\nenabled = no\n",
+             LEASE_MS);
+    ini = rdt_write_file(&g_m[0], "drift.ini", text);
+    CU_ASSERT_FATAL(ini != NULL);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    RDT_ASSERT_RC(0, rdlock_client_open(&c2, ini));
     RDT_ASSERT_RC(0, lock_init(&a, "rl-drift", c, 0));
     RDT_ASSERT_RC(0, lock_init(&b, "rl-drift", c2, 0));
-    /* Masters 3 and 4 stopped while the hold is taken: it stands on 0
-     * (fast), 1 and 2 only. */
+    /* Masters 3 and 4 stopped while the hold is taken: it stands on the
+     * fast one, 1 and 2 only. */
     rdt_server_pause(&g_m[3]);
     rdt_server_pause(&g_m[4]);
     t0 = rdt_now_ms();
     rc = rdlock_trylock(&a);
+    ta = rdt_now_ms() - t0;
     void_wait();
     rdt_server_resume(&g_m[3]);
     rdt_server_resume(&g_m[4]);
     RDT_ASSERT_RC(0, rc);
-    RDT_ASSERT_EQ_LL(3, held_on("rl-drift"));
-    pttl = LEASE_MS * 100 / 102 - (rdt_now_ms() - t0);
-    rdt_int_on(&g_m[0], 0, "PEXPIRE %s %lld", rdt_key("rl-drift", ""), pttl);
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&fast, 0, "EXISTS %s", rdt_key("rl-drift", "")));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_m[1], 0, "EXISTS %s", rdt_key("rl-drift", "")));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_m[2], 0, "EXISTS %s", rdt_key("rl-drift", "")));
     /* The client counts it valid for lease * (1 - 0.05) - 2 ms from its
-     * first request; master 0 keeps it for lease / 1.02.  Until the
-     * first, nobody else gets it. */
+     * first request; until then nobody else gets it. */
     left = LEASE_MS - LEASE_MS / 20 - 2 - 50;
     while (rdt_now_ms() - t0 < left) {
         RDT_ASSERT_RC(EBUSY, rdlock_trylock(&b));
         usleep(100000);
     }
-    /* Past master 0's end, a majority is free again (0, 3, 4). */
-    while (rdt_now_ms() - t0 < LEASE_MS * 100 / 102 + 20)
-        usleep(20000);
-    RDT_ASSERT_RC(0, rdlock_trylock(&b));
-    RDT_ASSERT_RC(0, rdlock_unlock(&b));
+    /* Past the fast master's end of it (its grant came at most ta after
+     * t0), a majority is free again (0, 3, 4): before a client without a
+     * drift allowance would stop counting its hold valid. */
+    while (rdt_now_ms() - t0 < ta + (long long)(LEASE_MS / DRIFT_RATE) + 20)
+        usleep(5000);
+    el = rdt_now_ms() - t0;
+    if (el < LEASE_MS - 2) {
+        RDT_ASSERT_RC(0, rdlock_trylock(&b));
+        RDT_ASSERT_RC(0, rdlock_unlock(&b));
+    } else {
+        fprintf(stderr, "test_drift: the first try took %lld ms; the window before lease - 2 ms was missed\n", ta);
+        CU_FAIL("the machine was too slow to hit the drift window");
+    }
     rc = rdlock_unlock(&a);
     CU_ASSERT(rc == ENOLCK);
+    /* The shim did run the fast master's clock 4% fast. */
+    skew = server_ms(&fast) - server_ms(&g_m[1]);
+    el = rdt_now_ms() - started;
+    if (skew < el * (DRIFT_RATE - 1) / 2)
+        fprintf(stderr, "test_drift: the fast master is only %lld ms ahead after %lld ms\n", skew, el);
+    CU_ASSERT(skew >= el * (DRIFT_RATE - 1) / 2);
     rdlock_destroy(&a);
     rdlock_destroy(&b);
     rdlock_client_close(c);
     rdlock_client_close(c2);
+    rdt_server_stop(&fast);
 }
 
 struct waker {
