@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/socket.h>
 
 #include "conn.h"
 #include "fmt.h"
@@ -89,11 +91,12 @@ static int setup_command(rdl_conn_t *c, int argc, const char **argv, const char 
     return rc;
 }
 
+static int conn_setup(const rdl_config_t *cfg, rdl_conn_t *c, bool probe);
+
 static int conn_open_io(const rdl_config_t *cfg, const char *host, int port, bool probe, rdl_conn_t **out)
 {
     rdl_conn_t *c;
     const char *where;
-    char dbs[16];
     int rc;
 
     c = calloc(1, sizeof *c);
@@ -120,11 +123,24 @@ static int conn_open_io(const rdl_config_t *cfg, const char *host, int port, boo
         rdl_conn_close(c);
         return EIO;
     }
+    rc = conn_setup(cfg, c, probe);
+    if (rc == 0)
+        *out = c;
+    return rc;
+}
+
+/* What every new connection needs once connected: the command timeout,
+ * keepalive, AUTH, SELECT, and with probe a PING.  0, or an errno (c is
+ * closed then). */
+static int conn_setup(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
+{
+    char dbs[16];
+    int rc;
     if (redisSetTimeout(c->ctx, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
         rdl_conn_close(c);
         return EIO;
     }
-    if (port != 0)
+    if (c->port != 0)
         redisEnableKeepAlive(c->ctx);
 
     rc = 0;
@@ -148,12 +164,67 @@ static int conn_open_io(const rdl_config_t *cfg, const char *host, int port, boo
         const char *argv[1] = { "PING" };
         rc = setup_command(c, 1, argv, "PING");
     }
-    if (rc != 0) {
+    if (rc != 0)
         rdl_conn_close(c);
-        return rc;
+    return rc;
+}
+
+int rdl_conn_begin(const rdl_config_t *cfg, const char *host, int port, rdl_conn_t **out)
+{
+    rdl_conn_t *c = calloc(1, sizeof *c);
+    (void)cfg;
+    *out = NULL;
+    if (c == NULL)
+        return ENOMEM;
+    snprintf(c->host, sizeof c->host, "%s", host);
+    c->port = port;
+    snprintf(c->addr, sizeof c->addr, "%s:%d", host, port);
+    if ((c->ctx = redisConnectNonBlock(host, port)) == NULL) {
+        free(c);
+        return ENOMEM;
+    }
+    if (c->ctx->err) {
+        snprintf(last_error, sizeof last_error, "connect failed: %s", c->ctx->errstr);
+        rdl_log(RDLOCK_LOG_DEBUG, "%s: connect failed: %s", c->addr, c->ctx->errstr);
+        rdl_conn_close(c);
+        return EIO;
     }
     *out = c;
     return 0;
+}
+
+int rdl_conn_fd(const rdl_conn_t *c)
+{
+    return c->ctx->fd;
+}
+
+int rdl_conn_finish(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
+{
+    int err = 0, fl, rc;
+    socklen_t len = sizeof err;
+    rdl_nosigpipe_t st;
+
+    if (getsockopt(c->ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        err = errno;
+    if (err != 0) {
+        snprintf(last_error, sizeof last_error, "connect failed: %s", strerror(err));
+        rdl_log(RDLOCK_LOG_DEBUG, "%s: connect failed: %s", c->addr, strerror(err));
+        rdl_conn_close(c);
+        return EIO;
+    }
+    /* From here on a blocking connection like any other: hiredis 0.14
+     * has no call for the switch, so the descriptor and the context's
+     * REDIS_BLOCK flag (a public field) are set as redisConnect sets them. */
+    if ((fl = fcntl(c->ctx->fd, F_GETFL)) < 0 || fcntl(c->ctx->fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        snprintf(last_error, sizeof last_error, "fcntl: %s", strerror(errno));
+        rdl_conn_close(c);
+        return EIO;
+    }
+    c->ctx->flags |= REDIS_BLOCK;
+    rdl_nosigpipe_enter(&st);
+    rc = conn_setup(cfg, c, probe);
+    rdl_nosigpipe_leave(&st);
+    return rc;
 }
 
 void rdl_conn_close(rdl_conn_t *c)

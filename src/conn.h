@@ -58,6 +58,17 @@ typedef struct rdl_conn {
 int rdl_conn_open_at(const rdl_config_t *cfg, const char *host, int port, bool probe, rdl_conn_t **out);
 void rdl_conn_close(rdl_conn_t *c);
 
+/* The same in two halves, so that several connections can be opened at
+ * once (Redlock's masters, topology_redlock.c): begin connects without
+ * waiting (TCP); once rdl_conn_fd is writable (poll POLLOUT), finish
+ * learns whether it connected and sets the connection up as open does
+ * (blocking, timeouts, AUTH, SELECT).  begin: 0, EIO, ENOMEM; finish: as
+ * rdl_conn_open_at, and c is closed on failure.  A connection never
+ * finished is closed with rdl_conn_close. */
+int rdl_conn_begin(const rdl_config_t *cfg, const char *host, int port, rdl_conn_t **out);
+int rdl_conn_fd(const rdl_conn_t *c);
+int rdl_conn_finish(const rdl_config_t *cfg, rdl_conn_t *c, bool probe);
+
 /* Why this thread's last connection attempt failed with EIO ("connect
  * failed: Connection refused"), for log lines; never NULL.  A topology
  * that fails before connecting (no sentinel answers) sets it. */

@@ -77,6 +77,40 @@ static rdl_conn_t *conn_of(rdlock_client_t *c, int k, bool *denied)
     return conn;
 }
 
+/* Connections to the masters in want: pooled ones, and the others opened
+ * all at once (topology_redlock.c), so that a master that does not
+ * answer its SYN costs the grace, not its connect timeout.  conns[k] NULL
+ * for those not had. */
+static void conns_of(rdlock_client_t *c, const bool *want, rdl_conn_t **conns, bool *denied)
+{
+    rdl_conn_t *fresh[RDL_REDLOCK_MAX];
+    bool open[RDL_REDLOCK_MAX] = { false };
+    int n = rdl_redlock_count(c), have = 0, missing = 0, k;
+    unsigned gen;
+
+    for (k = 0; k < n; k++) {
+        conns[k] = NULL;
+        if (!want[k])
+            continue;
+        if ((conns[k] = rdl_client_conn_idle(c, rdl_redlock_route(c, k))) != NULL) {
+            have++;
+        } else {
+            open[k] = true;
+            missing++;
+        }
+    }
+    if (missing == 0)
+        return;
+    gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
+    if (rdl_redlock_open_many(c, open, rdl_redlock_majority(c) - have, fresh, denied) != 0)
+        return;
+    for (k = 0; k < n; k++)
+        if (open[k] && fresh[k] != NULL) {
+            fresh[k]->gen = gen;
+            conns[k] = fresh[k];
+        }
+}
+
 /* One round of requests to several masters at once: what each was sent,
  * and what came back. */
 #define ROUND_MAX_REPLIES 2
@@ -260,14 +294,15 @@ int rdl_quorum_connect(rdlock_client_t *c, rdl_conn_t **out)
     rdl_conn_t *conns[RDL_REDLOCK_MAX] = { 0 };
     bool want[RDL_REDLOCK_MAX] = { false };
     int n = rdl_redlock_count(c), k, rc;
+    bool open[RDL_REDLOCK_MAX] = { false };
     long long now = rdl_now_ms();
     *out = NULL;
     bool denied = false;
     for (k = 0; k < n; k++) {
         want[k] = true;
-        if (rdl_redlock_up(c, k, now))
-            conns[k] = conn_of(c, k, &denied);
+        open[k] = rdl_redlock_up(c, k, now);
     }
+    conns_of(c, open, conns, &denied);
     rc = setup_round(c, conns, want);
     for (k = 0; k < n; k++) {
         if (conns[k] == NULL)
@@ -308,7 +343,7 @@ int rdl_quorum_conn(rdlock_client_t *c, int k, rdl_conn_t **out)
 int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
 {
     rdl_conn_t *conns[RDL_REDLOCK_MAX] = { 0 };
-    bool want[RDL_REDLOCK_MAX] = { false };
+    bool want[RDL_REDLOCK_MAX] = { false }, open[RDL_REDLOCK_MAX] = { false };
     round_t rd;
     int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k;
     long long now = rdl_now_ms();
@@ -323,9 +358,9 @@ int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
         memset(&q->ans[k], 0, sizeof q->ans[k]);
         q->ans[k].rc = ENOTCONN;
         want[k] = q->stamp[k] != NULL;
-        if (!q->skip[k] && (q->force || rdl_redlock_up(c, k, now)))
-            conns[k] = conn_of(c, k, &q->denied);
+        open[k] = !q->skip[k] && (q->force || rdl_redlock_up(c, k, now));
     }
+    conns_of(c, open, conns, &q->denied);
     /* New connections first learn their master's uptime and clock (a
      * stamped request needs the clock), all masters at once. */
     if (setup_round(c, conns, want) == EACCES)

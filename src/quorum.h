@@ -45,6 +45,13 @@ void rdl_redlock_seen(struct rdlock_client *c, int k, long long uptime_s, const 
 /* A new connection to master k, not yet ready (conn->ready false).  0, or
  * as rdl_conn_open_at (EIO: master k marked down). */
 int rdl_redlock_open(struct rdlock_client *c, int k, struct rdl_conn **out);
+/* New connections to the masters in want, all opened at once: out[k] (not
+ * ready yet) or NULL.  Once `need` of them are connected the others get
+ * a grace (RDL_QUORUM_GRACE_MS, at least twice the time so far) instead of
+ * the whole connect_timeout_ms; those not connected by then are marked
+ * down.  *denied is set if a master refused our password.  0 or ENOMEM. */
+int rdl_redlock_open_many(struct rdlock_client *c, const bool *want, int need, struct rdl_conn **out,
+                          bool *denied);
 
 /* ---- one request to every master (quorum.c) */
 

@@ -20,6 +20,7 @@
 #include "rdl_build.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,82 @@ static int redlock_route(rdlock_client_t *c, const char *key, size_t keylen, cha
 int rdl_redlock_open(rdlock_client_t *c, int k, rdl_conn_t **out)
 {
     return master_open(c, k, false, out);
+}
+
+int rdl_redlock_open_many(rdlock_client_t *c, const bool *want, int need, rdl_conn_t **out, bool *denied)
+{
+    rdl_redlock_t *rl = state_of(c);
+    rdl_conn_t *pend[RDL_REDLOCK_MAX] = { 0 };
+    struct pollfd pfd[RDL_REDLOCK_MAX];
+    int idx[RDL_REDLOCK_MAX], n = c->cfg.nmasters, k, left = 0, done = 0, rc = 0;
+    long long start = rdl_now_ms(), until = start + c->cfg.connect_timeout_ms, grace = -1, now;
+
+    for (k = 0; k < n; k++)
+        out[k] = NULL;
+    if (rl == NULL)
+        return ENOMEM;
+    for (k = 0; k < n && rc != ENOMEM; k++) {
+        if (!want[k])
+            continue;
+        rc = rdl_conn_begin(&c->cfg, c->cfg.master_host[k], c->cfg.master_port[k], &pend[k]);
+        if (rc == 0)
+            left++;
+        else if (rc == EIO)
+            rdl_redlock_result(c, k, false);
+    }
+    while (left > 0 && rc != ENOMEM) {
+        int np = 0;
+        now = rdl_now_ms();
+        /* Once the caller has enough, the slow ones get a grace, as a
+         * quorum round's answers do (quorum.h): a powered-off master must
+         * not cost a request its connect timeout. */
+        if (grace < 0 && done >= need) {
+            long long g = 2 * (now - start);
+            grace = now + (g > RDL_QUORUM_GRACE_MS ? g : RDL_QUORUM_GRACE_MS);
+            if (grace < until)
+                until = grace;
+        }
+        if (now >= until)
+            break;
+        for (k = 0; k < n; k++)
+            if (pend[k] != NULL) {
+                pfd[np].fd = rdl_conn_fd(pend[k]);
+                pfd[np].events = POLLOUT;
+                pfd[np].revents = 0;
+                idx[np++] = k;
+            }
+        if (poll(pfd, (nfds_t)np, (int)(until - now)) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < np; i++) {
+            int r;
+            if (pfd[i].revents == 0)
+                continue;
+            k = idx[i];
+            r = rdl_conn_finish(&c->cfg, pend[k], false); /* closes it on failure */
+            left--;
+            if (r == 0) {
+                snprintf(pend[k]->route, sizeof pend[k]->route, "%s", rl->m[k].route);
+                out[k] = pend[k];
+                done++;
+            } else if (r == EIO) {
+                rdl_redlock_result(c, k, false);
+            } else if (r == EACCES) {
+                *denied = true;
+            }
+            pend[k] = NULL;
+        }
+    }
+    for (k = 0; k < n; k++)
+        if (pend[k] != NULL) {
+            /* Not connected within the time: down for a backoff. */
+            rdl_conn_set_last_error("%s: connect timed out", rl->m[k].route);
+            rdl_conn_close(pend[k]);
+            rdl_redlock_result(c, k, false);
+        }
+    return rc == ENOMEM ? ENOMEM : 0;
 }
 
 static int redlock_connect_route(rdlock_client_t *c, const char *route, rdl_conn_t **out)

@@ -34,14 +34,21 @@
  *   once                rdonce's done mark by majority
  *   status_kinds        the run-once mark in rdlock_status_kinds; stray
  *                       keys of the other kinds read absent
+ *   dead_host           a master that drops every SYN (a powered-off
+ *                       host): no call waits out the connect timeout
  * Semaphores, condition variables and barriers on the quorum:
  * test_redlock_prims.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -615,6 +622,86 @@ static void test_status_kinds(void)
     rdlock_attr_destroy(&a);
 }
 
+/* A loopback port that takes no connection, as a powered-off host's does
+ * not: a listening socket with a backlog of 0 whose queue two connections
+ * that are never accepted fill, so that the kernel drops every later SYN
+ * and a connect waits for its timeout.  The port, or -1; fds[0..2] to
+ * close. */
+static int blackhole(int fds[3])
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int i;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if ((fds[0] = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(fds[0], (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(fds[0], 0) != 0 || getsockname(fds[0], (struct sockaddr *)&a, &len) != 0)
+        return -1;
+    for (i = 1; i < 3; i++) {
+        struct pollfd p;
+        if ((fds[i] = socket(AF_INET, SOCK_STREAM, 0)) < 0 || fcntl(fds[i], F_SETFL, O_NONBLOCK) != 0)
+            return -1;
+        if (connect(fds[i], (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS)
+            return -1;
+        p.fd = fds[i];
+        p.events = POLLOUT;
+        poll(&p, 1, i == 1 ? 1000 : 100); /* the first completes; the second may not */
+    }
+    return ntohs(a.sin_port);
+}
+
+/* A master that does not answer its SYNs (a powered-off host): new
+ * connections to the masters are opened all at once, and the round goes
+ * on a grace after a majority has connected, so neither the client's
+ * opening nor a call after the dead master's backoff ends waits out the
+ * connect timeout (2 s here). */
+static void test_dead_host(void)
+{
+    int fds[3] = { -1, -1, -1 }, port, off, i;
+    char text[1024];
+    const char *ini;
+    rdlock_client_t *c = NULL;
+    rdlock_t l;
+    long long t0, worst = 0;
+
+    port = blackhole(fds);
+    CU_ASSERT_FATAL(port > 0);
+    off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
+    for (i = 0; i < N - 1; i++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "127.0.0.1:%d, ", g_m[i].port);
+    snprintf(text + off, sizeof text - (size_t)off,
+             "127.0.0.1:%d\nrestart_delay_ms = 0\n[redis]\nconnect_timeout_ms = 2000\ncommand_timeout_ms = 2000\n"
+             "[lock]\nlease_ms = %d\n",
+             port, LEASE_MS);
+    ini = rdt_write_file(&g_m[0], "deadhost.ini", text);
+    CU_ASSERT_FATAL(ini != NULL);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    worst = rdt_now_ms() - t0;
+    RDT_ASSERT_RC(0, lock_init(&l, "rl-deadhost", c, 0));
+    /* 3 s of calls: the dead master's backoff (100 ms, doubling to 2 s)
+     * ends several times, and each time a call tries it again. */
+    for (i = 0; i < 30; i++) {
+        long long d;
+        t0 = rdt_now_ms();
+        RDT_ASSERT_RC(0, rdlock_lock(&l));
+        RDT_ASSERT_RC(0, rdlock_unlock(&l));
+        d = rdt_now_ms() - t0;
+        if (d > worst)
+            worst = d;
+        usleep(100000);
+    }
+    if (worst >= 1000)
+        fprintf(stderr, "test_dead_host: a call took %lld ms\n", worst);
+    CU_ASSERT(worst < 1000);
+    rdlock_destroy(&l);
+    rdlock_client_close(c);
+    for (i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
 static const rdt_test_t tests[] = {
     { "basic", test_basic },
     { "two_stopped", test_two_stopped },
@@ -626,6 +713,7 @@ static const rdt_test_t tests[] = {
     { "once", test_once },
     { "drift", test_drift },
     { "status_kinds", test_status_kinds },
+    { "dead_host", test_dead_host },
     { NULL, NULL },
 };
 
