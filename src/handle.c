@@ -276,7 +276,7 @@ int rdl_handle_destroy(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic
     h = obj->impl;
     if (h != NULL && (c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE)) != NULL) {
         RDL_LOCK(c);
-        if (h->nholds > 0) {
+        if (h->nholds > 0 || h->nwaiting > 0) {
             RDL_UNLOCK(c);
             return EBUSY;
         }

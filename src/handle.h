@@ -27,6 +27,10 @@ typedef struct rdl_handle {
     char *key;              /* "<prefix>{<name>}", valid once client is set */
     size_t keylen;
     int nholds;             /* holds taken through this handle (client mutex) */
+    int nwaiting;           /* threads inside a condition or barrier wait
+                               through it (client mutex): destroy is EBUSY
+                               from before the wait registers, not only
+                               once its lease record exists */
     int sem_type;           /* a semaphore's (sem.c): RDSEM_PLAIN or RDSEM_LEASED */
     unsigned sem_value;     /* ... and the value it starts with */
 } rdl_handle_t;
