@@ -72,6 +72,19 @@ int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out)
     long long status, v, extra;
 
     memset(out, 0, sizeof *out);
+    if (r->type == REDIS_REPLY_STRING) {
+        /* A plain grant (acquire.lua's fast path: not dead, no marker
+         * replaced) comes as "<token>;<now>", cheaper for the server than
+         * the array {1, token, 0, '', now}. */
+        unsigned long long tok, now;
+        char tail;
+        if (r->len == 0 || r->len > 64 || sscanf(r->str, "%llu;%llu%c", &tok, &now, &tail) != 2 || tok == 0 ||
+            tok > (unsigned long long)LLONG_MAX || now > (unsigned long long)LLONG_MAX)
+            goto bad;
+        out->token = (uint64_t)tok;
+        out->now = (long long)now;
+        return 0;
+    }
     if (r->type != REDIS_REPLY_ARRAY || !int_at(r, 0, &status))
         goto bad;
     if (status == -1 && r->elements == 1)
@@ -115,6 +128,12 @@ int rdl_reply_release(const redisReply *r, rdl_released_t *out)
     const redisReply *who;
 
     memset(out, 0, sizeof *out);
+    if (r->type == REDIS_REPLY_INTEGER) {
+        /* Nothing to announce (kind 0): release.lua answers with the bare
+         * status, cheaper for the server than the array {status, 0}. */
+        out->status = r->integer;
+        return 0;
+    }
     if (r->type != REDIS_REPLY_ARRAY || !int_at(r, 0, &out->status) || !int_at(r, 1, &out->kind)) {
         rdl_log(RDLOCK_LOG_ERROR, "release: unexpected reply from Redis");
         memset(out, 0, sizeof *out);

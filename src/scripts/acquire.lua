@@ -107,7 +107,8 @@
 -- lost); dead = 1: EOWNERDEAD, the previous exclusive hold ended without
 -- unlock; prev: the robust marker (KEYS[6]) this exclusive grant replaced,
 -- '' if none or not known (release.lua 'ax' puts it back if the grant is
--- undone).  Or {0, hint, fence, first, now}: busy, hint = ms until the
+-- undone).  A new grant with dead = 0 and prev = '' (the fast path's)
+-- comes as the string "<token>;<now>" instead (src/reply.c).  Or {0, hint, fence, first, now}: busy, hint = ms until the
 -- holders' leases end (0 unknown), fence = the counter now (hand-overs
 -- announced with a token not above it are stale), first = 1 if the caller
 -- heads the writers' queue (it alone may take the lock when a lease runs
@@ -117,20 +118,72 @@
 -- now: the server's clock (ms), from which the client dates its deadlines.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local owner, mode = ARGV[1], string.sub(ARGV[2], 1, 1)
-local waiting, queued, robust = string.sub(ARGV[2], 2, 2) == '1', string.sub(ARGV[2], 3, 3) == '1',
-  string.sub(ARGV[2], 4, 4) == '1'
-local lease, claim, valid, info = string.match(ARGV[2], '^....(%d+);(%d+);(%d+);(.*)$')
+-- One match for the whole packed argument (each string.sub or match is
+-- interpreter work on every call).
+local owner = ARGV[1]
+local mode, waiting, queued, robust, lease, claim, valid, info, call =
+  string.match(ARGV[2], '^(.)(.)(.)(.)(%d+);(%d+);(%d+);(%d+;%d+;%d+;(%d+);.*)$')
+waiting, queued, robust = waiting == '1', queued == '1', robust == '1'
 lease = tonumber(lease)
 valid = tonumber(valid)
 if valid > 0 and now > valid then return {-2, now} end
-local call = tonumber(string.match(info, '^%d+;%d+;%d+;(%d+);'))
+call = tonumber(call)
 -- A call whose hold was released is over: a copy of it arriving now (a
 -- proxy that retried it, say) must not take the lock again.
 local rel = redis.call('GET', KEYS[8])
 if rel then
   local ro, rc = string.match(rel, '^(.*);(%d+)$')
   if ro == owner and tonumber(rc) >= call then return {-2, now} end
+end
+
+local indexed = false -- this name's shares are in the readers' index (below)
+-- Numbers become strings here with string.format('%d'): Lua's own
+-- conversion (tostring, .., a number passed to redis.call) goes through
+-- "%.14g", which costs several times as much.  The key's expiry is set as
+-- the holder's deadline itself (PEXPIREAT): a relative PEXPIRE is
+-- rewritten into an absolute one by the server on every call anyway.
+local function grant(fresh, xstate)
+  local token = redis.call('INCR', KEYS[5])
+  local dead, prev = 0, ''
+  if mode == 'x' then
+    if xstate then prev = xstate end
+    if xstate and robust then
+      -- The last exclusive hold ended without unlock (its marker is
+      -- still here, the lock is free): tell this robust acquirer.
+      dead = 1
+      if string.sub(xstate, 1, 1) ~= '?' then xstate = '?' .. xstate end
+      redis.call('SET', KEYS[6], xstate)
+    else
+      redis.call('SET', KEYS[6], owner)
+    end
+  end
+  local dl = string.format('%d', now + lease)
+  redis.call('HSET', KEYS[1], 'm', mode, owner, string.format('%s;%d;%s', dl, token, info))
+  -- A share joining many others goes into their index (see above).
+  if indexed then redis.call('ZADD', KEYS[7], dl, owner) end
+  if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
+    redis.call('PEXPIREAT', KEYS[1], dl)
+    if indexed then redis.call('PEXPIREAT', KEYS[7], dl) end
+  end
+  if queued then
+    if mode == 'x' then
+      redis.call('ZREM', KEYS[2], owner)
+      redis.call('HDEL', KEYS[3], owner)
+    else
+      redis.call('ZREM', KEYS[4], owner)
+    end
+  end
+  -- The common answer as one string: a table reply costs the server more
+  -- to build and encode than the whole string.format.
+  if dead == 0 and prev == '' then return string.format('%d;%d', token, now) end
+  return {1, token, dead, prev, now}
+end
+
+-- Fast path, the uncontended case: nobody holds it, no writer queues, the
+-- last exclusive hold ended cleanly, and no readers' index is left over.
+-- It comes before the slow path's helpers are even defined.
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7]) == 0 then
+  return grant(true, nil)
 end
 
 -- The readers' index (KEYS[7]) of a shared hold: one member per holder
@@ -183,46 +236,6 @@ local function slive(now)
   end
   if #c == SWEEP then return true, now + 1 end
   return false, 0
-end
-
-local indexed = false -- this name's shares are in the readers' index (below)
-local function grant(fresh, xstate)
-  local token = redis.call('INCR', KEYS[5])
-  local dead, prev = 0, ''
-  if mode == 'x' then
-    if xstate then prev = xstate end
-    if xstate and robust then
-      -- The last exclusive hold ended without unlock (its marker is
-      -- still here, the lock is free): tell this robust acquirer.
-      dead = 1
-      if string.sub(xstate, 1, 1) ~= '?' then xstate = '?' .. xstate end
-      redis.call('SET', KEYS[6], xstate)
-    else
-      redis.call('SET', KEYS[6], owner)
-    end
-  end
-  redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. info)
-  -- A share joining many others goes into their index (see above).
-  if indexed then redis.call('ZADD', KEYS[7], now + lease, owner) end
-  if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
-    redis.call('PEXPIRE', KEYS[1], lease)
-    if indexed then redis.call('PEXPIRE', KEYS[7], lease) end
-  end
-  if queued then
-    if mode == 'x' then
-      redis.call('ZREM', KEYS[2], owner)
-      redis.call('HDEL', KEYS[3], owner)
-    else
-      redis.call('ZREM', KEYS[4], owner)
-    end
-  end
-  return {1, token, dead, prev, now}
-end
-
--- Fast path, the uncontended case: nobody holds it, no writer queues, the
--- last exclusive hold ended cleanly, and no readers' index is left over.
-if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7]) == 0 then
-  return grant(true, nil)
 end
 
 local xstate = redis.call('GET', KEYS[6])
