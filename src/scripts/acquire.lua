@@ -2,7 +2,13 @@
 --
 -- Key layout of one lock name N (all keys share the hash tag {N}, so Redis
 -- Cluster keeps them in one slot; written down here once for both modes):
---   KEYS[1] <prefix>{N}        hash: field 'm' = 'x' | 's' (mode), and one
+--   KEYS[1] <prefix>{N}        hash: field 'm' = 'x' | 's' (mode), upper
+--                              case ('X' | 'S') once someone may wait for
+--                              the lock: set by the grant that found queue
+--                              marks (KEYS[2], KEYS[4]) and by each caller
+--                              that queues while the hash exists, so that
+--                              a release of a lower-case hold needs no look
+--                              at the queues (release.lua); and one
 --                              field per holder: owner id ->
 --                              "<deadline ms>;<token>;<count>;<pid>;<thread>;<call>;<host>"
 --                              (<call>: a number unique per acquire call of the
@@ -72,6 +78,10 @@
 --                              queued writer; "u": waiting readers may enter.
 --                              Published only when someone waits.
 -- Owner ids are "<128-bit client id hex>:<thread number>".
+-- The layout is internal and changes between versions (the queue flag in
+-- 'm' is new): libraries of different versions must not use the same
+-- names at the same time; an older one's release would take an 'X' hold
+-- for a shared one.  Redis without persistence forgets it all anyway.
 --
 -- Hold identity (every request names the exact hold or attempt it is
 -- about, because the network may deliver any request late, twice, or after
@@ -137,12 +147,13 @@ if rel then
 end
 
 local indexed = false -- this name's shares are in the readers' index (below)
+local flagged = false -- the hash's mode says someone may wait (upper case)
 -- Numbers become strings here with string.format('%d'): Lua's own
 -- conversion (tostring, .., a number passed to redis.call) goes through
 -- "%.14g", which costs several times as much.  The key's expiry is set as
 -- the holder's deadline itself (PEXPIREAT): a relative PEXPIRE is
 -- rewritten into an absolute one by the server on every call anyway.
-local function grant(fresh, xstate)
+local function grant(fresh, xstate, fast)
   local token = redis.call('INCR', KEYS[5])
   local dead, prev = 0, ''
   if mode == 'x' then
@@ -157,14 +168,6 @@ local function grant(fresh, xstate)
       redis.call('SET', KEYS[6], owner)
     end
   end
-  local dl = string.format('%d', now + lease)
-  redis.call('HSET', KEYS[1], 'm', mode, owner, string.format('%s;%d;%s', dl, token, info))
-  -- A share joining many others goes into their index (see above).
-  if indexed then redis.call('ZADD', KEYS[7], dl, owner) end
-  if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
-    redis.call('PEXPIREAT', KEYS[1], dl)
-    if indexed then redis.call('PEXPIREAT', KEYS[7], dl) end
-  end
   if queued then
     if mode == 'x' then
       redis.call('ZREM', KEYS[2], owner)
@@ -172,6 +175,20 @@ local function grant(fresh, xstate)
     else
       redis.call('ZREM', KEYS[4], owner)
     end
+  end
+  -- The mode, upper case if someone may wait (see 'm' above).  The fast
+  -- path knows that no writer queues; a reader's mark left from before
+  -- needs no wake-up from this holder (whoever ended the hold it waited
+  -- for woke it, and a reader that finds this hold flags it itself).
+  local m = mode
+  if not fast and (flagged or redis.call('EXISTS', KEYS[2], KEYS[4]) > 0) then m = string.upper(mode) end
+  local dl = string.format('%d', now + lease)
+  redis.call('HSET', KEYS[1], 'm', m, owner, string.format('%s;%d;%s', dl, token, info))
+  -- A share joining many others goes into their index (see above).
+  if indexed then redis.call('ZADD', KEYS[7], dl, owner) end
+  if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
+    redis.call('PEXPIREAT', KEYS[1], dl)
+    if indexed then redis.call('PEXPIREAT', KEYS[7], dl) end
   end
   -- The common answer as one string: a table reply costs the server more
   -- to build and encode than the whole string.format.
@@ -183,7 +200,7 @@ end
 -- last exclusive hold ended cleanly, and no readers' index is left over.
 -- It comes before the slow path's helpers are even defined.
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7]) == 0 then
-  return grant(true, nil)
+  return grant(true, nil, true)
 end
 
 -- The readers' index (KEYS[7]) of a shared hold: one member per holder
@@ -253,6 +270,7 @@ if nz == 0 then
   for i = 1, #h, 2 do
     if h[i] == 'm' then held = h[i + 1] elseif h[i] == owner then mine = h[i + 1] end
   end
+  if held == 'X' or held == 'S' then held, flagged = string.lower(held), true end
   if held == 's' and #h / 2 - 1 > SMALL then
     sbuild(h)
     indexed = true
@@ -260,6 +278,7 @@ if nz == 0 then
 else
   local hm = redis.call('HMGET', KEYS[1], 'm', owner)
   held, mine = hm[1], hm[2]
+  if held == 'X' or held == 'S' then held, flagged = string.lower(held), true end
   if held == 's' then
     indexed = true
     if redis.call('HLEN', KEYS[1]) - 1 ~= nz then sbuild(redis.call('HGETALL', KEYS[1])) end
@@ -335,7 +354,7 @@ if not live and (held or mode == 's') then
   -- Free: what is left of the last holders goes, and so does any readers'
   -- index (a new shared generation never starts with one).
   redis.call('DEL', KEYS[1], KEYS[7])
-  held, indexed = nil, false
+  held, indexed, flagged = nil, false, false
 end
 
 -- Drop queued writers whose marks ran out (crashed or gone waiters).
@@ -356,6 +375,12 @@ end
 local function busy(hint)
   local first = 0
   if waiting then
+    -- A mark goes in: the hash, if there is one, must say so, so that its
+    -- holders' release looks for waiters (release.lua).
+    if held and not flagged then
+      redis.call('HSET', KEYS[1], 'm', string.upper(held))
+      flagged = true
+    end
     if mode == 'x' then
       -- A newcomer joins behind everyone in line, also one that came in
       -- the same millisecond (equal scores would order by owner id, i.e.
@@ -401,4 +426,4 @@ elseif waiting and claim ~= '0' then
   end
   if head and head ~= owner then return busy(0) end
 end
-return grant(not live, xstate)
+return grant(not live, xstate, false)

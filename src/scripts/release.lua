@@ -68,7 +68,8 @@ local function call_of(v, mark)
 end
 
 if op == 'a' then
-  if redis.call('HGET', KEYS[1], 'm') ~= 'x' or call_of(redis.call('HGET', KEYS[1], owner)) ~= call then
+  local m = redis.call('HGET', KEYS[1], 'm')
+  if (m ~= 'x' and m ~= 'X') or call_of(redis.call('HGET', KEYS[1], owner)) ~= call then
     return 0
   end
   status = 1
@@ -100,8 +101,10 @@ elseif op == 'r' then
     return 0
   end
   -- The server's mode decides how to leave; the client's only says whether
-  -- the hold is inconsistent ('n') or its owner is going away ('d').
-  if hv[2] ~= 'x' then how = 's' end
+  -- the hold is inconsistent ('n') or its owner is going away ('d').  Upper
+  -- case: someone may wait (acquire.lua), so the queues are looked at below.
+  local flagged = hv[2] == 'X' or hv[2] == 'S'
+  if hv[2] ~= 'x' and hv[2] ~= 'X' then how = 's' end
   if how == 's' then
     local d = tonumber(string.match(v, '^(%d+);'))
     status = (d ~= nil and d > clock()) and 1 or 0
@@ -197,8 +200,9 @@ elseif op == 'r' then
     redis.call('DEL', KEYS[1], KEYS[7])
     if how == 'n' then redis.call('SET', KEYS[6], '!') end
   end
-  -- An uncontended release ends here, without a PUBLISH.
-  if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return status end
+  -- An uncontended release ends here, without a PUBLISH, and without even
+  -- looking at the queues if nobody queued while the hash existed.
+  if not flagged or redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return status end
 else
   local was = 0
   if call_of(redis.call('HGET', KEYS[3], owner), true) == call then
@@ -221,7 +225,8 @@ else
           redis.call('PEXPIRE', KEYS[7], lease)
         end
       end
-      if redis.call('HGET', KEYS[1], 'm') == 'x' and redis.call('EXISTS', KEYS[6]) == 0 then
+      local m = redis.call('HGET', KEYS[1], 'm')
+      if (m == 'x' or m == 'X') and redis.call('EXISTS', KEYS[6]) == 0 then
         redis.call('SET', KEYS[6], owner)
       end
       return {2, 1, owner, tonumber(tok)}
@@ -231,7 +236,8 @@ else
   if redis.call('EXISTS', KEYS[1]) == 1 then
     -- Still held.  If it is shared and no writer queues any more, the
     -- readers this writer held back may enter.
-    if redis.call('HGET', KEYS[1], 'm') ~= 'x' and redis.call('ZCARD', KEYS[2]) == 0 then
+    local m = redis.call('HGET', KEYS[1], 'm')
+    if m ~= 'x' and m ~= 'X' and redis.call('ZCARD', KEYS[2]) == 0 then
       redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock())
       if redis.call('ZCARD', KEYS[4]) > 0 then
         redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
@@ -290,7 +296,8 @@ if head then
   claim = tonumber(claim)
   if claim < 1 then claim = 1 end
   local token = redis.call('INCR', KEYS[5])
-  redis.call('HSET', KEYS[1], 'm', 'x', head, (clock() + claim) .. ';' .. token .. ';' .. info)
+  -- 'X': others may still queue behind the head (acquire.lua).
+  redis.call('HSET', KEYS[1], 'm', 'X', head, (clock() + claim) .. ';' .. token .. ';' .. info)
   redis.call('PEXPIRE', KEYS[1], claim)
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
