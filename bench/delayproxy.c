@@ -1,5 +1,7 @@
 /* delayproxy.c - see delayproxy.h. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* ppoll: a delay finer than poll's millisecond */
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <sys/socket.h>
 
+#include <hiredis/sds.h>
+
 #include "conn.h"
 #include "fmt.h"
 #include "log.h"
@@ -375,6 +377,43 @@ static int read_asking(rdl_conn_t *c, bool ask)
     return 0;
 }
 
+/* Send what hiredis has buffered ourselves, with MSG_NOSIGNAL: then a peer
+ * that went away cannot raise SIGPIPE, and a script call needs none of the
+ * three signal-mask syscalls around it (rdl_nosigpipe_enter; they were as
+ * many as the call's own write and read).  Blocking contexts only (hiredis
+ * then writes everything before it reads, as here).  On an error the
+ * context is marked as hiredis would (REDIS_ERR_IO, errstr from errno: a
+ * send timeout reads as EAGAIN, an ambiguous attempt) and never reused. */
+static int flush_nosignal(rdl_conn_t *c)
+{
+    redisContext *ctx = c->ctx;
+    size_t len = sdslen(ctx->obuf), off = 0;
+
+    while (off < len) {
+        ssize_t n = send(ctx->fd, ctx->obuf + off, len - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ctx->err = REDIS_ERR_IO;
+            snprintf(ctx->errstr, sizeof ctx->errstr, "%s", strerror(n < 0 ? errno : EPIPE));
+            c->broken = true;
+            return EIO;
+        }
+        off += (size_t)n;
+    }
+    if (len > 0) {
+        sdsfree(ctx->obuf);
+        ctx->obuf = sdsempty();
+        if (ctx->obuf == NULL) {
+            ctx->err = REDIS_ERR_OOM;
+            snprintf(ctx->errstr, sizeof ctx->errstr, "Out of memory");
+            c->broken = true;
+            return ENOMEM;
+        }
+    }
+    return 0;
+}
+
 static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, int replicas, int wait_ms,
                     redisReply **reply, int *acked)
@@ -393,6 +432,8 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
         c->broken = true; /* maybe half a pipeline buffered: never reuse */
         return rc;
     }
+    if ((c->ctx->flags & REDIS_BLOCK) && (rc = flush_nosignal(c)) != 0)
+        return rc;
     if ((rc = read_asking(c, ask)) != 0 || (rc = rdl_conn_read_io(c, &r)) != 0)
         return rc;
     if ((rc = read_wait(c, replicas, acked)) != 0) {
@@ -409,6 +450,8 @@ static int rdl_conn_script_io(rdl_conn_t *c, const rdl_script_t *script, int nke
             c->broken = true;
             return rc;
         }
+        if ((c->ctx->flags & REDIS_BLOCK) && (rc = flush_nosignal(c)) != 0)
+            return rc;
         if ((rc = read_asking(c, ask)) != 0 || (rc = rdl_conn_read_io(c, &r)) != 0)
             return rc;
         if ((rc = read_wait(c, replicas, acked)) != 0) {
@@ -590,6 +633,10 @@ int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, i
 {
     rdl_nosigpipe_t st;
     int rc;
+    /* A blocking context: every write of the call is flush_nosignal's, and
+     * reads raise no SIGPIPE.  Anything else: the signal-mask guard. */
+    if (c->ctx != NULL && (c->ctx->flags & REDIS_BLOCK) && sdslen(c->ctx->obuf) == 0)
+        return rdl_conn_script_io(c, script, nkeys, argc, argv, lens, replicas, timeout_ms, reply, acked);
     rdl_nosigpipe_enter(&st);
     rc = rdl_conn_script_io(c, script, nkeys, argc, argv, lens, replicas, timeout_ms, reply, acked);
     rdl_nosigpipe_leave(&st);

@@ -50,12 +50,13 @@ static void exit_register(void);
 static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
 {
     static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":sd", ":rel" };
+    static const size_t sfxlen[RDL_NKEYS_RELEASE] = { 0, 2, 3, 2, 6, 2, 3, 4 };
     size_t i, off = 0;
     k->buf = malloc(RDL_NKEYS_RELEASE * keylen + 24);
     if (k->buf == NULL)
         return ENOMEM;
     for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
-        size_t sl = strlen(sfx[i]);
+        size_t sl = sfxlen[i];
         memcpy(k->buf + off, key, keylen);
         memcpy(k->buf + off + keylen, sfx[i], sl);
         k->v[i] = k->buf + off;

@@ -36,7 +36,7 @@ bool rdl_reply_noscript(const redisReply *r);
 bool rdl_reply_readonly(const redisReply *r);
 
 /* acquire.lua: {1, token, dead, prev, now} | {0, hint, fence, first, now} |
- * {-1} | {-2, now}. */
+ * {-1} | {-2, now}, or "<token>;<now>" for {1, token, 0, "", now}. */
 typedef struct rdl_acquired {
     uint64_t token;  /* held */
     long long hint;  /* busy: ms until the holders' leases end, 0 unknown */
@@ -51,7 +51,8 @@ typedef struct rdl_acquired {
  * acquire.lua). */
 int rdl_reply_acquire(const redisReply *r, rdl_acquired_t *out);
 
-/* release.lua: {status, kind, who, token}. */
+/* release.lua: {status, kind, who, token}, or the bare integer status when
+ * kind is 0. */
 #define RDL_WHO_MAX 64
 typedef struct rdl_released {
     long long status;       /* see release.lua */

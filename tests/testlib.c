@@ -1,5 +1,6 @@
 /* testlib.c - helpers the CUnit suites share; see testlib.h for what each
  * does and why it is here. */
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -182,8 +183,8 @@ int rdt_holders(redisContext *c, const char *key, const char *except, long pid, 
     for (i = 0; i + 1 < r->elements; i += 2) {
         const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
         if (strcmp(f, "m") == 0) {
-            if (mode)
-                *mode = v[0];
+            if (mode) /* upper case: someone may wait (acquire.lua) */
+                *mode = (char)tolower((unsigned char)v[0]);
             continue;
         }
         if (except && strcmp(f, except) == 0)

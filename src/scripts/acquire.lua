@@ -2,7 +2,13 @@
 --
 -- Key layout of one lock name N (all keys share the hash tag {N}, so Redis
 -- Cluster keeps them in one slot; written down here once for both modes):
---   KEYS[1] <prefix>{N}        hash: field 'm' = 'x' | 's' (mode), and one
+--   KEYS[1] <prefix>{N}        hash: field 'm' = 'x' | 's' (mode), upper
+--                              case ('X' | 'S') once someone may wait for
+--                              the lock: set by the grant that found queue
+--                              marks (KEYS[2], KEYS[4]) and by each caller
+--                              that queues while the hash exists, so that
+--                              a release of a lower-case hold needs no look
+--                              at the queues (release.lua); and one
 --                              field per holder: owner id ->
 --                              "<deadline ms>;<token>;<count>;<pid>;<thread>;<call>;<host>"
 --                              (<call>: a number unique per acquire call of the
@@ -72,6 +78,10 @@
 --                              queued writer; "u": waiting readers may enter.
 --                              Published only when someone waits.
 -- Owner ids are "<128-bit client id hex>:<thread number>".
+-- The layout is internal and changes between versions (the queue flag in
+-- 'm' is new): libraries of different versions must not use the same
+-- names at the same time; an older one's release would take an 'X' hold
+-- for a shared one.  Redis without persistence forgets it all anyway.
 --
 -- Hold identity (every request names the exact hold or attempt it is
 -- about, because the network may deliver any request late, twice, or after
@@ -107,7 +117,8 @@
 -- lost); dead = 1: EOWNERDEAD, the previous exclusive hold ended without
 -- unlock; prev: the robust marker (KEYS[6]) this exclusive grant replaced,
 -- '' if none or not known (release.lua 'ax' puts it back if the grant is
--- undone).  Or {0, hint, fence, first, now}: busy, hint = ms until the
+-- undone).  A new grant with dead = 0 and prev = '' (the fast path's)
+-- comes as the string "<token>;<now>" instead (src/reply.c).  Or {0, hint, fence, first, now}: busy, hint = ms until the
 -- holders' leases end (0 unknown), fence = the counter now (hand-overs
 -- announced with a token not above it are stale), first = 1 if the caller
 -- heads the writers' queue (it alone may take the lock when a lease runs
@@ -117,20 +128,79 @@
 -- now: the server's clock (ms), from which the client dates its deadlines.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local owner, mode = ARGV[1], string.sub(ARGV[2], 1, 1)
-local waiting, queued, robust = string.sub(ARGV[2], 2, 2) == '1', string.sub(ARGV[2], 3, 3) == '1',
-  string.sub(ARGV[2], 4, 4) == '1'
-local lease, claim, valid, info = string.match(ARGV[2], '^....(%d+);(%d+);(%d+);(.*)$')
+-- One match for the whole packed argument (each string.sub or match is
+-- interpreter work on every call).
+local owner = ARGV[1]
+local mode, waiting, queued, robust, lease, claim, valid, info, call =
+  string.match(ARGV[2], '^(.)(.)(.)(.)(%d+);(%d+);(%d+);(%d+;%d+;%d+;(%d+);.*)$')
+waiting, queued, robust = waiting == '1', queued == '1', robust == '1'
 lease = tonumber(lease)
 valid = tonumber(valid)
 if valid > 0 and now > valid then return {-2, now} end
-local call = tonumber(string.match(info, '^%d+;%d+;%d+;(%d+);'))
+call = tonumber(call)
 -- A call whose hold was released is over: a copy of it arriving now (a
 -- proxy that retried it, say) must not take the lock again.
 local rel = redis.call('GET', KEYS[8])
 if rel then
   local ro, rc = string.match(rel, '^(.*);(%d+)$')
   if ro == owner and tonumber(rc) >= call then return {-2, now} end
+end
+
+local indexed = false -- this name's shares are in the readers' index (below)
+local flagged = false -- the hash's mode says someone may wait (upper case)
+-- Numbers become strings here with string.format('%d'): Lua's own
+-- conversion (tostring, .., a number passed to redis.call) goes through
+-- "%.14g", which costs several times as much.  The key's expiry is set as
+-- the holder's deadline itself (PEXPIREAT): a relative PEXPIRE is
+-- rewritten into an absolute one by the server on every call anyway.
+local function grant(fresh, xstate, fast)
+  local token = redis.call('INCR', KEYS[5])
+  local dead, prev = 0, ''
+  if mode == 'x' then
+    if xstate then prev = xstate end
+    if xstate and robust then
+      -- The last exclusive hold ended without unlock (its marker is
+      -- still here, the lock is free): tell this robust acquirer.
+      dead = 1
+      if string.sub(xstate, 1, 1) ~= '?' then xstate = '?' .. xstate end
+      redis.call('SET', KEYS[6], xstate)
+    else
+      redis.call('SET', KEYS[6], owner)
+    end
+  end
+  if queued then
+    if mode == 'x' then
+      redis.call('ZREM', KEYS[2], owner)
+      redis.call('HDEL', KEYS[3], owner)
+    else
+      redis.call('ZREM', KEYS[4], owner)
+    end
+  end
+  -- The mode, upper case if someone may wait (see 'm' above).  The fast
+  -- path knows that no writer queues; a reader's mark left from before
+  -- needs no wake-up from this holder (whoever ended the hold it waited
+  -- for woke it, and a reader that finds this hold flags it itself).
+  local m = mode
+  if not fast and (flagged or redis.call('EXISTS', KEYS[2], KEYS[4]) > 0) then m = string.upper(mode) end
+  local dl = string.format('%d', now + lease)
+  redis.call('HSET', KEYS[1], 'm', m, owner, string.format('%s;%d;%s', dl, token, info))
+  -- A share joining many others goes into their index (see above).
+  if indexed then redis.call('ZADD', KEYS[7], dl, owner) end
+  if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
+    redis.call('PEXPIREAT', KEYS[1], dl)
+    if indexed then redis.call('PEXPIREAT', KEYS[7], dl) end
+  end
+  -- The common answer as one string: a table reply costs the server more
+  -- to build and encode than the whole string.format.
+  if dead == 0 and prev == '' then return string.format('%d;%d', token, now) end
+  return {1, token, dead, prev, now}
+end
+
+-- Fast path, the uncontended case: nobody holds it, no writer queues, the
+-- last exclusive hold ended cleanly, and no readers' index is left over.
+-- It comes before the slow path's helpers are even defined.
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7]) == 0 then
+  return grant(true, nil, true)
 end
 
 -- The readers' index (KEYS[7]) of a shared hold: one member per holder
@@ -185,46 +255,6 @@ local function slive(now)
   return false, 0
 end
 
-local indexed = false -- this name's shares are in the readers' index (below)
-local function grant(fresh, xstate)
-  local token = redis.call('INCR', KEYS[5])
-  local dead, prev = 0, ''
-  if mode == 'x' then
-    if xstate then prev = xstate end
-    if xstate and robust then
-      -- The last exclusive hold ended without unlock (its marker is
-      -- still here, the lock is free): tell this robust acquirer.
-      dead = 1
-      if string.sub(xstate, 1, 1) ~= '?' then xstate = '?' .. xstate end
-      redis.call('SET', KEYS[6], xstate)
-    else
-      redis.call('SET', KEYS[6], owner)
-    end
-  end
-  redis.call('HSET', KEYS[1], 'm', mode, owner, (now + lease) .. ';' .. token .. ';' .. info)
-  -- A share joining many others goes into their index (see above).
-  if indexed then redis.call('ZADD', KEYS[7], now + lease, owner) end
-  if fresh or mode == 'x' or redis.call('PTTL', KEYS[1]) < lease then
-    redis.call('PEXPIRE', KEYS[1], lease)
-    if indexed then redis.call('PEXPIRE', KEYS[7], lease) end
-  end
-  if queued then
-    if mode == 'x' then
-      redis.call('ZREM', KEYS[2], owner)
-      redis.call('HDEL', KEYS[3], owner)
-    else
-      redis.call('ZREM', KEYS[4], owner)
-    end
-  end
-  return {1, token, dead, prev, now}
-end
-
--- Fast path, the uncontended case: nobody holds it, no writer queues, the
--- last exclusive hold ended cleanly, and no readers' index is left over.
-if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7]) == 0 then
-  return grant(true, nil)
-end
-
 local xstate = redis.call('GET', KEYS[6])
 if xstate == '!' then return {-1} end
 
@@ -240,6 +270,7 @@ if nz == 0 then
   for i = 1, #h, 2 do
     if h[i] == 'm' then held = h[i + 1] elseif h[i] == owner then mine = h[i + 1] end
   end
+  if held == 'X' or held == 'S' then held, flagged = string.lower(held), true end
   if held == 's' and #h / 2 - 1 > SMALL then
     sbuild(h)
     indexed = true
@@ -247,6 +278,7 @@ if nz == 0 then
 else
   local hm = redis.call('HMGET', KEYS[1], 'm', owner)
   held, mine = hm[1], hm[2]
+  if held == 'X' or held == 'S' then held, flagged = string.lower(held), true end
   if held == 's' then
     indexed = true
     if redis.call('HLEN', KEYS[1]) - 1 ~= nz then sbuild(redis.call('HGETALL', KEYS[1])) end
@@ -322,7 +354,7 @@ if not live and (held or mode == 's') then
   -- Free: what is left of the last holders goes, and so does any readers'
   -- index (a new shared generation never starts with one).
   redis.call('DEL', KEYS[1], KEYS[7])
-  held, indexed = nil, false
+  held, indexed, flagged = nil, false, false
 end
 
 -- Drop queued writers whose marks ran out (crashed or gone waiters).
@@ -343,6 +375,12 @@ end
 local function busy(hint)
   local first = 0
   if waiting then
+    -- A mark goes in: the hash, if there is one, must say so, so that its
+    -- holders' release looks for waiters (release.lua).
+    if held and not flagged then
+      redis.call('HSET', KEYS[1], 'm', string.upper(held))
+      flagged = true
+    end
     if mode == 'x' then
       -- A newcomer joins behind everyone in line, also one that came in
       -- the same millisecond (equal scores would order by owner id, i.e.
@@ -388,4 +426,4 @@ elseif waiting and claim ~= '0' then
   end
   if head and head ~= owner then return busy(0) end
 end
-return grant(not live, xstate)
+return grant(not live, xstate, false)

@@ -30,7 +30,9 @@
 --         'r*': how long (ms) to keep the proof of this release.
 -- ARGV[5] 'rx' on Redlock only, optional: the dead owner's robust marker,
 --         cleared here too if this master has it but not the hold.
--- Returns {status, kind, who, token}:
+-- Returns {status, kind, who, token}, or the bare integer status when kind
+-- is 0 (the uncontended case: a table reply costs the server more to build
+-- and encode than the rest of an exclusive release's Lua; src/reply.c):
 --   status, release: 1 released, 3 released already (by an earlier
 --     attempt of this very release: KEYS[8] says so), 0 this owner held
 --     nothing live with this call (lease expired, taken over or deleted:
@@ -65,57 +67,10 @@ local function call_of(v, mark)
   return string.match(v, '^%d+;%d+;%d+;%d+;%d+;(%d+);')
 end
 
--- The readers' index (KEYS[7], see acquire.lua): built from the fields h
--- (an HGETALL reply) when it no longer matches the hash by count.
-local function sbuild(h)
-  redis.call('DEL', KEYS[7])
-  local args = {}
-  for i = 1, #h, 2 do
-    if h[i] ~= 'm' then
-      args[#args + 1] = tonumber(string.match(h[i + 1], '^(%d+);')) or 0
-      args[#args + 1] = h[i]
-    end
-    if #args >= 1000 or (i + 2 > #h and #args > 0) then
-      redis.call('ZADD', KEYS[7], unpack(args))
-      args = {}
-    end
-  end
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl > 0 then redis.call('PEXPIRE', KEYS[7], pttl) end
-end
-
--- Whether any share is live, and a date until which one surely is (ms,
--- a lower bound of the latest deadline).  A member's score is its
--- holder's deadline when granted; renewals (renew.lua) move only the field
--- (they touch nothing but the lock's main key, so they go on while a
--- Redis Cluster slot migrates), so a score is never later than its
--- holder's deadline.  If even the highest score has passed, the holders
--- behind the highest ones are looked at: the first live one is re-scored
--- and answers; dead ones go, field and member.  Bounded: after SWEEP dead
--- ones without an answer, it says live for 1 ms (the caller looks again).
-local SWEEP = 64
-local function slive(now)
-  local top = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
-  if not top[2] then return false, 0 end
-  if tonumber(top[2]) > now then return true, tonumber(top[2]) end
-  local c = redis.call('ZREVRANGEBYSCORE', KEYS[7], now, '-inf', 'LIMIT', 0, SWEEP)
-  for _, f in ipairs(c) do
-    local v = redis.call('HGET', KEYS[1], f)
-    local d = v and tonumber(string.match(v, '^(%d+);'))
-    if d and d > now then
-      redis.call('ZADD', KEYS[7], d, f)
-      return true, d
-    end
-    redis.call('ZREM', KEYS[7], f)
-    if v then redis.call('HDEL', KEYS[1], f) end
-  end
-  if #c == SWEEP then return true, now + 1 end
-  return false, 0
-end
-
 if op == 'a' then
-  if redis.call('HGET', KEYS[1], 'm') ~= 'x' or call_of(redis.call('HGET', KEYS[1], owner)) ~= call then
-    return {0, 0}
+  local m = redis.call('HGET', KEYS[1], 'm')
+  if (m ~= 'x' and m ~= 'X') or call_of(redis.call('HGET', KEYS[1], owner)) ~= call then
+    return 0
   end
   status = 1
   redis.call('DEL', KEYS[1], KEYS[7])
@@ -129,7 +84,7 @@ if op == 'a' then
   -- 'aq': a Redlock grant without majority given back (lock_quorum.c):
   -- everyone who could want it took part in the vote and looks again by
   -- itself; a wake-up now would only start the next split vote at once.
-  if how == 'q' or redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
+  if how == 'q' or redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return status end
 elseif op == 'r' then
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
   local v = hv[1]
@@ -142,12 +97,14 @@ elseif op == 'r' then
       local m = redis.call('GET', KEYS[6])
       if m == ARGV[5] or m == '?' .. ARGV[5] then redis.call('DEL', KEYS[6]) end
     end
-    if redis.call('GET', KEYS[8]) == owner .. ';' .. call then return {3, 0} end
-    return {0, 0}
+    if redis.call('GET', KEYS[8]) == owner .. ';' .. call then return 3 end
+    return 0
   end
   -- The server's mode decides how to leave; the client's only says whether
-  -- the hold is inconsistent ('n') or its owner is going away ('d').
-  if hv[2] ~= 'x' then how = 's' end
+  -- the hold is inconsistent ('n') or its owner is going away ('d').  Upper
+  -- case: someone may wait (acquire.lua), so the queues are looked at below.
+  local flagged = hv[2] == 'X' or hv[2] == 'S'
+  if hv[2] ~= 'x' and hv[2] ~= 'X' then how = 's' end
   if how == 's' then
     local d = tonumber(string.match(v, '^(%d+);'))
     status = (d ~= nil and d > clock()) and 1 or 0
@@ -164,11 +121,60 @@ elseif op == 'r' then
     redis.call('HDEL', KEYS[1], owner)
     local nz = redis.call('ZCARD', KEYS[7])
     if nz > 0 then
+      -- (Defined here, the only place that needs them, so that no other
+      -- release pays for making these closures.)
+      -- The readers' index (KEYS[7], see acquire.lua): built from the fields h
+      -- (an HGETALL reply) when it no longer matches the hash by count.
+      local function sbuild(h)
+        redis.call('DEL', KEYS[7])
+        local args = {}
+        for i = 1, #h, 2 do
+          if h[i] ~= 'm' then
+            args[#args + 1] = tonumber(string.match(h[i + 1], '^(%d+);')) or 0
+            args[#args + 1] = h[i]
+          end
+          if #args >= 1000 or (i + 2 > #h and #args > 0) then
+            redis.call('ZADD', KEYS[7], unpack(args))
+            args = {}
+          end
+        end
+        local pttl = redis.call('PTTL', KEYS[1])
+        if pttl > 0 then redis.call('PEXPIRE', KEYS[7], pttl) end
+      end
+
+      -- Whether any share is live, and a date until which one surely is (ms,
+      -- a lower bound of the latest deadline).  A member's score is its
+      -- holder's deadline when granted; renewals (renew.lua) move only the field
+      -- (they touch nothing but the lock's main key, so they go on while a
+      -- Redis Cluster slot migrates), so a score is never later than its
+      -- holder's deadline.  If even the highest score has passed, the holders
+      -- behind the highest ones are looked at: the first live one is re-scored
+      -- and answers; dead ones go, field and member.  Bounded: after SWEEP dead
+      -- ones without an answer, it says live for 1 ms (the caller looks again).
+      local SWEEP = 64
+      local function slive(now)
+        local top = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
+        if not top[2] then return false, 0 end
+        if tonumber(top[2]) > now then return true, tonumber(top[2]) end
+        local c = redis.call('ZREVRANGEBYSCORE', KEYS[7], now, '-inf', 'LIMIT', 0, SWEEP)
+        for _, f in ipairs(c) do
+          local v = redis.call('HGET', KEYS[1], f)
+          local d = v and tonumber(string.match(v, '^(%d+);'))
+          if d and d > now then
+            redis.call('ZADD', KEYS[7], d, f)
+            return true, d
+          end
+          redis.call('ZREM', KEYS[7], f)
+          if v then redis.call('HDEL', KEYS[1], f) end
+        end
+        if #c == SWEEP then return true, now + 1 end
+        return false, 0
+      end
       -- Many: the readers' index says whether any share is still live,
       -- without reading every field.
       nz = nz - redis.call('ZREM', KEYS[7], owner)
       if nz ~= hl - 2 then sbuild(redis.call('HGETALL', KEYS[1])) end
-      if slive(clock()) then return {status, 0} end
+      if slive(clock()) then return status end
     else
       -- Few: read them, dropping expired ones.
       local live = 0
@@ -183,7 +189,7 @@ elseif op == 'r' then
           end
         end
       end
-      if live > 0 then return {status, 0} end
+      if live > 0 then return status end
     end
   end
   if how == 'x' then
@@ -194,8 +200,9 @@ elseif op == 'r' then
     redis.call('DEL', KEYS[1], KEYS[7])
     if how == 'n' then redis.call('SET', KEYS[6], '!') end
   end
-  -- An uncontended release ends here, without a PUBLISH.
-  if redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return {status, 0} end
+  -- An uncontended release ends here, without a PUBLISH, and without even
+  -- looking at the queues if nobody queued while the hash existed.
+  if not flagged or redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return status end
 else
   local was = 0
   if call_of(redis.call('HGET', KEYS[3], owner), true) == call then
@@ -218,24 +225,26 @@ else
           redis.call('PEXPIRE', KEYS[7], lease)
         end
       end
-      if redis.call('HGET', KEYS[1], 'm') == 'x' and redis.call('EXISTS', KEYS[6]) == 0 then
+      local m = redis.call('HGET', KEYS[1], 'm')
+      if (m == 'x' or m == 'X') and redis.call('EXISTS', KEYS[6]) == 0 then
         redis.call('SET', KEYS[6], owner)
       end
       return {2, 1, owner, tonumber(tok)}
     end
   end
-  if was == 0 then return {0, 0} end
+  if was == 0 then return 0 end
   if redis.call('EXISTS', KEYS[1]) == 1 then
     -- Still held.  If it is shared and no writer queues any more, the
     -- readers this writer held back may enter.
-    if redis.call('HGET', KEYS[1], 'm') ~= 'x' and redis.call('ZCARD', KEYS[2]) == 0 then
+    local m = redis.call('HGET', KEYS[1], 'm')
+    if m ~= 'x' and m ~= 'X' and redis.call('ZCARD', KEYS[2]) == 0 then
       redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock())
       if redis.call('ZCARD', KEYS[4]) > 0 then
         redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
         return {0, 2}
       end
     end
-    return {0, 0}
+    return 0
   end
 end
 
@@ -287,7 +296,8 @@ if head then
   claim = tonumber(claim)
   if claim < 1 then claim = 1 end
   local token = redis.call('INCR', KEYS[5])
-  redis.call('HSET', KEYS[1], 'm', 'x', head, (clock() + claim) .. ';' .. token .. ';' .. info)
+  -- 'X': others may still queue behind the head (acquire.lua).
+  redis.call('HSET', KEYS[1], 'm', 'X', head, (clock() + claim) .. ';' .. token .. ';' .. info)
   redis.call('PEXPIRE', KEYS[1], claim)
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
@@ -299,4 +309,4 @@ if redis.call('ZCARD', KEYS[4]) > 0 then
   redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
   return {status, 2}
 end
-return {status, 0}
+return status

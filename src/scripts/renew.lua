@@ -25,9 +25,11 @@ for i = 1, #KEYS do
     lost[#lost + 1] = i
   else
     if ARGV[4 * i - 1] ~= '' then cnt = ARGV[4 * i - 1] end
-    redis.call('HSET', k, owner, (now + lease) .. ';' .. tok .. ';' .. cnt .. rest)
+    -- string.format and PEXPIREAT: see acquire.lua's grant().
+    local dl = string.format('%d', now + lease)
+    redis.call('HSET', k, owner, dl .. ';' .. tok .. ';' .. cnt .. rest)
     local pttl = redis.call('PTTL', k)
-    if pttl < lease then redis.call('PEXPIRE', k, lease) end
+    if pttl < lease then redis.call('PEXPIREAT', k, dl) end
   end
 end
 return lost

@@ -12,7 +12,7 @@ local holders, mode = {}, ''
 local h = redis.call('HGETALL', KEYS[1])
 for i = 1, #h, 2 do
   if h[i] == 'm' then
-    mode = h[i + 1]
+    mode = string.lower(h[i + 1]) -- upper case: someone may wait
   else
     local d = tonumber(string.match(h[i + 1], '^(%d+);'))
     if d and d > now then
