@@ -18,7 +18,7 @@
 
 #define META 3                      /* P:Qx, P:Qc, P:Qm */
 #define KEYS_MAX 8                  /* the primitive's keys (sem: 5, cond: 5, barrier: 3) */
-#define WRITE_ARGS (META + KEYS_MAX + 3 + 2 * (KEYS_MAX + 1))
+#define WRITE_ARGS (META + KEYS_MAX + 4 + 2 * (KEYS_MAX + 1))
 #define VOIDS_MAX 3                 /* void answers in a row for an unstamped caller */
 #define NOSCRIPT_MAX 3              /* script cache reloads within one step */
 
@@ -97,9 +97,9 @@ static void step_end(step_t *s)
     memset(s->granted, 0, sizeof s->granted);
 }
 
-/* Raise the step counter to top on the voting granting masters below it,
- * until `have` and their confirmations make a majority.  0 or EIO. */
-static int fence_back(step_t *s, uint64_t top, const bool *has, int have)
+/* Raise the step counter to top on the counting masters below it, until
+ * `have` and their confirmations make a majority.  0 or EIO. */
+static int fence_back(step_t *s, uint64_t top, const bool *has, const bool *member, int have)
 {
     const char *v[2];
     size_t l[2];
@@ -113,7 +113,7 @@ static int fence_back(step_t *s, uint64_t top, const bool *has, int have)
     l[1] = strlen(tok);
     rdl_quorum_init(s->c, &q, s->c->scripts->fence, 1, 2, v, l);
     for (int k = 0; k < s->n; k++)
-        q.skip[k] = has[k] || !s->granted[k];
+        q.skip[k] = has[k] || !member[k];
     if (rdl_quorum_exchange(s->c, &q) != 0)
         return EIO;
     for (int k = 0; k < s->n; k++)
@@ -265,8 +265,36 @@ out:
 /* Is r the answer of a granting 'b'? */
 static bool begin_granted(const redisReply *r)
 {
-    return r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 4 && int_of(r->element[0]) == 1 &&
+    return r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 5 && int_of(r->element[0]) == 1 &&
            r->element[3]->type == REDIS_REPLY_ARRAY;
+}
+
+/* Read MULTI's, three QUEUEDs and EXEC's answers: the three results,
+ * taken out of EXEC's array.  0, or EIO (no answer, or the transaction
+ * did not run: then nothing ran). */
+static int exec_read(rdl_conn_t *conn, redisReply **a, redisReply **b, redisReply **d)
+{
+    redisReply *r = NULL, *ex = NULL;
+    int i, bad = 0;
+    for (i = 0; i < 4; i++) {
+        if (rdl_conn_read(conn, &r) != 0)
+            return EIO;
+        bad |= r->type == REDIS_REPLY_ERROR; /* refused when queued */
+        freeReplyObject(r);
+    }
+    if (rdl_conn_read(conn, &ex) != 0)
+        return EIO;
+    if (bad || ex->type != REDIS_REPLY_ARRAY || ex->elements != 3) {
+        freeReplyObject(ex);
+        return EIO;
+    }
+    *a = ex->element[0];
+    *b = ex->element[1];
+    *d = ex->element[2];
+    for (i = 0; i < 3; i++)
+        ex->element[i] = NULL; /* freeReplyObject skips NULL elements */
+    freeReplyObject(ex);
+    return 0;
 }
 
 /* The leader's round trip: sync, the script, dump, pipelined.  0 and the
@@ -361,11 +389,15 @@ static int leader_round(step_t *s, int leader, const rdl_script_t *script, int a
     dv[a] = keep;
     dl[a++] = strlen(keep);
 
+    /* In one transaction: the script runs only with the sync before it
+     * and the dump after it, or not at all (a connection lost halfway
+     * through the pipeline runs nothing: no EXEC). */
     rdl_nosigpipe_enter(&st);
-    if (rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, nsync, sv, sl) != 0 ||
+    if (redisAppendCommand(conn->ctx, "MULTI") != REDIS_OK ||
+        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, nsync, sv, sl) != 0 ||
         rdl_conn_append_script(conn, script, s->nkeys, argc, ov, ol) != 0 ||
         rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, ndump, dv, dl) != 0 ||
-        rdl_conn_read(conn, &rs) != 0 || rdl_conn_read(conn, op) != 0 || rdl_conn_read(conn, dump) != 0) {
+        redisAppendCommand(conn->ctx, "EXEC") != REDIS_OK || exec_read(conn, &rs, op, dump) != 0) {
         rdl_nosigpipe_leave(&st);
         rdl_conn_close(conn);
         rdl_redlock_result(c, leader, false);
@@ -418,7 +450,7 @@ static int write_round(step_t *s, uint64_t top, const redisReply *dump)
 {
     const char *v[WRITE_ARGS];
     size_t l[WRITE_ARGS];
-    char ver[24], ttl[KEYS_MAX + 1][24];
+    char ver[24], hk[12], ttl[KEYS_MAX + 1][24];
     rdl_qcall_t q;
     int a = 0, i, ok = 0, nstate = s->nkeys - 1;
 
@@ -429,10 +461,13 @@ static int write_round(step_t *s, uint64_t top, const redisReply *dump)
         l[a++] = s->lens[i];
     }
     ver[rdl_fmt_u64(ver, top)] = '\0';
+    hk[rdl_fmt_u64(hk, (unsigned long long)(s->hkey + 1))] = '\0'; /* 0: none */
     v[a] = s->token;
     l[a++] = strlen(s->token);
     v[a] = ver;
     l[a++] = strlen(ver);
+    v[a] = hk;
+    l[a++] = strlen(hk);
     for (i = 0; i <= nstate; i++) {
         const redisReply *p = dump->element[1 + 2 * i], *t = dump->element[2 + 2 * i];
         long long ms = int_of(t);
@@ -461,6 +496,18 @@ static int write_round(step_t *s, uint64_t top, const redisReply *dump)
     }
     rdl_quorum_free(&q);
     return ok;
+}
+
+/* The step may have acted and may yet be adopted by a later step (its
+ * leader, or a minority, keeps its effect): the caller must settle it
+ * with a step of its own (a withdrawal, sem.c's 'u'), which it does when
+ * unsure_until is set; there is no later moment to wait for. */
+static void unsure(rdl_call_t *call)
+{
+    long long now = rdl_now_ms();
+    call->maybe_ran = true;
+    if (call->unsure_until < now)
+        call->unsure_until = now;
 }
 
 static int op_status(const redisReply *r)
@@ -524,7 +571,8 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
         const char *args[2];
         size_t argl[2];
         uint64_t cnt[RDL_REDLOCK_MAX] = { 0 }, top = 0, vmax = 0;
-        bool has[RDL_REDLOCK_MAX] = { false }, busy = false;
+        bool has[RDL_REDLOCK_MAX] = { false }, hist[RDL_REDLOCK_MAX] = { false },
+             member[RDL_REDLOCK_MAX] = { false }, busy = false, anyhist = false;
         int votes = 0, answered = 0, have = 0, leader = -1, nm = 0, k;
         long long valid_until, sent2 = 0, answered2 = 0, pause;
         const char **mv = NULL;
@@ -562,12 +610,26 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
             }
             s.granted[k] = true;
             cnt[k] = (uint64_t)int_of(r->element[1]);
-            if (q.ans[k].votes) {
-                votes++;
-                if (cnt[k] > top)
-                    top = cnt[k];
-            }
+            hist[k] = int_of(r->element[4]) == 1;
+            anyhist |= hist[k] && q.ans[k].votes;
         }
+        /* Who counts: the voting masters that granted and know the name's
+         * history (its step counter).  One restarted without its data
+         * has none, and counting it could make a majority that misses a
+         * finished step (the others' copies of a semaphore's value never
+         * expire, unlike a lock's); it counts again once a step's write
+         * has given it the state.  A name no granting master knows is new:
+         * every one counts. */
+        for (k = 0; k < s.n; k++) {
+            member[k] = s.granted[k] && q.ans[k].votes && (hist[k] || !anyhist);
+            if (!member[k])
+                continue;
+            votes++;
+            if (cnt[k] > top)
+                top = cnt[k];
+        }
+        if (top == 0)
+            top = 1; /* a new name's first version */
         now = rdl_now_ms();
         if (votes < s.maj || now >= valid_until) {
             rdl_quorum_free(&q);
@@ -584,13 +646,13 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
             }
             goto failed;
         }
-        /* The version: the highest counter, known to a majority. */
+        /* The version: the highest counter, known to a majority (a new
+         * name's counters are made by its first write). */
         for (k = 0; k < s.n; k++) {
-            has[k] = s.granted[k] && cnt[k] >= top;
-            if (has[k] && q.ans[k].votes)
-                have++;
+            has[k] = member[k] && cnt[k] >= top;
+            have += has[k];
         }
-        if (have < s.maj && fence_back(&s, top, has, have) != 0) {
+        if (anyhist && have < s.maj && fence_back(&s, top, has, member, have) != 0) {
             rdl_quorum_free(&q);
             step_end(&s);
             goto failed;
@@ -598,7 +660,7 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
         /* 2. the leader: the newest state among the voting masters. */
         for (k = 0; k < s.n; k++) {
             uint64_t v;
-            if (!s.granted[k] || !q.ans[k].votes)
+            if (!member[k])
                 continue;
             v = (uint64_t)int_of(q.ans[k].r->element[2]);
             if (leader < 0 || v > vmax) {
@@ -644,7 +706,7 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
              * made the script void, or it ran unguarded; either way the
              * step is not written and is tried again. */
             rdl_log(RDLOCK_LOG_WARN, "%.*s: a step outlasted its mutex; tried again", (int)lens[0], argv[0]);
-            call->maybe_ran = true;
+            unsure(call);
             freeReplyObject(op);
             freeReplyObject(dump);
             step_end(&s);
@@ -652,7 +714,7 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
         }
         /* 3. write */
         if (write_round(&s, top, dump) < s.maj) {
-            call->maybe_ran = true;
+            unsure(call);
             if (call->sent_at < 0)
                 call->sent_at = sent2;
             freeReplyObject(op);

@@ -11,6 +11,9 @@
  *                      two others stopped: the one master left of the
  *                      first majority carries the newest state, and the
  *                      last permit is not handed out twice
+ *   sem_restart        a master restarted without its data, and two others
+ *                      that missed the last step, do not make a majority
+ *                      that hands the taken permit out again
  *   sem_leased         leased permits under 2 clients x 3 threads with two
  *                      masters SIGSTOPped on and off: never more holders
  *                      than permits; a SIGKILLed holder's permit comes
@@ -178,6 +181,52 @@ static void test_sem_split(void)
     rdsem_destroy(&a);
     rdsem_destroy(&b);
     RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-split"));
+}
+
+/* A master restarted without persistence has forgotten the semaphore's
+ * state, which never expires: with two others that missed the last step,
+ * it must not make a majority that gives the taken permit out again.  It
+ * does not count until a step's write has given it the state. */
+static void test_sem_restart(void)
+{
+    rdsem_t a, b;
+    int v = -1, rc;
+
+    RDT_ASSERT_RC(0, sem_open(&a, "rp-restart", 1, RDSEM_PLAIN, g_c1));
+    RDT_ASSERT_RC(0, sem_open(&b, "rp-restart", 1, RDSEM_PLAIN, g_c2));
+    /* Taken on 0, 1 and 2 only. */
+    rdt_server_pause(&g_m[3]);
+    rdt_server_pause(&g_m[4]);
+    RDT_ASSERT_RC(0, rdsem_trywait(&a));
+    rdt_server_resume(&g_m[3]);
+    rdt_server_resume(&g_m[4]);
+    /* 0 comes back empty; 1 and 2 are away: 0, 3 and 4 answer, and only
+     * 3 and 4 know the name, from before the take. */
+    rdt_server_kill(&g_m[0]);
+    CU_ASSERT_EQUAL_FATAL(rdt_server_restart(&g_m[0]), 0);
+    rdt_server_pause(&g_m[1]);
+    rdt_server_pause(&g_m[2]);
+    rc = rdsem_trywait(&b);
+    if (rc == 0)
+        fprintf(stderr, "test_sem_restart: the taken permit was given out again\n");
+    CU_ASSERT(rc != 0); /* EIO: no majority that knows the name */
+    rdt_server_resume(&g_m[1]);
+    rdt_server_resume(&g_m[2]);
+    /* The client takes 1 and 2 back once their back-off ends (<= 2 s). */
+    {
+        long long until = rdt_now_ms() + 5000;
+        while ((rc = rdsem_trywait(&b)) == EIO && rdt_now_ms() < until)
+            usleep(50000);
+    }
+    RDT_ASSERT_RC(EAGAIN, rc);
+    RDT_ASSERT_RC(0, rdsem_getvalue(&b, &v));
+    RDT_ASSERT_EQ_LL(0, v);
+    /* The steps since wrote the state to 0 again: it counts. */
+    CU_ASSERT(sem_version(0, "rp-restart") > 0);
+    RDT_ASSERT_RC(0, rdsem_post(&a));
+    rdsem_destroy(&a);
+    rdsem_destroy(&b);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-restart"));
 }
 
 /* ---- leased permits under threads, with masters stopping */
@@ -534,6 +583,7 @@ static void test_status(void)
 static const rdt_test_t tests[] = {
     { "sem_basic", test_sem_basic },
     { "sem_split", test_sem_split },
+    { "sem_restart", test_sem_restart },
     { "sem_leased", test_sem_leased },
     { "cond", test_cond },
     { "barrier", test_barrier },

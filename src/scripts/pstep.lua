@@ -25,7 +25,9 @@
 --
 -- ARGV[1] op:
 --   'b' begin: ARGV[2] token, ARGV[3] mutex lease ms.  {1, counter,
---       version, holder hash as HGETALL} granted; {0, ms left} busy.
+--       version, holder hash as HGETALL, 1 | 0: the counter existed}
+--       granted (counter 0 and 0: no history here, nothing raised);
+--       {0, ms left} busy.
 --   'e' end: give the mutex back if it is still ours (ARGV[2]).  {1}|{0}
 --   's' sync, on the leader just before the step: ARGV[2] token, ARGV[3]
 --       owner, ARGV[4] the index of the holder hash among KEYS (0 none),
@@ -41,10 +43,13 @@
 --       Records the op record in KEYS[3], then returns {mutex ours 1|0,
 --       DUMP, PTTL of each state key and of KEYS[3]} (false, -2: none).
 --   'w' write, on every master that granted (the leader too): ARGV[2]
---       token, ARGV[3] the step's version, then 'd''s (payload, pttl)
---       pairs, in its order.  Only while the mutex is ours and the
---       version here is lower.  Sets the version, ends the mutex.  {1}
---       written; {0} refused.
+--       token, ARGV[3] the step's version, ARGV[4] the holder hash's
+--       place among the state keys (1-based, 0 none), then 'd''s
+--       (payload, pttl) pairs, in its order.  Only while the mutex is
+--       ours and the version here is lower.  A renewal that reached this
+--       master after the leader's dump is kept (the same hold, a later
+--       deadline).  Sets the version and raises the step counter to it,
+--       ends the mutex.  {1} written; {0} refused.
 --   'v' versions: KEYS are P:Qm keys only; {version of each} (0: none).
 local op = ARGV[1]
 
@@ -61,11 +66,15 @@ if op == 'b' then
     return {0, redis.call('PTTL', KEYS[1])}
   end
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  local n = redis.call('INCR', KEYS[2])
+  -- A master without the step counter has no history of the name: new,
+  -- or restarted without its data.  It says so and is not counted until
+  -- a step's write gives it the state (and the counter).
+  local n = 0
+  if redis.call('EXISTS', KEYS[2]) == 1 then n = redis.call('INCR', KEYS[2]) end
   local v = redis.call('HGET', KEYS[3], 'v') or '0'
   local h = {}
   if KEYS[4] then h = redis.call('HGETALL', KEYS[4]) end
-  return {1, n, tonumber(v), h}
+  return {1, n, tonumber(v), h, n > 0 and 1 or 0}
 end
 
 local mine = redis.call('GET', KEYS[1]) == ARGV[2]
@@ -157,8 +166,11 @@ if op == 'w' then
   local ks = {}
   for i = 4, #KEYS do ks[#ks + 1] = KEYS[i] end
   ks[#ks + 1] = KEYS[3]
+  local hi = tonumber(ARGV[4])
+  local before = {}
+  if hi > 0 then before = redis.call('HGETALL', ks[hi]) end
   for i = 1, #ks do
-    local p, ttl = ARGV[2 + 2 * i], tonumber(ARGV[3 + 2 * i])
+    local p, ttl = ARGV[3 + 2 * i], tonumber(ARGV[4 + 2 * i])
     if p == '' then
       redis.call('DEL', ks[i])
     else
@@ -166,7 +178,21 @@ if op == 'w' then
       redis.call('RESTORE', ks[i], ttl, p, 'REPLACE')
     end
   end
+  for i = 1, #before, 2 do
+    local cur = redis.call('HGET', ks[hi], before[i])
+    if cur then
+      local d1, r1 = string.match(cur, '^(%d+)(;.*)$')
+      local d2, r2 = string.match(before[i + 1], '^(%d+)(;.*)$')
+      if d1 and d2 and r1 == r2 and tonumber(d2) > tonumber(d1) then
+        redis.call('HSET', ks[hi], before[i], before[i + 1])
+        local t = redis.call('TIME')
+        local want = tonumber(d2) - (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+        if want > 0 and redis.call('PTTL', ks[hi]) < want then redis.call('PEXPIRE', ks[hi], want) end
+      end
+    end
+  end
   redis.call('HSET', KEYS[3], 'v', ver)
+  if tonumber(redis.call('GET', KEYS[2]) or '0') < ver then redis.call('SET', KEYS[2], ver) end
   redis.call('DEL', KEYS[1])
   return {1}
 end
