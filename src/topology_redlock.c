@@ -246,6 +246,15 @@ int rdl_redlock_open_many(rdlock_client_t *c, const bool *want, int need, rdl_co
          * not cost a request its connect timeout. */
         if (grace < 0 && done >= need) {
             long long g = 2 * (now - start);
+            if (need <= 0) {
+                /* The caller has its majority already: nothing to scale
+                 * the grace by, and a master farther away than the
+                 * others must still get the time to connect (a quarter
+                 * of the connect timeout, at most 250 ms). */
+                g = c->cfg.connect_timeout_ms / 4;
+                if (g > 250)
+                    g = 250;
+            }
             grace = now + (g > RDL_QUORUM_GRACE_MS ? g : RDL_QUORUM_GRACE_MS);
             if (grace < until)
                 until = grace;
