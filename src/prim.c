@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "barrier.h"
 #include "client.h"
@@ -314,10 +313,16 @@ void rdl_prim_release_at_exit(rdlock_client_t *c, long long deadline)
 
 void rdl_prim_park_if_exiting(rdlock_client_t *c)
 {
+    long long until;
     if (!__atomic_load_n(&c->exiting, __ATOMIC_ACQUIRE))
         return;
-    for (;;)
-        pause(); /* exit() ends the process once its handlers return */
+    /* exit() ends the process once its handlers return.  Bounded, for a
+     * program whose exit path joins this thread: it goes on (and may take
+     * its lock back, a hold that then ends with its lease) rather than
+     * hang the exit. */
+    until = rdl_now_ms() + 2LL * c->cfg.command_timeout_ms;
+    while (rdl_now_ms() < until)
+        rdl_sleep_ms(until - rdl_now_ms());
 }
 
 void rdl_prim_sleep(rdl_preq_t *r, rdl_waitq_t *q, rdl_waiter_t *w, unsigned long gen, int how,

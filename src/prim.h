@@ -91,7 +91,8 @@ void rdl_prim_release_at_exit(rdlock_client_t *c, long long deadline);
 /* A wait whose registration or arrival the exit handler ended
  * (rdl_prim_release_at_exit): its thread must neither take the lock
  * back nor arrive again, for nothing would end those; it stays here
- * until the process is gone. */
+ * until the process is gone, or for two command timeouts at most (an
+ * exit path that joins the thread must not hang). */
 void rdl_prim_park_if_exiting(rdlock_client_t *c);
 
 /* Sleep on q until a wake-up after gen, a wake-up addressed to w, the
