@@ -200,11 +200,11 @@ int rdl_conn_fd(const rdl_conn_t *c)
     return c->ctx->fd;
 }
 
-int rdl_conn_finish(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
+/* The socket connected: blocking from here on.  0, or EIO (c closed). */
+static int finish_socket(rdl_conn_t *c)
 {
-    int err = 0, fl, rc;
+    int err = 0, fl;
     socklen_t len = sizeof err;
-    rdl_nosigpipe_t st;
 
     if (getsockopt(c->ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
         err = errno;
@@ -223,9 +223,62 @@ int rdl_conn_finish(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
         return EIO;
     }
     c->ctx->flags |= REDIS_BLOCK;
+    return 0;
+}
+
+int rdl_conn_finish(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
+{
+    rdl_nosigpipe_t st;
+    int rc;
+    if (finish_socket(c) != 0)
+        return EIO;
     rdl_nosigpipe_enter(&st);
     rc = conn_setup(cfg, c, probe);
     rdl_nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_conn_finish_deferred(const rdl_config_t *cfg, rdl_conn_t *c)
+{
+    if (finish_socket(c) != 0)
+        return EIO;
+    if (redisSetTimeout(c->ctx, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK) {
+        rdl_conn_close(c);
+        return EIO;
+    }
+    redisEnableKeepAlive(c->ctx);
+    c->login = (cfg->password != NULL) + (cfg->db != 0);
+    return 0;
+}
+
+int rdl_conn_append_login(const rdl_config_t *cfg, rdl_conn_t *c)
+{
+    char dbs[16];
+    if (cfg->password != NULL) {
+        const char *argv[3] = { "AUTH", cfg->username != NULL ? cfg->username : cfg->password, cfg->password };
+        if (redisAppendCommandArgv(c->ctx, cfg->username != NULL ? 3 : 2, argv, NULL) != REDIS_OK)
+            return EIO;
+    }
+    if (cfg->db != 0) {
+        const char *argv[2] = { "SELECT", dbs };
+        snprintf(dbs, sizeof dbs, "%d", cfg->db);
+        if (redisAppendCommandArgv(c->ctx, 2, argv, NULL) != REDIS_OK)
+            return EIO;
+    }
+    return 0;
+}
+
+int rdl_conn_login_reply(const redisReply *r, const char *what, const rdl_conn_t *c)
+{
+    int rc;
+    if (r->type != REDIS_REPLY_ERROR)
+        return 0;
+    /* As setup_command judges an answer. */
+    rc = rdl_reply_error(r);
+    if (rc != EACCES && strcmp(what, "SELECT") == 0)
+        rc = EINVAL;
+    snprintf(last_error, sizeof last_error, "%s refused: %s", what, r->str);
+    rdl_log(RDLOCK_LOG_ERROR, "%s: %s refused: %s", c->addr, what, r->str);
     return rc;
 }
 

@@ -39,6 +39,9 @@ typedef struct rdl_conn {
                             * name lives now) */
     unsigned gen;          /* the client's pool generation when opened */
     bool broken;           /* a half-written pipeline: never reuse */
+    int login;             /* AUTH and SELECT commands still to send first
+                            * (rdl_conn_finish with defer: quorum.c
+                            * appends them to its setup round) */
     bool ready;            /* the topology's first questions about this
                             * server were answered (Redlock: its uptime
                             * and clock, topology_redlock.c) */
@@ -68,6 +71,16 @@ void rdl_conn_close(rdl_conn_t *c);
 int rdl_conn_begin(const rdl_config_t *cfg, const char *host, int port, rdl_conn_t **out);
 int rdl_conn_fd(const rdl_conn_t *c);
 int rdl_conn_finish(const rdl_config_t *cfg, rdl_conn_t *c, bool probe);
+/* finish without waiting for an answer: AUTH and SELECT are left to be
+ * appended before the first command (c->login of them, rdl_conn_append_login),
+ * so that a server that accepts connections but does not answer (stopped)
+ * holds nobody up.  0 or EIO (c closed). */
+int rdl_conn_finish_deferred(const rdl_config_t *cfg, rdl_conn_t *c);
+/* Append the deferred AUTH and SELECT (c->login replies to read first).
+ * 0 or EIO. */
+int rdl_conn_append_login(const rdl_config_t *cfg, rdl_conn_t *c);
+/* Their answers: 0, EACCES (refused), EINVAL (the db), EIO. */
+int rdl_conn_login_reply(const redisReply *r, const char *what, const rdl_conn_t *c);
 
 /* Why this thread's last connection attempt failed with EIO ("connect
  * failed: Connection refused"), for log lines; never NULL.  A topology

@@ -113,7 +113,7 @@ static void conns_of(rdlock_client_t *c, const bool *want, rdl_conn_t **conns, b
 
 /* One round of requests to several masters at once: what each was sent,
  * and what came back. */
-#define ROUND_MAX_REPLIES 2
+#define ROUND_MAX_REPLIES 4 /* AUTH, SELECT, INFO, TIME */
 typedef struct round {
     rdl_conn_t *conn[RDL_REDLOCK_MAX]; /* NULL: not in this round */
     int expect[RDL_REDLOCK_MAX];       /* replies still to come */
@@ -212,8 +212,10 @@ static void round_run(rdlock_client_t *c, round_t *rd, int n, int maj, long long
 
 /* The first questions to a new connection, appended: how long the master
  * has run, and its clock.  0 or EIO. */
-static int setup_append(rdl_conn_t *conn)
+static int setup_append(rdlock_client_t *c, rdl_conn_t *conn)
 {
+    if (conn->login > 0 && rdl_conn_append_login(&c->cfg, conn) != 0)
+        return EIO;
     if (redisAppendCommand(conn->ctx, "INFO server") != REDIS_OK || redisAppendCommand(conn->ctx, "TIME") != REDIS_OK)
         return EIO;
     return 0;
@@ -224,12 +226,20 @@ static int setup_apply(rdlock_client_t *c, int k, rdl_conn_t *conn, const round_
 {
     long long up = 0, ms = 0;
     char run_id[48];
-    int rc = rdl_reply_info_server(rd->got[k][0], &up, run_id, sizeof run_id);
+    int l = conn->login, rc;
+    /* The deferred AUTH and SELECT first (their order: conn.c). */
+    for (int i = 0; i < l; i++) {
+        const char *what = i == 0 && c->cfg.password != NULL ? "AUTH" : "SELECT";
+        if ((rc = rdl_conn_login_reply(rd->got[k][i], what, conn)) != 0)
+            return rc == EINVAL ? EIO : rc;
+    }
+    conn->login = 0;
+    rc = rdl_reply_info_server(rd->got[k][l], &up, run_id, sizeof run_id);
     if (rc == EACCES) {
-        rdl_log(RDLOCK_LOG_ERROR, "redlock master %s: %s", conn->route, rd->got[k][0]->str);
+        rdl_log(RDLOCK_LOG_ERROR, "redlock master %s: %s", conn->route, rd->got[k][l]->str);
         return EACCES;
     }
-    if (rc != 0 || rdl_reply_time(rd->got[k][1], &ms) != 0) {
+    if (rc != 0 || rdl_reply_time(rd->got[k][l + 1], &ms) != 0) {
         rdl_conn_set_last_error("%s: unexpected answer to INFO or TIME", conn->route);
         return EIO;
     }
@@ -255,14 +265,14 @@ static int setup_round(rdlock_client_t *c, rdl_conn_t **conns, const bool *want_
             ready++;
             continue;
         }
-        if (setup_append(conns[k]) != 0) {
+        if (setup_append(c, conns[k]) != 0) {
             rdl_conn_close(conns[k]);
             conns[k] = NULL;
             rdl_redlock_result(c, k, false);
             continue;
         }
         rd.conn[k] = conns[k];
-        rd.expect[k] = 2;
+        rd.expect[k] = 2 + conns[k]->login;
         need++;
     }
     if (need == 0)

@@ -278,7 +278,10 @@ int rdl_redlock_open_many(rdlock_client_t *c, const bool *want, int need, rdl_co
             if (pfd[i].revents == 0)
                 continue;
             k = idx[i];
-            r = rdl_conn_finish(&c->cfg, pend[k], false); /* closes it on failure */
+            /* AUTH and SELECT go with the setup round's questions
+             * (quorum.c), not here: a stopped master still completes
+             * handshakes, and would hold this loop up for a timeout. */
+            r = rdl_conn_finish_deferred(&c->cfg, pend[k]); /* closes it on failure */
             left--;
             if (r == 0) {
                 snprintf(pend[k]->route, sizeof pend[k]->route, "%s", rl->m[k].route);

@@ -36,6 +36,8 @@
  *                       keys of the other kinds read absent
  *   dead_host           a master that drops every SYN (a powered-off
  *                       host): no call waits out the connect timeout
+ *   password_stopped    masters with a password and a db, one stopped:
+ *                       logging in does not wait for it
  * Semaphores, condition variables and barriers on the quorum:
  * test_redlock_prims.c.
  */
@@ -732,6 +734,60 @@ static void test_dead_host(void)
             close(fds[i]);
 }
 
+/* Masters that want a password, one of them SIGSTOPped: a stopped server
+ * still completes TCP handshakes (the kernel does), so a new connection
+ * to it connects and then hears nothing.  AUTH and SELECT go with the
+ * setup round's other questions, under its grace, rather than one
+ * master after another with a command timeout each (2 s here). */
+static void test_password_stopped(void)
+{
+    rdt_server_t pm[3];
+    rdlock_client_t *c = NULL;
+    rdlock_t l;
+    char text[1024];
+    const char *ini;
+    long long t0, d;
+    int k, up = 0;
+
+    for (k = 0; k < 3; k++) {
+        if (rdt_server_start(&pm[k], "rl-secret", NULL) != 0)
+            break;
+        up++;
+    }
+    CU_ASSERT_FATAL(up == 3);
+    snprintf(text, sizeof text,
+             "[redlock]\nmasters = 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d\nrestart_delay_ms = 0\n"
+             "[redis]\npassword = rl-secret\ndb = 2\nconnect_timeout_ms = 2000\ncommand_timeout_ms = 2000\n"
+             "[lock]\nlease_ms = %d\n",
+             pm[0].port, pm[1].port, pm[2].port, LEASE_MS);
+    ini = rdt_write_file(&g_m[0], "password.ini", text);
+    CU_ASSERT_FATAL(ini != NULL);
+    /* All three up: logged in, the db selected, a lock works. */
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    RDT_ASSERT_RC(0, lock_init(&l, "rl-pass", c, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&l));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&pm[1], 2, "EXISTS %s", rdt_key("rl-pass", "")));
+    RDT_ASSERT_RC(0, rdlock_unlock(&l));
+    rdlock_destroy(&l);
+    rdlock_client_close(c);
+    /* One stopped: a new client still opens and locks at once. */
+    rdt_server_pause(&pm[2]);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    RDT_ASSERT_RC(0, lock_init(&l, "rl-pass", c, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&l));
+    RDT_ASSERT_RC(0, rdlock_unlock(&l));
+    d = rdt_now_ms() - t0;
+    if (d >= 1500)
+        fprintf(stderr, "test_password_stopped: open + lock + unlock took %lld ms\n", d);
+    CU_ASSERT(d < 1500);
+    rdlock_destroy(&l);
+    rdlock_client_close(c);
+    rdt_server_resume(&pm[2]);
+    for (k = 0; k < up; k++)
+        rdt_server_stop(&pm[k]);
+}
+
 static const rdt_test_t tests[] = {
     { "basic", test_basic },
     { "two_stopped", test_two_stopped },
@@ -744,6 +800,7 @@ static const rdt_test_t tests[] = {
     { "drift", test_drift },
     { "status_kinds", test_status_kinds },
     { "dead_host", test_dead_host },
+    { "password_stopped", test_password_stopped },
     { NULL, NULL },
 };
 
