@@ -638,7 +638,7 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
                 rc = EACCES;
                 break;
             }
-            if (answered >= s.maj && busy && now < budget_end) {
+            if (answered >= s.maj && busy && now < budget_end && (deadline < 0 || now < deadline)) {
                 /* Another step holds the mutex (or a split): steps are
                  * short, so look again soon. */
                 rdl_sleep_ms(1 + rdl_jitter(2 + 2 * (unsigned)(now - q.sent_at)));
