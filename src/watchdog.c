@@ -77,8 +77,10 @@ static void batch_clear(renew_batch_t *b)
 /* Mark a hold lost (mutex held) and queue its callback, once. */
 static void hold_lost(renew_batch_t *b, rdl_hold_t *h)
 {
+    void *arg;
+    rdlock_lost_fn fn = rdl_hold_lostcb(h, &arg);
     h->lost = true;
-    if (h->notified || h->lostcb == NULL)
+    if (h->notified || fn == NULL)
         return;
     h->notified = true;
     if (b->ncb == b->cbcap) {
@@ -89,8 +91,8 @@ static void hold_lost(renew_batch_t *b, rdl_hold_t *h)
         b->cbs = v;
         b->cbcap = cap;
     }
-    b->cbs[b->ncb].fn = h->lostcb;
-    b->cbs[b->ncb].arg = h->lostarg;
+    b->cbs[b->ncb].fn = fn;
+    b->cbs[b->ncb].arg = arg;
     b->cbs[b->ncb].name = strndup(h->name, h->namelen);
     if (b->cbs[b->ncb].name != NULL)
         b->ncb++;
@@ -143,7 +145,7 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
     RDL_TABLE_FOREACH(&c->holds, i, nd)
     {
         rdl_hold_t *h = (rdl_hold_t *)nd;
-        long long due;
+        long long due, interval;
         /* A hold whose unlock is under way is renewed too: the unlock may
          * take a while (its retries, a slot being migrated answering
          * TRYAGAIN for seconds), and must not find the lease run out.
@@ -156,14 +158,15 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
                 hold_lost(b, h);
             continue;
         }
-        if (!h->renew_stopped && h->max_hold_ms != 0 && now - h->acquired_at >= h->max_hold_ms) {
+        if (!h->renew_stopped && c->cfg.max_hold_ms != 0 && now - h->acquired_at >= c->cfg.max_hold_ms) {
             h->renew_stopped = true;
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s held past max_hold_ms: no longer renewed",
                     (int)h->namelen, h->name);
         }
         due = h->renew_stopped ? h->expires_at : h->renew_at;
-        if (!h->renew_stopped && h->renew_at <= now + h->interval_ms / 2 && batch_add(c, b, h) == 0)
-            due = now + h->interval_ms; /* provisional, until the reply */
+        interval = rdl_hold_interval(&c->cfg, h->lease_ms);
+        if (!h->renew_stopped && h->renew_at <= now + interval / 2 && batch_add(c, b, h) == 0)
+            due = now + interval; /* provisional, until the reply */
         if (next == 0 || due < next)
             next = due;
     }
@@ -516,12 +519,12 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
         if (h == NULL || h->serial != it->serial || h->lost)
             continue;
         if (it->result == 0) {
-            h->renew_at = b->sent_at + h->interval_ms;
+            h->renew_at = b->sent_at + rdl_hold_interval(&c->cfg, h->lease_ms);
             h->expires_at = b->sent_at + (c->cfg.nmasters > 0 ? rdl_quorum_validity(&c->cfg, h->lease_ms)
                                                                 : (long long)h->lease_ms);
         } else if (it->result == 1 && h->releasing) {
             /* Released meanwhile, most likely: the unlock says. */
-            h->renew_at = now + h->interval_ms;
+            h->renew_at = now + rdl_hold_interval(&c->cfg, h->lease_ms);
         } else if (it->result == 1) {
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s: lease lost (expired, taken over or deleted)",
                     (int)h->namelen, h->name);
