@@ -85,7 +85,7 @@
 
 #define NPROC 4                /* contending processes */
 #define SECTIONS 500           /* critical sections per process */
-#define RENEW_BATCH 500        /* holds per renew EVALSHA (src/events.c) */
+#define RENEW_BATCH 500        /* holds per renew EVALSHA (src/watchdog.c) */
 #define CHILD_ALARM_S 300      /* a hung child is killed, and is a hard error */
 #define RW_SECTIONS 500        /* rwlock mixed workload: sections per process */
 #define RW_WRITE_PCT 10        /* ... of which this percentage are writes */
@@ -3806,13 +3806,16 @@ watchdog_step:
         if (!cold_script_cache)
             warm_renew_script(&srv);
         for (k = 0; k < (quick ? 1 : with_million ? 3 : 2); k++) {
-            double prev = k > 0 ? wres[k - 1].acquire_per_s : 0;
+            /* The rate: the previous size's, for 1,000,000 the slower of
+             * the two before it.  On a shared machine it can halve from
+             * one run to the next (a 1,000,000 run sized from a fast
+             * 100,000 one took longer than interval/2, and was renewed in
+             * two rounds). */
+            double prev = k == 0 ? 0 : k == 1 || wres[0].acquire_per_s <= 0 ? wres[k - 1].acquire_per_s
+                          : wres[0].acquire_per_s < wres[1].acquire_per_s ? wres[0].acquire_per_s
+                                                                          : wres[1].acquire_per_s;
             double est_ms = sizes[k] / (prev <= 0 ? rate : prev) * 1000;
-            /* 3 x the predicted acquisition time; 2.5 x for 1,000,000,
-             * whose rate is known from the 100,000 run just before: the
-             * first round comes one interval after the first hold, so
-             * each 0.5 x is ~30 s of waiting there. */
-            unsigned iv = (unsigned)(ceil_d(est_ms * (k == 2 ? 2.5 : 3) / 1000.0) * 1000);
+            unsigned iv = (unsigned)(ceil_d(est_ms * 3 / 1000.0) * 1000);
             if (iv < 2000)
                 iv = 2000;
             phase = k == 0 ? "watchdog 10000" : k == 1 ? "watchdog 100000" : "watchdog 1000000";
