@@ -2,8 +2,11 @@
  * private redis-server (tests/fixture.c).  See bench/README.md.
  *
  *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]
+ *                [--no-million] [--watchdog-only]
  *
  *   --quick              fewer repetitions, 10,000 watchdog holds only
+ *   --no-million         step 4 without its 1,000,000-hold run (~3 min)
+ *   --watchdog-only      only step 4 (and its warm-up)
  *   --cluster            also step 7 (starts a 3-master cluster, ~10 s)
  *   --no-redlock         skip step 8 (five more redis-servers)
  *   --no-prims           skip step 9 (condition variable, semaphore)
@@ -20,8 +23,9 @@
  *   3. contended: 4 processes x 500 critical sections on one lock (rdlock
  *      with retry_interval_ms 100 and 1000, and a naive SET NX polling
  *      lock), with acquire latency, hand-offs and a mutual exclusion check;
- *   4. watchdog scale: one client holding 10,000 (and 100,000) locks, one
- *      renewal cycle observed from the server;
+ *   4. watchdog scale: one client holding 10,000 (100,000 and 1,000,000)
+ *      locks, one renewal cycle observed from the server, and the client's
+ *      memory (RSS) per held lock;
  *   5. read-write lock: uncontended rdlock+unlock and wrlock+unlock pairs/s
  *      (ratio to floor/2 and to a do-nothing EVALSHA's rate/2, both
  *      interleaved with the pairs in small chunks, inside step 2's
@@ -57,6 +61,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -81,7 +86,7 @@
 
 #define NPROC 4                /* contending processes */
 #define SECTIONS 500           /* critical sections per process */
-#define RENEW_BATCH 500        /* holds per renew EVALSHA (src/events.c) */
+#define RENEW_BATCH 500        /* holds per renew EVALSHA (src/watchdog.c) */
 #define CHILD_ALARM_S 300      /* a hung child is killed, and is a hard error */
 #define RW_SECTIONS 500        /* rwlock mixed workload: sections per process */
 #define RW_WRITE_PCT 10        /* ... of which this percentage are writes */
@@ -1644,7 +1649,65 @@ typedef struct wd_res {
     long long renewed;
     int rounds;             /* bursts of renewals (1 = one cycle covered all) */
     int ok;
+    /* The client's memory per held lock (bytes): RSS growth over the
+     * rdlock_init loop (the handles), over the rdlock_trylock loop (the
+     * holds) and both; the same in malloc'd bytes (glibc's mallinfo2, a
+     * diagnostic: no page rounding, no fragmentation); and the peak RSS
+     * (VmHWM) growth over the phase up to the end of the renewal cycle,
+     * which includes the round's own buffers.  NAN where unavailable. */
+    double rss_handle_b, rss_hold_b, rss_lock_b;
+    double heap_handle_b, heap_hold_b;
+    double peak_lock_b;
 } wd_res_t;
+
+/* A /proc/self/status field in kB ("VmRSS", "VmHWM"), -1 if unreadable. */
+static long long proc_status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t fl = strlen(field);
+    long long kb = -1;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
+            kb = strtoll(line + fl + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
+/* Bytes malloc has handed out and not had back, -1 if unknown. */
+static long long heap_in_use(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 mi = mallinfo2();
+    return (long long)(mi.uordblks + mi.hblkhd);
+#else
+    return -1;
+#endif
+}
+
+/* Give free heap pages back to the kernel (glibc), so that the next
+ * allocations show in RSS instead of reusing pages that earlier steps
+ * left resident; and start the peak (VmHWM) afresh (Linux >= 4.0). */
+static void mem_baseline(void)
+{
+    FILE *f;
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+    if ((f = fopen("/proc/self/clear_refs", "w")) != NULL) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+static double per_lock(long long before, long long after, double unit, int n)
+{
+    return before < 0 || after < 0 ? NAN : (double)(after - before) * unit / n;
+}
 
 /* Read every lock hash and find each hold's deadline (server ms);
  * count those renewed after `since`, and their min and max renewal time. */
@@ -1695,6 +1758,39 @@ static void wd_verify(redisContext *c, int n, const char *fmt_key, unsigned leas
  * more than one batch fails (see bench/README.md, --cold-script-cache).
  * Done when the hold's deadline on the server has moved. */
 static int cold_script_cache;
+
+/* --watchdog-only: uncontended lock+unlock pairs/s of 1,000 pairs on a
+ * dedicated client, the acquire rate estimate that step 2 gives
+ * otherwise. */
+static double wd_pair_rate(const rdt_server_t *s)
+{
+    const char *ini = rdt_write_ini(s, 0, NULL);
+    rdlock_client_t *cl = NULL;
+    rdlock_attr_t attr;
+    rdlock_t m;
+    double t0, rate = 0;
+    int i, e = 0;
+
+    if (ini == NULL || (e = rdlock_client_open(&cl, ini)) != 0) {
+        fail("watchdog rate estimate: client open failed");
+        return 1000;
+    }
+    rdlock_attr_init(&attr);
+    rdlock_attr_setclient(&attr, cl);
+    rdlock_init(&m, "bench-wd-rate", &attr);
+    t0 = now_s();
+    for (i = 0; i < 1000 && e == 0; i++)
+        if ((e = rdlock_lock(&m)) == 0)
+            e = rdlock_unlock(&m);
+    if (e != 0)
+        fail("watchdog rate estimate: %s", rdlock_strerror(e));
+    else
+        rate = 1000 / (now_s() - t0);
+    rdlock_destroy(&m);
+    rdlock_attr_destroy(&attr);
+    rdlock_client_close(cl);
+    return rate > 0 ? rate : 1000;
+}
 
 static void warm_renew_script(const rdt_server_t *s)
 {
@@ -1757,7 +1853,7 @@ static int bench_watchdog(const rdt_server_t *s, int n, unsigned interval_ms, wd
     rdlock_attr_t attr;
     rdlock_t *m = calloc((size_t)n, sizeof *m);
     redisContext *mon = rdt_connect(s);
-    long long calls0, usec0, calls, usec, srv0, expected;
+    long long calls0, usec0, calls, usec, srv0, expected, rss0, rss1, rss2, heap0, heap1, heap2;
     double t0, t1, tprev, tlimit, tlast_change = 0, burst_start = 0, work = 0;
     int i, e, ninit = 0, nheld = 0;
 
@@ -1766,6 +1862,8 @@ static int bench_watchdog(const rdt_server_t *s, int n, unsigned interval_ms, wd
     res->interval_ms = interval_ms;
     res->lease_ms = interval_ms * 3 > 30000 ? interval_ms * 3 : 30000;
     res->cycle_ms = res->cycle_server_ms = res->server_exec_ms = NAN;
+    res->rss_handle_b = res->rss_hold_b = res->rss_lock_b = NAN;
+    res->heap_handle_b = res->heap_hold_b = res->peak_lock_b = NAN;
     if (m == NULL || mon == NULL) {
         fail("watchdog bench setup failed");
         return -1;
@@ -1780,6 +1878,26 @@ static int bench_watchdog(const rdt_server_t *s, int n, unsigned interval_ms, wd
     rdlock_attr_init(&attr);
     rdlock_attr_setclient(&attr, cl);
     rdlock_attr_setwatchdog(&attr, 1);
+    /* One hold taken and released first: the client's connection, the
+     * background thread and its connection exist before the memory
+     * baseline, so what follows is what N locks cost, not one client. */
+    {
+        rdlock_t w;
+        snprintf(name, sizeof name, "bench-wd-%d-warm", n);
+        if ((e = rdlock_init(&w, name, &attr)) != 0 || (e = rdlock_trylock(&w)) != 0 ||
+            (e = rdlock_unlock(&w)) != 0 || (e = rdlock_destroy(&w)) != 0) {
+            fail("watchdog bench warm-up: %s", rdlock_strerror(e));
+            goto cleanup;
+        }
+    }
+    /* The rdlock_t array is the application's (like pthread_mutex_t
+     * objects), not the library's: its pages are made resident before
+     * the baseline. */
+    for (i = 0; i < n; i += (int)(4096 / sizeof *m))
+        ((volatile char *)&m[i])[0] = 0;
+    mem_baseline();
+    rss0 = proc_status_kb("VmRSS");
+    heap0 = heap_in_use();
     for (i = 0; i < n; i++) {
         snprintf(name, sizeof name, "bench-wd-%d-%d", n, i);
         if ((e = rdlock_init(&m[i], name, &attr)) != 0) {
@@ -1788,6 +1906,8 @@ static int bench_watchdog(const rdt_server_t *s, int n, unsigned interval_ms, wd
         }
         ninit++;
     }
+    rss1 = proc_status_kb("VmRSS");
+    heap1 = heap_in_use();
     /* Keys per the layout in src/scripts/acquire.lua (default prefix). */
     snprintf(keyfmt, sizeof keyfmt, "rdlock:{bench-wd-%d-%%d}", n);
 
@@ -1801,6 +1921,13 @@ static int bench_watchdog(const rdt_server_t *s, int n, unsigned interval_ms, wd
     }
     t1 = now_s();
     res->acquire_per_s = n / (t1 - t0);
+    rss2 = proc_status_kb("VmRSS");
+    heap2 = heap_in_use();
+    res->rss_handle_b = per_lock(rss0, rss1, 1024, n);
+    res->rss_hold_b = per_lock(rss1, rss2, 1024, n);
+    res->rss_lock_b = per_lock(rss0, rss2, 1024, n);
+    res->heap_handle_b = per_lock(heap0, heap1, 1, n);
+    res->heap_hold_b = per_lock(heap1, heap2, 1, n);
 
     /* Baseline after acquiring (every trylock is an EVALSHA too). */
     srv0 = server_ms(mon);
@@ -1850,6 +1977,7 @@ static int bench_watchdog(const rdt_server_t *s, int n, unsigned interval_ms, wd
     res->locks_per_call = res->calls > 0 ? (double)n / (double)res->calls : NAN;
     res->cycle_ms = res->rounds > 0 ? work * 1000.0 : NAN;
     res->server_exec_ms = (double)(usec - usec0) / 1000.0;
+    res->peak_lock_b = per_lock(rss0, proc_status_kb("VmHWM"), 1024, n);
     wd_verify(mon, n, keyfmt, res->lease_ms, srv0, res);
     if (res->renewed != n)
         fprintf(stderr, "rdlock-bench: watchdog %d: only %lld of %d holds renewed in the observed cycle\n",
@@ -3614,7 +3742,8 @@ static const char *mark(int ok)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]\n");
+    fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]\n"
+                    "                    [--no-million] [--watchdog-only]\n");
 }
 
 int main(int argc, char **argv)
@@ -3623,12 +3752,12 @@ int main(int argc, char **argv)
     base_res_t base;
     cont_res_t cres[3];
     rw_res_t rwres;
-    wd_res_t wres[2];
+    wd_res_t wres[3];
     mt_res_t mres;
     cl_res_t clres;
     rl_res_t rlres;
     pr_res_t prres;
-    int with_cluster = 0, with_redlock = 1, with_prims = 1;
+    int with_cluster = 0, with_redlock = 1, with_prims = 1, with_million = 1, watchdog_only = 0;
     int nwd = 0, i, k, reps, creps, targets = 0, met = 0;
     static const char *const cname[3] = { "contended_r100", "contended_r1000", "naive" };
     static const char *const clabel[3] = { "rdlock, retry_interval_ms=100", "rdlock, retry_interval_ms=1000",
@@ -3650,6 +3779,10 @@ int main(int argc, char **argv)
             with_redlock = 0;
         else if (strcmp(argv[i], "--no-prims") == 0)
             with_prims = 0;
+        else if (strcmp(argv[i], "--no-million") == 0)
+            with_million = 0;
+        else if (strcmp(argv[i], "--watchdog-only") == 0)
+            watchdog_only = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage();
             return 0;
@@ -3696,6 +3829,10 @@ int main(int argc, char **argv)
     json_bool("prims", with_prims);
     json_num("reps", reps);
     json_num("contended_reps", creps);
+    json_bool("million", !quick && with_million);
+    json_bool("watchdog_only", watchdog_only);
+    if (watchdog_only)
+        goto watchdog_step;
 
     /* 1 + 2 */
     phase = "floor/uncontended";
@@ -3840,21 +3977,32 @@ int main(int argc, char **argv)
     phase = "rwlock mixed";
     bench_rw_mixed(&srv, creps, &rwres);
 
+watchdog_step:
     /* 4: the interval must let one renewal round cover every hold: the
      * watchdog renews what is due within half an interval, so the holds
      * must be taken within interval/2.  Size it from the measured rate. */
     {
-        double rate = base.unc_tcp * 2; /* acquires/s estimate from the uncontended run */
-        int sizes[2] = { 10000, 100000 };
+        /* acquires/s estimate from the uncontended run (--watchdog-only:
+         * from 1,000 pairs of its own) */
+        double rate = (watchdog_only ? wd_pair_rate(&srv) : base.unc_tcp) * 2;
+        int sizes[3] = { 10000, 100000, 1000000 };
         phase = "watchdog warm-up";
         if (!cold_script_cache)
             warm_renew_script(&srv);
-        for (k = 0; k < (quick ? 1 : 2); k++) {
-            double est_ms = sizes[k] / (k == 0 || wres[0].acquire_per_s <= 0 ? rate : wres[0].acquire_per_s) * 1000;
+        for (k = 0; k < (quick ? 1 : with_million ? 3 : 2); k++) {
+            /* The rate: the previous size's, for 1,000,000 the slower of
+             * the two before it.  On a shared machine it can halve from
+             * one run to the next (a 1,000,000 run sized from a fast
+             * 100,000 one took longer than interval/2, and was renewed in
+             * two rounds). */
+            double prev = k == 0 ? 0 : k == 1 || wres[0].acquire_per_s <= 0 ? wres[k - 1].acquire_per_s
+                          : wres[0].acquire_per_s < wres[1].acquire_per_s ? wres[0].acquire_per_s
+                                                                          : wres[1].acquire_per_s;
+            double est_ms = sizes[k] / (prev <= 0 ? rate : prev) * 1000;
             unsigned iv = (unsigned)(ceil_d(est_ms * 3 / 1000.0) * 1000);
             if (iv < 2000)
                 iv = 2000;
-            phase = k == 0 ? "watchdog 10000" : "watchdog 100000";
+            phase = k == 0 ? "watchdog 10000" : k == 1 ? "watchdog 100000" : "watchdog 1000000";
             bench_watchdog(&srv, sizes[k], iv, &wres[k]);
             nwd++;
         }
@@ -3867,6 +4015,29 @@ int main(int argc, char **argv)
         out("   %-8d %8.0f %8.0f %6u %6u %8lld %8.1f %9.1f %9.1f %9.1f %7d %9lld\n", w->n, w->acquire_per_s,
             w->release_per_s, w->lease_ms, w->interval_ms, w->calls, w->locks_per_call, w->cycle_ms, w->cycle_server_ms,
             w->server_exec_ms, w->rounds, w->renewed);
+    }
+    out("   client memory per held lock, bytes: RSS growth over the rdlock_init loop (handle), the\n"
+        "   rdlock_trylock loop (hold) and both (lock); malloc'd bytes (mallinfo2); peak RSS to cycle end\n");
+    out("   %-8s %9s %9s %9s %11s %11s %9s\n", "N", "lock", "handle", "hold", "heap handle", "heap hold", "peak");
+    for (k = 0; k < nwd; k++) {
+        wd_res_t *w = &wres[k];
+        out("   %-8d %9.1f %9.1f %9.1f %11.1f %11.1f %9.1f\n", w->n, w->rss_lock_b, w->rss_handle_b, w->rss_hold_b,
+            w->heap_handle_b, w->heap_hold_b, w->peak_lock_b);
+    }
+    for (k = 0; k < nwd; k++) {
+        wd_res_t *w = &wres[k];
+        snprintf(key, sizeof key, "wd_%d_rss_bytes_per_lock", w->n);
+        json_num(key, rnd(w->rss_lock_b * 10) / 10);
+        snprintf(key, sizeof key, "wd_%d_rss_bytes_per_handle", w->n);
+        json_num(key, rnd(w->rss_handle_b * 10) / 10);
+        snprintf(key, sizeof key, "wd_%d_rss_bytes_per_hold", w->n);
+        json_num(key, rnd(w->rss_hold_b * 10) / 10);
+        snprintf(key, sizeof key, "wd_%d_heap_bytes_per_handle", w->n);
+        json_num(key, rnd(w->heap_handle_b * 10) / 10);
+        snprintf(key, sizeof key, "wd_%d_heap_bytes_per_hold", w->n);
+        json_num(key, rnd(w->heap_hold_b * 10) / 10);
+        snprintf(key, sizeof key, "wd_%d_peak_rss_bytes_per_lock", w->n);
+        json_num(key, rnd(w->peak_lock_b * 10) / 10);
         snprintf(key, sizeof key, "wd_%d_acquire_per_s", w->n);
         json_num(key, rnd(w->acquire_per_s));
         snprintf(key, sizeof key, "wd_%d_release_per_s", w->n);
@@ -3895,13 +4066,22 @@ int main(int argc, char **argv)
         "    time written by the renew script (server TIME); srv-exec: server time inside EVALSHA)\n");
     for (k = 0; k < nwd; k++) {
         wd_res_t *w = &wres[k];
-        int a = w->calls > 0 && w->locks_per_call >= 100, b = w->n < 100000 || w->cycle_ms < 1000,
-            d = w->renewed == w->n;
-        out("   N=%-6d targets: <= 1 round trip per 100 locks %s%s, all renewed %s\n", w->n, mark(a),
-            w->n >= 100000 ? (b ? ", renewed in < 1 s ok" : ", renewed in < 1 s MISSED") : "", mark(d));
-        targets += 2 + (w->n >= 100000);
-        met += a + d + (w->n >= 100000 ? b : 0);
+        int a = w->calls > 0 && w->locks_per_call >= 100, d = w->renewed == w->n;
+        /* 100,000: renewed in < 1 s, <= 256 bytes of RSS per held lock;
+         * 1,000,000: renewed in <= 10 s (issue 15). */
+        int b = w->n == 100000 ? w->cycle_ms < 1000 : w->n == 1000000 ? w->cycle_ms <= 10000 : 1;
+        int r = w->rss_lock_b <= 256;
+        out("   N=%-7d targets: <= 1 round trip per 100 locks %s, all renewed %s", w->n, mark(a), mark(d));
+        if (w->n == 100000)
+            out(", renewed in < 1 s %s, RSS <= 256 B per held lock %s", mark(b), mark(r));
+        else if (w->n == 1000000)
+            out(", renewed in <= 10 s %s", mark(b));
+        out("\n");
+        targets += 2 + (w->n >= 100000) + (w->n == 100000);
+        met += a + d + (w->n >= 100000 ? b : 0) + (w->n == 100000 ? r : 0);
     }
+    if (watchdog_only)
+        goto finish;
 
     /* 5: read-write lock */
     {
@@ -4287,6 +4467,7 @@ int main(int argc, char **argv)
         json_bool("prims_ok", prres.ok);
     }
 
+finish:
     snprintf(mode, sizeof mode, "%d/%d", met, targets);
     out("\ntargets met: %s; hard errors: %d; library warnings logged: %d; %.0f s\n", mode, hard_errors,
         lib_warnings, now_s() - t_start);

@@ -3,9 +3,10 @@
 #
 # BINARY is bench/rdlock-bench (or its libtool wrapper); ARGS are passed
 # through (--quick, --json-only, --cold-script-cache, --cluster,
-# --no-redlock, --no-prims).  The benchmark starts its own redis-server ($REDIS_SERVER,
-# else redis-server on PATH, /usr/bin, /usr/sbin), for step 8 (unless
-# --no-redlock) five more for the Redlock quorums, and with --cluster a
+# --no-redlock, --no-prims, --no-million, --watchdog-only).  The benchmark
+# starts its own redis-server ($REDIS_SERVER, else redis-server on PATH,
+# /usr/bin, /usr/sbin), for step 8 (unless --no-redlock) five more for
+# the Redlock quorums, and with --cluster a
 # 3-master Redis Cluster (redis-cli: $REDIS_CLI, else beside
 # $REDIS_SERVER, else on PATH).
 # Steps 6 and 7 run redis-benchmark for their floors ($REDIS_BENCHMARK,
@@ -16,7 +17,7 @@
 set -u
 
 if [ $# -lt 1 ]; then
-    echo "usage: $0 BINARY [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]" >&2
+    echo "usage: $0 BINARY [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims] [--no-million] [--watchdog-only]" >&2
     exit 64
 fi
 bin=$1

@@ -133,7 +133,7 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
     memset(&me, 0, sizeof me);
     me.thread = r.thread;
     RDL_LOCK(c);
-    h->nwaiting++;
+    h->nholds++; /* destroy is EBUSY from here on (handle.h) */
     q = rdl_waitq_join(c, r.kv[0], r.kl[0], rdl_now_ms() + c->cfg.command_timeout_ms, &me);
     gen = q != NULL ? rdl_waitq_look(c, q, &me) : 0;
     RDL_UNLOCK(c);
@@ -209,7 +209,7 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
     RDL_LOCK(c);
     if (q != NULL)
         rdl_waitq_leave(c, q, &me);
-    h->nwaiting--;
+    h->nholds--;
     RDL_UNLOCK(c);
     rdl_preq_free(&r);
     return rc;

@@ -235,7 +235,7 @@ static int cond_wait(rdl_handle_t *ch, rdl_handle_t *lh, int how, long long dead
     /* 1. Subscribe first (bounded by a command timeout: without it the
      * waiter looks on its own schedule). */
     RDL_LOCK(c);
-    ch->nwaiting++;
+    ch->nholds++; /* destroy is EBUSY from here on (handle.h) */
     q = rdl_waitq_join(c, r.kv[0], r.kl[0], rdl_now_ms() + c->cfg.command_timeout_ms, &me);
     if (q != NULL)
         gen = rdl_waitq_look(c, q, &me);
@@ -322,7 +322,7 @@ out_noreg:
     RDL_LOCK(c);
     if (q != NULL)
         rdl_waitq_leave(c, q, &me);
-    ch->nwaiting--;
+    ch->nholds--;
     RDL_UNLOCK(c);
     rdl_preq_free(&r);
     return rc;

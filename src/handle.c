@@ -57,84 +57,140 @@ char *rdl_make_key(const rdlock_client_t *c, const char *name, size_t namelen, s
     return k;
 }
 
-static char *make_key(const rdlock_client_t *c, const rdl_handle_t *h, size_t *keylen)
-{
-    return rdl_make_key(c, h->name, h->namelen, keylen);
-}
-
 /* The registry of live handles, by the address of the lock object they
  * serve: what tells a second init of a live lock (EBUSY) without reading
  * the object, which before its first init is uninitialised memory. */
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static rdl_table_t live;
 
-static int live_eq(const rdl_tnode_t *nd, const void *obj)
-{
-    return ((const rdl_handle_t *)nd)->obj == obj;
-}
+_Static_assert(sizeof(uintptr_t) <= sizeof(size_t), "an object address must fit a table hash");
 
+/* A one-to-one mix of the object's address: equal hashes mean the same
+ * object, so the node's hash is all the registry keeps of it (and the
+ * low bits that pick the bucket depend on every bit of the address).
+ * Each step (xor with a shift, multiplication by an odd constant) can be
+ * undone, so the whole is a bijection: splitmix64's finaliser on LP64,
+ * murmur3's fmix32 where size_t has 32 bits. */
 static size_t live_hash(const void *obj)
 {
-    return rdl_hash(&obj, sizeof obj, 0);
+    size_t x = (size_t)(uintptr_t)obj;
+#if SIZE_MAX > 0xffffffffu
+    x ^= x >> 30;
+    x *= (size_t)0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= (size_t)0x94d049bb133111ebULL;
+    x ^= x >> 31;
+#else
+    x ^= x >> 16;
+    x *= (size_t)0x85ebca6bu;
+    x ^= x >> 13;
+    x *= (size_t)0xc2b2ae35u;
+    x ^= x >> 16;
+#endif
+    return x;
+}
+
+static int live_eq(const rdl_tnode_t *nd, const void *obj)
+{
+    (void)nd, (void)obj;
+    return 1; /* rdl_table_find compared the hashes: one-to-one, see above */
 }
 
 /* Register h as serving obj (live_mu held).  0 or ENOMEM. */
 static int live_add(rdl_handle_t *h, const void *obj)
 {
-    h->obj = obj;
+    int rc;
     h->node.hash = live_hash(obj);
-    return rdl_table_insert(&live, &h->node);
+    rc = rdl_table_insert(&live, &h->node);
+    h->registered = rc == 0;
+    return rc;
 }
 
 static void handle_free(rdl_handle_t *h)
 {
     if (h == NULL)
         return;
-    free(h->key);
-    free(h->name);
+    if (!h->key_inline)
+        free(h->key);
     free(h);
+}
+
+/* The lost callback and its argument, at the start of buf when set
+ * (unaligned there: copied in and out). */
+typedef struct lostcb_pair {
+    rdlock_lost_fn fn;
+    void *arg;
+} lostcb_pair_t;
+
+rdlock_lost_fn rdl_handle_lostcb(const rdl_handle_t *h, void **arg)
+{
+    lostcb_pair_t p;
+    if (!h->has_lostcb) {
+        *arg = NULL;
+        return NULL;
+    }
+    memcpy(&p, h->buf, sizeof p);
+    *arg = p.arg;
+    return p.fn;
 }
 
 static int handle_new(const char *name, const rdlock_attr_t *a, int api, rdl_handle_t **out)
 {
     rdl_handle_t *h;
-    size_t n;
+    rdlock_client_t *c = a != NULL ? a->__client : NULL;
+    lostcb_pair_t cb = { a != NULL ? a->__lostcb : NULL, a != NULL ? a->__lostarg : NULL };
+    size_t n, off, plen = 0, keylen = 0, size;
     int rc;
 
     if ((rc = rdl_name_check(name, &n)) != 0)
         return rc;
     if (a != NULL && !rdl_attr_valid(a))
         return EINVAL;
-    h = calloc(1, sizeof *h);
-    if (h == NULL || (h->name = malloc(n + 1)) == NULL) {
-        free(h);
-        return ENOMEM;
+    if (c != NULL) {
+        if ((rc = name_fits(c, name, n)) != 0)
+            return rc;
+        plen = strlen(c->cfg.key_prefix);
+        keylen = plen + n + 2;
     }
-    memcpy(h->name, name, n + 1);
-    h->namelen = n;
-    h->api = api;
+    /* One allocation: [callback] name NUL [key NUL], the key when the
+     * client is known now; else it comes with the client (resolve).  From
+     * buf's offset, not sizeof, which adds buf's alignment padding: that
+     * can cost a 16-byte malloc size class (a 23-byte name: 121 -> 119
+     * bytes, a 128-byte chunk instead of 144). */
+    size = offsetof(rdl_handle_t, buf) + (cb.fn != NULL ? sizeof cb : 0) + n + 1 + (c != NULL ? keylen + 1 : 0);
+    h = calloc(1, size > sizeof *h ? size : sizeof *h);
+    if (h == NULL)
+        return ENOMEM;
+    off = 0;
+    if (cb.fn != NULL) {
+        memcpy(h->buf, &cb, sizeof cb);
+        h->has_lostcb = true;
+        off = sizeof cb;
+    }
+    h->name = h->buf + off;
+    memcpy(h->name, name, n);
+    h->name[n] = '\0';
+    h->namelen = (uint16_t)n;
+    h->api = (signed char)api;
     h->type = RDLOCK_ERRORCHECK;
     h->watchdog = -1;
     if (a != NULL) {
-        h->type = a->__type;
+        h->type = (signed char)a->__type;
         h->lease_ms = a->__lease_ms;
-        h->watchdog = a->__watchdog;
+        h->watchdog = (signed char)a->__watchdog;
         h->robust = a->__robust == RDLOCK_ROBUST;
-        h->lostcb = a->__lostcb;
-        h->lostarg = a->__lostarg;
-        h->explicit_client = a->__client;
     }
-    if (h->explicit_client != NULL) {
-        rdlock_client_t *c = h->explicit_client;
-        if ((rc = name_fits(c, h->name, h->namelen)) != 0) {
-            handle_free(h);
-            return rc;
-        }
-        h->key = make_key(c, h, &h->keylen);
-        if (h->key == NULL) {
-            handle_free(h);
-            return ENOMEM;
-        }
+    if (c != NULL) {
+        char *k = h->name + n + 1;
+        memcpy(k, c->cfg.key_prefix, plen);
+        k[plen] = '{';
+        memcpy(k + plen + 1, name, n);
+        k[plen + 1 + n] = '}';
+        k[keylen] = '\0';
+        h->key = k;
+        h->keylen = (uint16_t)keylen;
+        h->key_inline = true;
+        h->explicit_client = true;
         h->client = c;
         RDL_LOCK(c);
         c->nhandles++;
@@ -166,10 +222,10 @@ int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const 
     if (rc != 0) {
         if (rc == EBUSY)
             rdl_log(RDLOCK_LOG_ERROR, "init of a lock that is initialised and not destroyed");
-        if (h->explicit_client != NULL) {
-            RDL_LOCK(h->explicit_client);
-            h->explicit_client->nhandles--;
-            RDL_UNLOCK(h->explicit_client);
+        if (h->explicit_client) {
+            RDL_LOCK(h->client);
+            h->client->nhandles--;
+            RDL_UNLOCK(h->client);
         }
         handle_free(h);
         return rc;
@@ -254,11 +310,14 @@ int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out)
         return rc;
     RDL_CHECK(pthread_mutex_lock(&resolve_mu));
     if (h->client == NULL) {
-        h->key = make_key(c, h, &h->keylen);
-        if (h->key == NULL)
+        size_t keylen;
+        h->key = rdl_make_key(c, h->name, h->namelen, &keylen);
+        if (h->key == NULL) {
             rc = ENOMEM;
-        else
+        } else {
+            h->keylen = (uint16_t)keylen;
             __atomic_store_n(&h->client, c, __ATOMIC_RELEASE); /* key first, then client */
+        }
     }
     RDL_CHECK(pthread_mutex_unlock(&resolve_mu));
     if (rc == 0)
@@ -276,17 +335,17 @@ int rdl_handle_destroy(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic
     h = obj->impl;
     if (h != NULL && (c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE)) != NULL) {
         RDL_LOCK(c);
-        if (h->nholds > 0 || h->nwaiting > 0) {
+        if (h->nholds > 0) {
             RDL_UNLOCK(c);
             return EBUSY;
         }
-        if (h->explicit_client != NULL)
+        if (h->explicit_client)
             c->nhandles--;
         RDL_UNLOCK(c);
     }
     obj->magic = 0;
     obj->impl = NULL;
-    if (h != NULL && h->obj != NULL) {
+    if (h != NULL && h->registered) {
         RDL_CHECK(pthread_mutex_lock(&live_mu));
         rdl_table_remove(&live, &h->node);
         RDL_CHECK(pthread_mutex_unlock(&live_mu));

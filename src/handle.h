@@ -5,34 +5,47 @@
 #ifndef RDL_HANDLE_H
 #define RDL_HANDLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rdlock.h"
 #include "table.h"
 
+/* One allocation per lock object, packed like the holds (hold.h): an
+ * application may keep a million of them.  The strings follow the record
+ * in the same allocation; so does the lost callback, when there is one. */
 typedef struct rdl_handle {
-    rdl_tnode_t node;       /* in the registry of live handles, by obj address */
-    const void *obj;        /* the rdlock_t / rdrwlock_t it serves */
-    char *name;             /* owned copy, NUL-terminated for callbacks */
-    size_t namelen;
-    int api;                /* RDL_API_MUTEX or RDL_API_RWLOCK */
-    int type;               /* RDLOCK_ERRORCHECK or RDLOCK_RECURSIVE */
-    unsigned lease_ms;      /* 0 = the client's */
-    int watchdog;           /* -1 = the client's, else 0/1 */
-    int robust;             /* RDLOCK_ROBUST: exclusive acquisitions may give EOWNERDEAD */
-    rdlock_lost_fn lostcb;
-    void *lostarg;
-    rdlock_client_t *explicit_client; /* from the attributes, or NULL */
+    rdl_tnode_t node;       /* in the registry of live handles: its hash is
+                               the address of the object it serves, mixed
+                               one-to-one, so the object itself is not
+                               stored (handle.c: live_hash) */
+    char *name;             /* NUL-terminated for callbacks (in buf) */
     rdlock_client_t *client; /* resolved: explicit or the default; set (atomically) after key */
-    char *key;              /* "<prefix>{<name>}", valid once client is set */
-    size_t keylen;
-    int nholds;             /* holds taken through this handle (client mutex) */
-    int nwaiting;           /* threads inside a condition or barrier wait
-                               through it (client mutex): destroy is EBUSY
-                               from before the wait registers, not only
-                               once its lease record exists */
-    int sem_type;           /* a semaphore's (sem.c): RDSEM_PLAIN or RDSEM_LEASED */
-    unsigned sem_value;     /* ... and the value it starts with */
+    char *key;              /* "<prefix>{<name>}", valid once client is set
+                               (in buf when the client was known at init) */
+    unsigned lease_ms;      /* 0 = the client's */
+    int nholds;             /* holds taken through this handle, and threads
+                               inside a condition or barrier wait through
+                               it, from before the wait registers (client
+                               mutex): destroy is EBUSY while it is > 0 */
+    unsigned sem_value;     /* a semaphore's start value; a barrier's count */
+    uint16_t namelen;       /* <= RDL_NAME_MAX */
+    uint16_t keylen;        /* <= RDL_PREFIX_MAX + RDL_NAME_MAX + 2 */
+    signed char api;        /* RDL_API_MUTEX or RDL_API_RWLOCK (sem.c, ...: theirs) */
+    signed char type;       /* RDLOCK_ERRORCHECK or RDLOCK_RECURSIVE */
+    signed char watchdog;   /* -1 = the client's, else 0/1 */
+    signed char sem_type;   /* a semaphore's (sem.c): RDSEM_PLAIN or RDSEM_LEASED */
+    bool robust : 1;        /* RDLOCK_ROBUST: exclusive acquisitions may give EOWNERDEAD */
+    bool explicit_client : 1; /* client came from the attributes (counted in its nhandles) */
+    bool key_inline : 1;    /* key is in buf, not a separate allocation */
+    bool has_lostcb : 1;    /* buf starts with the lost callback and its argument */
+    bool registered;        /* in the registry of live handles: a byte of its
+                               own, as it is set after the handle is
+                               published (a static initialiser's, by
+                               rdl_handle_get) and must not share one with
+                               fields read meanwhile */
+    char buf[];             /* [lost callback, argument] name NUL [key NUL] */
 } rdl_handle_t;
 
 /* The public lock objects share this prefix (rdlock_t, rdrwlock_t). */
@@ -68,5 +81,7 @@ int rdl_handle_destroy(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic
 
 /* Effective settings. */
 unsigned rdl_handle_lease(const rdl_handle_t *h);
+/* The lost callback from the attributes and its argument (NULL if none). */
+rdlock_lost_fn rdl_handle_lostcb(const rdl_handle_t *h, void **arg);
 
 #endif

@@ -11,6 +11,7 @@
 #include "rdlock.h"
 #include "table.h"
 
+struct rdl_config;
 struct rdl_handle;
 struct rdlock_client;
 
@@ -22,26 +23,20 @@ enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2, RDL_API_SEM = 3, RDL_API_COND = 4,
  * (barrier.c): leases the watchdog renews like the others. */
 enum { RDL_HOLD_LOCK = 0, RDL_HOLD_SEM = 1, RDL_HOLD_COND = 2, RDL_HOLD_BARRIER = 3 };
 
+/* A client may hold a million of these (issue 15: <= 256 bytes of RSS
+ * per held lock, handle included), so the record is packed: fields in
+ * falling size order without holes, flags as bits, nothing a lock hold
+ * could take from its handle or its client's configuration stored twice.
+ * sizeof is 136 on LP64 (a 144-byte malloc chunk).  Field names and types
+ * stay those that sem.c and prim.c set directly. */
 typedef struct rdl_hold {
     rdl_tnode_t node;       /* keyed by (key, thread) */
-    char *key;              /* "<prefix>{<name>}", owned */
+    char *key;              /* "<prefix>{<name>}"; owned, or the handle's (key_borrowed) */
     size_t keylen;
-    const char *name;       /* points into key */
-    size_t namelen;
-    unsigned thread;        /* owner thread number */
-    char mode;              /* 'x' exclusive, 's' shared */
-    int api;                /* RDL_API_*: released through the API that took it */
-    int kind;               /* RDL_HOLD_*; 0 (a lock) from calloc */
-    unsigned count;         /* recursion / read re-entry depth, >= 1; a
-                               semaphore hold: permits held */
+    const char *name;       /* the name, namelen bytes (in key, or the handle's) */
+    struct rdl_handle *handle; /* whose destroy is EBUSY while this exists */
     uint64_t token;         /* fencing token of the first acquisition */
-    char call[21];          /* the acquire call that took it (decimal): its
-                               identity on the server, with the owner */
     uint64_t serial;        /* unique per client: the watchdog's handle on it */
-    unsigned lease_ms;
-    unsigned interval_ms;   /* renewal period */
-    unsigned max_hold_ms;   /* 0 = unlimited */
-    bool watchdog;
     long long acquired_at;  /* monotonic ms when the acquire was sent */
     long long unsure_until; /* an attempt of the acquire call that got no
                                answer may act on the server until then: the
@@ -49,19 +44,32 @@ typedef struct rdl_hold {
                                could find the lock free and take it again) */
     long long renew_at;     /* next renewal due */
     long long expires_at;   /* local, conservative end of the lease */
-    bool lost;              /* found gone by the watchdog, or lease ran out */
-    bool notified;          /* lost callback already run */
-    bool releasing;         /* an unlock is in flight: still renewed (it may take
+    unsigned thread;        /* owner thread number */
+    unsigned count;         /* recursion / read re-entry depth, >= 1; a
+                               semaphore hold: permits held */
+    unsigned lease_ms;      /* the renewal period follows from it and the
+                               client's configuration: rdl_hold_interval() */
+    uint16_t namelen;       /* <= RDL_NAME_MAX */
+    char mode;              /* 'x' exclusive, 's' shared */
+    unsigned char api;      /* RDL_API_*: released through the API that took it */
+    unsigned char kind;     /* RDL_HOLD_*; 0 (a lock) from calloc */
+    bool watchdog : 1;
+    bool lost : 1;          /* found gone by the watchdog, or lease ran out */
+    bool notified : 1;      /* lost callback already run */
+    bool releasing : 1;     /* an unlock is in flight: still renewed (it may take
                                a while), never marked lost by the watchdog */
-    bool renew_stopped;     /* max_hold_ms reached */
-    bool inconsistent;      /* taken with EOWNERDEAD, rdlock_consistent() not called */
-    char *dead_owner;       /* Redlock, taken with EOWNERDEAD: the dead owner's
-                               robust marker, which a clean unlock also clears
-                               on masters that did not grant this hold (NULL
-                               otherwise; lock_quorum.c) */
-    rdlock_lost_fn lostcb;
-    void *lostarg;
-    struct rdl_handle *handle; /* whose destroy is EBUSY while this exists */
+    bool renew_stopped : 1; /* max_hold_ms reached */
+    bool inconsistent : 1;  /* taken with EOWNERDEAD, rdlock_consistent() not called */
+    bool key_borrowed : 1;  /* key and name are the handle's (a lock hold:
+                               the handle outlives it, its destroy is EBUSY
+                               while the hold exists), not freed with it */
+    bool has_dead_owner : 1; /* rdl_hold_dead_owner() follows the record */
+    char call[21];          /* the acquire call that took it (decimal): its
+                               identity on the server, with the owner */
+    /* Redlock, a hold taken with EOWNERDEAD: the dead owner's robust
+     * marker, which a clean unlock also clears on masters that did not
+     * grant this hold (lock_quorum.c), follows the record in the same
+     * allocation (rdl_hold_set_dead_owner); no pointer for the rare case. */
 } rdl_hold_t;
 
 size_t rdl_hold_hash(const char *key, size_t keylen, unsigned thread);
@@ -73,11 +81,24 @@ rdl_hold_t *rdl_hold_new(const struct rdl_handle *h);
 int rdl_hold_insert(struct rdlock_client *c, rdl_hold_t *hold);
 void rdl_hold_remove(struct rdlock_client *c, rdl_hold_t *hold);
 void rdl_hold_free(rdl_hold_t *hold);
+/* The lost callback of a hold and its argument: a lock hold's are its
+ * handle's (lock.c); the other kinds have none.  NULL if none. */
+rdlock_lost_fn rdl_hold_lostcb(const rdl_hold_t *hold, void **arg);
+/* The dead owner's marker of a Redlock hold taken with EOWNERDEAD, or
+ * NULL. */
+const char *rdl_hold_dead_owner(const rdl_hold_t *hold);
+/* Record it (a hold not yet inserted: the record may move).  Returns the
+ * record, which is hold itself, without the marker, when short of memory
+ * (the marker is then left to expire on the masters that keep it, as
+ * before). */
+rdl_hold_t *rdl_hold_set_dead_owner(rdl_hold_t *hold, const char *owner);
+/* The renewal period of a hold on c: the configured interval if it fits
+ * the lease, else a third of the lease. */
+unsigned rdl_hold_interval(const struct rdl_config *cfg, unsigned lease);
 /* A fresh hold's lease timing (lock.c, sem.c): lease_ms, the renewal
  * interval (the configured one if it fits the lease, else a third of it),
  * max_hold_ms, and its first renewal and expiry from sent_at, when the
  * request that took it was sent (monotonic ms). */
-struct rdl_config;
 void rdl_hold_schedule(rdl_hold_t *hold, const struct rdl_config *cfg, unsigned lease, long long sent_at);
 
 #endif

@@ -341,9 +341,11 @@ static void info_make(char *buf, char *call, rdlock_client_t *c, unsigned thread
     buf[n + hl] = '\0';
 }
 
-/* Record a fresh hold (mutex held) and make sure the watchdog knows. */
-static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, unsigned thread,
-                        const attempt_t *a, unsigned lease)
+/* Record a fresh hold (mutex held) and make sure the watchdog knows.
+ * Returns the record, which may have moved (a dead owner's marker is
+ * stored after it). */
+static rdl_hold_t *record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, unsigned thread,
+                               const attempt_t *a, unsigned lease)
 {
     const rdl_config_t *cfg = &c->cfg;
     hold->thread = thread;
@@ -356,15 +358,15 @@ static void record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *hold, u
     hold->serial = ++c->next_serial;
     rdl_hold_schedule(hold, cfg, lease, a->sent_at);
     hold->watchdog = h->watchdog >= 0 ? h->watchdog != 0 : cfg->watchdog_enabled;
-    hold->lostcb = h->lostcb;
-    hold->lostarg = h->lostarg;
-    hold->handle = h;
+    hold->handle = h; /* its lost callback is the handle's: rdl_hold_lostcb */
     if (c->topo->quorum && a->prev[0] != '\0' && a->mode == 'x')
-        hold->dead_owner = strdup(a->prev); /* lock_quorum.c; NULL if short of memory: not cleared elsewhere */
+        /* lock_quorum.c; none if short of memory: not cleared elsewhere */
+        hold = rdl_hold_set_dead_owner(hold, a->prev);
     /* Insert cannot fail: the table grows before it is full, and a failed
      * grow still leaves room in the existing buckets. */
     rdl_hold_insert(c, hold);
     rdl_watchdog_add(c, hold);
+    return hold;
 }
 
 /* Set up the attempt of h's name in mode for the calling thread. */
@@ -597,7 +599,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     if (q != NULL)
         rdl_waitq_leave(c, q, &me);
     if (rc == 0 || rc == EOWNERDEAD) {
-        record_hold(c, h, hold, thread, &a, lease);
+        hold = record_hold(c, h, hold, thread, &a, lease);
         hold->inconsistent = rc == EOWNERDEAD;
         hold = NULL;
     }
@@ -662,7 +664,7 @@ int rdl_release(rdl_handle_t *h)
     /* An EOWNERDEAD hold unlocked without rdlock_consistent() makes the
      * lock not recoverable (POSIX robust mutexes). */
     how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
-    dead_owner = how[1] == 'x' && hold->dead_owner != NULL ? strdup(hold->dead_owner) : NULL;
+    dead_owner = how[1] == 'x' && rdl_hold_dead_owner(hold) != NULL ? strdup(rdl_hold_dead_owner(hold)) : NULL;
     rdl_owner(c, hold->thread, owner);
     memcpy(call, hold->call, sizeof call);
     unsure_until = hold->unsure_until;
@@ -710,8 +712,10 @@ int rdl_release(rdl_handle_t *h)
              * its renewals had not failed yet): its lost callback is owed.
              * A hold without a watchdog has no callback: its unlock is
              * the only report, as before. */
+            void *arg;
+            rdlock_lost_fn fn = rdl_hold_lostcb(hold, &arg);
             hold->notified = true;
-            rdl_events_lost_later(c, hold->lostcb, hold->lostarg, hold->name, hold->namelen);
+            rdl_events_lost_later(c, fn, arg, hold->name, hold->namelen);
         }
     } else {
         hold->releasing = false; /* still held and renewed: unlock may be retried */

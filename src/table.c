@@ -53,8 +53,12 @@ static int grow(rdl_table_t *t)
 int rdl_table_insert(rdl_table_t *t, rdl_tnode_t *node)
 {
     size_t i;
-    /* A failed grow is fatal only when there is no bucket array at all. */
-    if (t->n >= t->nb && grow(t) != 0 && t->nb == 0)
+    /* Grown at 2 entries per bucket, not 1: the bucket array then costs
+     * 4-8 bytes per entry instead of 8-16 (a client may hold a million
+     * locks), for chains of 1-2 nodes on average, whose hashes are
+     * compared before any key.  A failed grow is fatal only when there is
+     * no bucket array at all. */
+    if (t->n >= 2 * t->nb && grow(t) != 0 && t->nb == 0)
         return ENOMEM;
     i = node->hash & (t->nb - 1);
     node->next = t->b[i];

@@ -21,6 +21,7 @@
 #include "watchdog.h"
 
 #define RDL_RENEW_BATCH 500        /* holds per renew script call */
+#define RDL_RENEW_WINDOW 8         /* renew script calls in flight on a connection */
 #define RDL_BACKOFF_MAX_MS 1000
 
 static long long backoff_ms(int fails)
@@ -30,18 +31,23 @@ static long long backoff_ms(int fails)
 }
 
 
+/* One hold of a round, copied out of the table under the mutex (the hold
+ * may be released while the round runs without it).  Small, as a round
+ * may carry a million: the key lives in the round's arena, and the owner,
+ * lease and count are formatted only when the hold's chunk is sent
+ * (renew_args). */
 typedef struct renew_item {
-    char *key;
-    size_t keylen;
-    unsigned thread;
+    size_t key;         /* offset of the key in the round's arena */
     uint64_t serial;
-    char owner[RDL_OWNER_MAX];
-    char lease[16];
-    char count[16];
+    unsigned keylen;
+    unsigned thread;
+    unsigned lease_ms;
+    unsigned count;     /* the hold count now */
+    unsigned slot;      /* with a cluster: the hash slot of key */
+    int route;          /* index into the round's routes: which server */
+    signed char result; /* 0 renewed, 1 lost, -1 unknown (I/O failed) */
+    bool server_count;  /* a semaphore: send '' for the count (batch_add) */
     char call[21];
-    int result; /* 0 renewed, 1 lost, -1 unknown (I/O failed) */
-    int route;  /* index into the round's routes: which server */
-    unsigned slot; /* with a cluster: the hash slot of key */
 } renew_item_t;
 
 typedef struct lost_cb {
@@ -53,6 +59,8 @@ typedef struct lost_cb {
 struct rdl_wd_round {
     renew_item_t *items;
     size_t n, cap;
+    char *keys;         /* the items' keys, back to back */
+    size_t keyslen, keyscap;
     char (*routes)[RDL_ROUTE_MAX]; /* the servers of this round's holds */
     int nroutes, caproutes;
     long long sent_at;
@@ -64,9 +72,8 @@ typedef struct rdl_wd_round renew_batch_t;
 static void batch_clear(renew_batch_t *b)
 {
     size_t i;
-    for (i = 0; i < b->n; i++)
-        free(b->items[i].key);
     free(b->items);
+    free(b->keys);
     for (i = 0; i < b->ncb; i++)
         free(b->cbs[i].name);
     free(b->cbs);
@@ -77,8 +84,10 @@ static void batch_clear(renew_batch_t *b)
 /* Mark a hold lost (mutex held) and queue its callback, once. */
 static void hold_lost(renew_batch_t *b, rdl_hold_t *h)
 {
+    void *arg;
+    rdlock_lost_fn fn = rdl_hold_lostcb(h, &arg);
     h->lost = true;
-    if (h->notified || h->lostcb == NULL)
+    if (h->notified || fn == NULL)
         return;
     h->notified = true;
     if (b->ncb == b->cbcap) {
@@ -89,16 +98,22 @@ static void hold_lost(renew_batch_t *b, rdl_hold_t *h)
         b->cbs = v;
         b->cbcap = cap;
     }
-    b->cbs[b->ncb].fn = h->lostcb;
-    b->cbs[b->ncb].arg = h->lostarg;
+    b->cbs[b->ncb].fn = fn;
+    b->cbs[b->ncb].arg = arg;
     b->cbs[b->ncb].name = strndup(h->name, h->namelen);
     if (b->cbs[b->ncb].name != NULL)
         b->ncb++;
 }
 
+static const char *item_key(const renew_batch_t *b, const renew_item_t *it)
+{
+    return b->keys + it->key;
+}
+
 static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
 {
     renew_item_t *it;
+    (void)c;
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
         renew_item_t *v = realloc(b->items, cap * sizeof *v);
@@ -107,22 +122,28 @@ static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
         b->items = v;
         b->cap = cap;
     }
+    if (b->keyslen + h->keylen > b->keyscap) {
+        size_t cap = b->keyscap ? b->keyscap * 2 : 4096;
+        char *v;
+        while (cap < b->keyslen + h->keylen)
+            cap *= 2;
+        if ((v = realloc(b->keys, cap)) == NULL)
+            return ENOMEM;
+        b->keys = v;
+        b->keyscap = cap;
+    }
     it = &b->items[b->n];
-    it->key = malloc(h->keylen + 1);
-    if (it->key == NULL)
-        return ENOMEM;
-    memcpy(it->key, h->key, h->keylen + 1);
-    it->keylen = h->keylen;
+    memcpy(b->keys + b->keyslen, h->key, h->keylen);
+    it->key = b->keyslen;
+    it->keylen = (unsigned)h->keylen;
+    b->keyslen += h->keylen;
     it->thread = h->thread;
     it->serial = h->serial;
-    rdl_owner(c, h->thread, it->owner);
-    it->lease[rdl_fmt_u64(it->lease, h->lease_ms)] = '\0';
+    it->lease_ms = h->lease_ms;
+    it->count = h->count;
     /* A semaphore's permit count is the server's (renew.lua keeps it for
      * ''): a renewal racing a post must not bring a permit back. */
-    if (h->kind == RDL_HOLD_SEM)
-        it->count[0] = '\0';
-    else
-        it->count[rdl_fmt_u64(it->count, h->count)] = '\0';
+    it->server_count = h->kind == RDL_HOLD_SEM;
     memcpy(it->call, h->call, sizeof it->call);
     it->result = -1;
     b->n++;
@@ -143,7 +164,7 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
     RDL_TABLE_FOREACH(&c->holds, i, nd)
     {
         rdl_hold_t *h = (rdl_hold_t *)nd;
-        long long due;
+        long long due, interval;
         /* A hold whose unlock is under way is renewed too: the unlock may
          * take a while (its retries, a slot being migrated answering
          * TRYAGAIN for seconds), and must not find the lease run out.
@@ -156,37 +177,51 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
                 hold_lost(b, h);
             continue;
         }
-        if (!h->renew_stopped && h->max_hold_ms != 0 && now - h->acquired_at >= h->max_hold_ms) {
+        if (!h->renew_stopped && c->cfg.max_hold_ms != 0 && now - h->acquired_at >= c->cfg.max_hold_ms) {
             h->renew_stopped = true;
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s held past max_hold_ms: no longer renewed",
                     (int)h->namelen, h->name);
         }
         due = h->renew_stopped ? h->expires_at : h->renew_at;
-        if (!h->renew_stopped && h->renew_at <= now + h->interval_ms / 2 && batch_add(c, b, h) == 0)
-            due = now + h->interval_ms; /* provisional, until the reply */
+        interval = rdl_hold_interval(&c->cfg, h->lease_ms);
+        if (!h->renew_stopped && h->renew_at <= now + interval / 2 && batch_add(c, b, h) == 0)
+            due = now + interval; /* provisional, until the reply */
         if (next == 0 || due < next)
             next = due;
     }
     c->wdog.next = next;
 }
 
-/* Arguments of one renew script call: chunk [start, start+n) of the batch. */
-static size_t renew_args(const renew_batch_t *b, size_t start, size_t n, const char **argv, size_t *lens)
+/* Room for one renew script call's arguments (renew_send): argv and lens
+ * for the keys and four arguments per hold, and the owner, lease and
+ * count strings, formatted per chunk. */
+typedef struct renew_argbuf {
+    const char *argv[5 * RDL_RENEW_BATCH];
+    size_t lens[5 * RDL_RENEW_BATCH];
+    char owner[RDL_RENEW_BATCH][RDL_OWNER_MAX];
+    char num[RDL_RENEW_BATCH][2][21];
+} renew_argbuf_t;
+
+/* Arguments of one renew script call: chunk [start, start+n) of the
+ * batch, into ab (valid until it is used for the next chunk). */
+static size_t renew_args(const rdlock_client_t *c, const renew_batch_t *b, size_t start, size_t n,
+                         renew_argbuf_t *ab)
 {
     size_t i, argc = 0;
     for (i = 0; i < n; i++) {
-        argv[argc] = b->items[start + i].key;
-        lens[argc++] = b->items[start + i].keylen;
+        ab->argv[argc] = item_key(b, &b->items[start + i]);
+        ab->lens[argc++] = b->items[start + i].keylen;
     }
     for (i = 0; i < n; i++) {
-        argv[argc] = b->items[start + i].owner;
-        lens[argc++] = strlen(b->items[start + i].owner);
-        argv[argc] = b->items[start + i].lease;
-        lens[argc++] = strlen(b->items[start + i].lease);
-        argv[argc] = b->items[start + i].count;
-        lens[argc++] = strlen(b->items[start + i].count);
-        argv[argc] = b->items[start + i].call;
-        lens[argc++] = strlen(b->items[start + i].call);
+        const renew_item_t *it = &b->items[start + i];
+        ab->argv[argc] = ab->owner[i];
+        ab->lens[argc++] = rdl_owner(c, it->thread, ab->owner[i]);
+        ab->argv[argc] = ab->num[i][0];
+        ab->lens[argc++] = rdl_fmt_u64(ab->num[i][0], it->lease_ms);
+        ab->argv[argc] = ab->num[i][1];
+        ab->lens[argc++] = it->server_count ? 0 : rdl_fmt_u64(ab->num[i][1], it->count);
+        ab->argv[argc] = it->call;
+        ab->lens[argc++] = strlen(it->call);
     }
     return argc;
 }
@@ -273,15 +308,18 @@ static void wd_drop(rdlock_client_t *c, rdl_conn_t *conn)
 
 /* Run the unanswered holds of [s, e), all of one server, on the
  * watchdog's connection to it: pipelined renew scripts (mutex not held).
- * Every pipelined reply is read before anything else is sent, so replies
+ * At most RDL_RENEW_WINDOW calls are ahead of their replies, so the
+ * server starts on the first while the client formats the next, and the
+ * output buffer stays small however many holds the round has (all of a
+ * million holds' calls at once took ~100 bytes per hold).  Every
+ * pipelined reply is read before anything else is sent, so replies
  * never pair with the wrong chunk; chunks that met NOSCRIPT are sent again
  * after a SCRIPT LOAD, chunks that met ASK to the node it names. */
-static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e, const char **argv,
-                       size_t *lens)
+static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e, renew_argbuf_t *ab)
 {
     rdl_conn_t *conn;
-    size_t start, n, argc;
-    bool reload = false, fresh, readonly = false, ask = false;
+    size_t start, n, argc, next, inflight = 0;
+    bool reload = false, fresh, readonly = false, ask = false, loaded;
     int rc;
 
     if ((rc = wd_conn(c, b->routes[b->items[s].route], &conn, &fresh)) != 0)
@@ -290,32 +328,38 @@ static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e,
      * so a fresh connection costs no extra round trip. */
     if (fresh && (rc = rdl_conn_append_load(conn, c->scripts->renew)) != 0)
         goto out;
-    for (start = s; start < e && rc == 0; start += n) {
-        n = chunk_len(c, b, start, e);
-        argc = renew_args(b, start, n, argv, lens);
-        rc = rdl_conn_append_script(conn, c->scripts->renew, (int)n, (int)argc, argv, lens);
-    }
-    if (rc == 0 && fresh) {
+    loaded = !fresh;
+    /* next: the first chunk not sent; start: the first not answered. */
+    for (next = start = s; rc == 0 && start < e;) {
         redisReply *r;
-        if ((rc = rdl_conn_read(conn, &r)) == 0) {
+        if (next < e && inflight < RDL_RENEW_WINDOW) {
+            n = chunk_len(c, b, next, e);
+            argc = renew_args(c, b, next, n, ab);
+            rc = rdl_conn_append_script(conn, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens);
+            next += n;
+            inflight++;
+            continue;
+        }
+        if ((rc = rdl_conn_read(conn, &r)) != 0)
+            break;
+        if (!loaded) { /* the SCRIPT LOAD's reply comes first */
+            loaded = true;
             if (r->type == REDIS_REPLY_ERROR) {
                 rc = rdl_reply_error(r);
                 rdl_log(RDLOCK_LOG_ERROR, "watchdog: SCRIPT LOAD failed: %s", r->str ? r->str : "?");
             }
             freeReplyObject(r);
+            continue;
         }
-    }
-    for (start = s; start < e && rc == 0; start += n) {
-        redisReply *r;
         n = chunk_len(c, b, start, e);
-        if ((rc = rdl_conn_read(conn, &r)) != 0)
-            break;
         switch (renew_result(c, conn, b, start, n, r)) {
         case 1: reload = true; break;
         case 2: readonly = true; break;
         case 3: ask |= conn->redir.kind == RDL_CL_ASK && conn->redir.host[0] != '\0'; break;
         }
         freeReplyObject(r);
+        start += n;
+        inflight--;
     }
     if (rc == 0 && readonly)
         rc = EIO; /* below: the connection is dropped; the caller retries on a new one */
@@ -326,8 +370,8 @@ static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e,
             n = chunk_len(c, b, start, e);
             if (b->items[start].result != -1)
                 continue; /* this chunk was answered */
-            argc = renew_args(b, start, n, argv, lens);
-            rc = rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, argv, lens, &r);
+            argc = renew_args(c, b, start, n, ab);
+            rc = rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r);
             if (rc == 0) {
                 renew_result(c, conn, b, start, n, r);
                 freeReplyObject(r);
@@ -347,8 +391,8 @@ static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e,
                 continue;
             /* Where an ASK for this slot sent us: asked again, to be sure
              * which chunk it was about (cheap, and rare). */
-            argc = renew_args(b, start, n, argv, lens);
-            if (rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, argv, lens, &r) == 0) {
+            argc = renew_args(c, b, start, n, ab);
+            if (rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r) == 0) {
                 renew_result(c, conn, b, start, n, r);
                 freeReplyObject(r);
                 continue;
@@ -359,7 +403,7 @@ static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e,
             if (wd_conn(c, route, &to, &tofresh) != 0)
                 continue;
             to->asking = true;
-            if (rdl_conn_script(to, c->scripts->renew, (int)n, (int)argc, argv, lens, &r) == 0) {
+            if (rdl_conn_script(to, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r) == 0) {
                 renew_result(c, to, b, start, n, r);
                 freeReplyObject(r);
             } else if (!rdl_conn_ok(to)) {
@@ -391,7 +435,7 @@ static int item_order(const void *x, const void *y)
  * the hold: it cannot vote for anyone else either.  Renewed: renewals
  * plus such masters make a majority; lost: even the masters that did not
  * answer could not make one; else unknown, retried. */
-static int renew_quorum(rdlock_client_t *c, renew_batch_t *b, const char **argv, size_t *lens)
+static int renew_quorum(rdlock_client_t *c, renew_batch_t *b, renew_argbuf_t *ab)
 {
     int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), err = 0;
     size_t start, m;
@@ -404,8 +448,8 @@ static int renew_quorum(rdlock_client_t *c, renew_batch_t *b, const char **argv,
         size_t argc, i;
         for (m = 0; start + m < b->n && m < RDL_RENEW_BATCH; m++)
             ;
-        argc = renew_args(b, start, m, argv, lens);
-        rdl_quorum_init(c, &q, c->scripts->renew, (int)m, (int)argc, argv, lens);
+        argc = renew_args(c, b, start, m, ab);
+        rdl_quorum_init(c, &q, c->scripts->renew, (int)m, (int)argc, ab->argv, ab->lens);
         if (rdl_quorum_exchange(c, &q) != 0)
             return ENOMEM;
         for (int k = 0; k < n; k++) {
@@ -437,16 +481,14 @@ static int renew_quorum(rdlock_client_t *c, renew_batch_t *b, const char **argv,
  * Returns 0, or the last group's error (its holds stay unknown). */
 static int renew_send(rdlock_client_t *c, renew_batch_t *b)
 {
-    const char **argv = NULL;
-    size_t *lens = NULL, i, s, e;
+    renew_argbuf_t *ab = NULL;
+    size_t i, s, e;
     int rc = 0, err = 0;
 
     if (c->topo->quorum) {
-        argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
-        lens = malloc(5 * RDL_RENEW_BATCH * sizeof *lens);
-        rc = argv == NULL || lens == NULL ? ENOMEM : renew_quorum(c, b, argv, lens);
-        free(argv);
-        free(lens);
+        ab = malloc(sizeof *ab);
+        rc = ab == NULL ? ENOMEM : renew_quorum(c, b, ab);
+        free(ab);
         return rc;
     }
     /* Which server each hold is on now.  Routes are few (one, or the
@@ -458,7 +500,7 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
         it->route = -1;
         if (it->result != -1)
             continue;
-        if ((rc = rdl_topo_route(c, it->key, it->keylen, route, sizeof route)) != 0) {
+        if ((rc = rdl_topo_route(c, item_key(b, it), it->keylen, route, sizeof route)) != 0) {
             err = rc == EAGAIN ? EIO : rc; /* nobody serves it now: unknown, retried */
             continue;
         }
@@ -478,27 +520,21 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
             memcpy(b->routes[b->nroutes++], route, sizeof route);
         }
         it->route = k;
-        it->slot = c->topo->sharded ? rdl_key_slot(it->key, it->keylen) : 0;
+        it->slot = c->topo->sharded ? rdl_key_slot(item_key(b, it), it->keylen) : 0;
     }
     qsort(b->items, b->n, sizeof *b->items, item_order);
-    argv = malloc(5 * RDL_RENEW_BATCH * sizeof *argv);
-    lens = malloc(5 * RDL_RENEW_BATCH * sizeof *lens);
-    if (argv == NULL || lens == NULL) {
-        free(argv);
-        free(lens);
+    if ((ab = malloc(sizeof *ab)) == NULL)
         return ENOMEM;
-    }
     b->sent_at = rdl_now_ms();
     for (s = 0; s < b->n; s = e) {
         for (e = s + 1; e < b->n && b->items[e].route == b->items[s].route; e++)
             ;
         if (b->items[s].route < 0)
             continue; /* answered before, or no route */
-        if ((rc = renew_route(c, b, s, e, argv, lens)) != 0)
+        if ((rc = renew_route(c, b, s, e, ab)) != 0)
             err = rc;
     }
-    free(argv);
-    free(lens);
+    free(ab);
     return err;
 }
 
@@ -512,16 +548,16 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
     bool failed = false;
     for (i = 0; i < b->n; i++) {
         renew_item_t *it = &b->items[i];
-        rdl_hold_t *h = rdl_hold_find(c, it->key, it->keylen, it->thread);
+        rdl_hold_t *h = rdl_hold_find(c, item_key(b, it), it->keylen, it->thread);
         if (h == NULL || h->serial != it->serial || h->lost)
             continue;
         if (it->result == 0) {
-            h->renew_at = b->sent_at + h->interval_ms;
+            h->renew_at = b->sent_at + rdl_hold_interval(&c->cfg, h->lease_ms);
             h->expires_at = b->sent_at + (c->cfg.nmasters > 0 ? rdl_quorum_validity(&c->cfg, h->lease_ms)
                                                                 : (long long)h->lease_ms);
         } else if (it->result == 1 && h->releasing) {
             /* Released meanwhile, most likely: the unlock says. */
-            h->renew_at = now + h->interval_ms;
+            h->renew_at = now + rdl_hold_interval(&c->cfg, h->lease_ms);
         } else if (it->result == 1) {
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s: lease lost (expired, taken over or deleted)",
                     (int)h->namelen, h->name);

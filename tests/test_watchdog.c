@@ -552,6 +552,82 @@ static void test_many_holds(void)
     rdt_close_client(cb);
 }
 
+/* The server forgets its scripts (SCRIPT FLUSH) while a client holds more
+ * holds than one renewal round keeps in flight at once (src/watchdog.c:
+ * RDL_RENEW_WINDOW calls of RDL_RENEW_BATCH holds): every renew call of
+ * the next round meets NOSCRIPT, is answered before anything is resent,
+ * and is sent again after a SCRIPT LOAD.  No hold may be lost. */
+#define FLUSH_HOLDS 5000 /* 10 calls of 500, the window is 8 */
+static void test_script_flush_many_chunks(void)
+{
+    rdlock_client_t *c;
+    rdlock_t *m;
+    char name[64], key[80], owner[128];
+    int i, ok_init = 0, ok_lock = 0, held = 0;
+    long long calls0, t0;
+    redisContext *rc;
+
+    fresh();
+    c = rdt_open_client(&srv, NULL);
+    m = calloc(FLUSH_HOLDS, sizeof *m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    for (i = 0; i < FLUSH_HOLDS; i++) {
+        snprintf(name, sizeof name, "flush-%d", i);
+        if (init_lock(&m[i], name, c, 1500, -1, 0, rdt_lost_cb, &lost) == 0)
+            ok_init++;
+    }
+    RDT_ASSERT_EQ_LL(FLUSH_HOLDS, ok_init);
+    for (i = 0; i < FLUSH_HOLDS; i++)
+        if (rdlock_lock(&m[i]) == 0)
+            ok_lock++;
+    RDT_ASSERT_EQ_LL(FLUSH_HOLDS, ok_lock);
+    CU_ASSERT_EQUAL(rdt_holders_on(&srv, "rdlock:{flush-0}", owner, sizeof owner, NULL), 1);
+
+    /* A first round (interval: lease/3 = 500 ms) loads the script on the
+     * watchdog's fresh connection; then the server forgets it. */
+    calls0 = cmd_calls("evalsha");
+    t0 = rdt_now_ms();
+    while (cmd_calls("evalsha") - calls0 < FLUSH_HOLDS / 500 && rdt_now_ms() - t0 < 5000)
+        rdt__nap_ms(10); /* polling the server's state */
+    CU_ASSERT(cmd_calls("evalsha") - calls0 >= FLUSH_HOLDS / 500);
+    {
+        redisReply *r = rdt_cmd_on(&srv, "SCRIPT FLUSH");
+        CU_ASSERT_PTR_NOT_NULL(r);
+        if (r)
+            freeReplyObject(r);
+    }
+    rdt__nap_ms(2500); /* let wall time pass: more than a lease */
+
+    rc = rdt_connect(&srv);
+    CU_ASSERT_PTR_NOT_NULL(rc);
+    if (rc) {
+        for (i = 0; i < FLUSH_HOLDS; i++) {
+            snprintf(key, sizeof key, "rdlock:{flush-%d}", i);
+            redisAppendCommand(rc, "HEXISTS %s %s", key, owner);
+        }
+        for (i = 0; i < FLUSH_HOLDS; i++) {
+            void *rp = NULL;
+            if (redisGetReply(rc, &rp) != REDIS_OK || rp == NULL)
+                break;
+            if (((redisReply *)rp)->type == REDIS_REPLY_INTEGER && ((redisReply *)rp)->integer == 1)
+                held++;
+            freeReplyObject(rp);
+        }
+        redisFree(rc);
+    }
+    RDT_ASSERT_EQ_LL(FLUSH_HOLDS, held);
+    RDT_ASSERT_EQ_LL(0, rdt_lost_count(&lost));
+    ok_lock = 0;
+    for (i = 0; i < FLUSH_HOLDS; i++)
+        if (rdlock_unlock(&m[i]) == 0)
+            ok_lock++;
+    RDT_ASSERT_EQ_LL(FLUSH_HOLDS, ok_lock);
+    for (i = 0; i < FLUSH_HOLDS; i++)
+        rdlock_destroy(&m[i]);
+    free(m);
+    rdt_close_client(c);
+}
+
 static void test_recursive_kept_alive(void)
 {
     rdlock_client_t *c, *cb;
@@ -692,6 +768,7 @@ static const rdt_test_t tests[] = {
     { "lost_by_takeover", test_lost_by_takeover },
     { "max_hold", test_max_hold },
     { "many_holds", test_many_holds },
+    { "script_flush_many_chunks", test_script_flush_many_chunks },
     { "recursive_kept_alive", test_recursive_kept_alive },
     { "restart_loses_hold", test_restart_loses_hold },
     { "dropped_connection", test_dropped_connection },
