@@ -103,15 +103,30 @@ int rdbarrier_destroy(rdbarrier_t *b)
 }
 
 /* Withdraw the arrival of generation r->arg (after any unanswered arrival
- * attempt can no longer act).  true if the generation completed after all. */
-static bool withdraw(rdl_preq_t *r)
+ * attempt can no longer act): 1 if the generation completed after all, 0
+ * withdrawn, -1 unknown (only with fail_fast).  Until the server answers,
+ * the arrival may still complete a generation (its lease is renewed while
+ * this runs), and a wait that said ETIMEDOUT then would leave the others
+ * released without it: so without fail_fast this asks again, with a
+ * back-off, until it can tell. */
+static int withdraw(rdl_preq_t *r)
 {
     rdl_preply_t out;
+    long long pause = 100;
+    bool said = false;
     rdl_sleep_until(r->unsure_until);
-    if (rdl_preq_run(r, r->c->scripts->barrier, 'u', false, rdl_now_ms() + r->c->cfg.command_timeout_ms, &out) !=
-        0) {
-        rdl_log(RDLOCK_LOG_WARN, "barrier %s: could not withdraw an arrival; it ends with its lease", r->h->name);
-        return false;
+    while (rdl_preq_run(r, r->c->scripts->barrier, 'u', false, rdl_now_ms() + r->c->cfg.command_timeout_ms, &out) !=
+           0) {
+        if (r->c->cfg.fail_fast) {
+            rdl_log(RDLOCK_LOG_WARN, "barrier %s: could not withdraw an arrival; it may still count", r->h->name);
+            return -1;
+        }
+        if (!said)
+            rdl_log(RDLOCK_LOG_WARN, "barrier %s: could not withdraw an arrival yet; asking again", r->h->name);
+        said = true;
+        rdl_sleep_ms(pause + rdl_jitter(r->c->cfg.retry_jitter_ms));
+        if (pause < 1000)
+            pause *= 2;
     }
     return out.status == 1;
 }
@@ -163,7 +178,7 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
                      * back (generation 0: whichever it arrived in). */
                     if (r.unsure_until != 0) {
                         strcpy(r.arg, "0");
-                        if (withdraw(&r))
+                        if (withdraw(&r) == 1)
                             rc = 0;
                     }
                     break;
@@ -190,18 +205,20 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
                 continue;
             }
             if (rc != 0 && (rc != EIO || c->cfg.fail_fast)) {
-                if (withdraw(&r))
+                if (withdraw(&r) == 1)
                     rc = 0;
                 break;
             }
         }
         if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
-            rc = arrived && withdraw(&r) ? 0 : ETIMEDOUT;
+            int w = arrived ? withdraw(&r) : 0;
+            rc = w == 1 ? 0 : w == 0 ? ETIMEDOUT : EIO;
             break;
         }
         rdl_prim_sleep(&r, q, &me, gen, how, deadline);
         if (how == RDL_TIMED && rdl_now_ms() >= deadline && arrived) {
-            rc = withdraw(&r) ? 0 : ETIMEDOUT;
+            int w = withdraw(&r);
+            rc = w == 1 ? 0 : w == 0 ? ETIMEDOUT : EIO;
             break;
         }
     }
