@@ -1060,6 +1060,7 @@ static void sem_loop(wthread_t *wt, pconn_t *pc)
         rec_t r;
         int rc = 0, eio = 0;
         int sabotage = opt_sabotage && wt->tid == 0; /* checker self-test: a section without a permit */
+        long long w0 = now_ns();
 
         if (!sabotage) {
             rc = rdsem_wait(&s_sem);
@@ -1076,6 +1077,7 @@ static void sem_loop(wthread_t *wt, pconn_t *pc)
         r.pid = getpid();
         r.tid = wt->tid;
         r.t_enter = now_ns();
+        r.item = r.t_enter - w0; /* the wait */
         r.aux = qcmd_int(pc, "INCR %s", RS_OCC); /* holders inside, this one included */
         /* longer than a lock section: a step costs several round trips
          * to the masters, and the holders should often meet the limit */
@@ -1985,12 +1987,16 @@ static void check_sem(long long occ_end, int value, int value_rc)
     size_t nev = 0, nact = 0, i, k;
     long n = 0, lost = 0, overlaps = 0, silent = 0, at_limit = 0, occ_bad = 0, eio = 0, maxocc = 0;
     long maxc = 0, maxprot = 0;
+    long long longest_wait = 0, wait_sum = 0;
 
     for (i = 0; i < nrecs; i++) {
         rec_t *r = &recs[i];
         if (r->kind != K_SEM)
             continue;
         n++;
+        wait_sum += r->item;
+        if (r->item > longest_wait)
+            longest_wait = r->item;
         r->read_changed = 0; /* here: in an excess with a lost section */
         if (r->unlock_rc == ENOLCK)
             lost++;
@@ -2061,8 +2067,11 @@ static void check_sem(long long occ_end, int value, int value_rc)
         violation("sem: %d permits free after every holder posted or exited, not %d", value, RS_PERMITS);
     note("sem: %ld sections on a leased semaphore of %d permits: at most %ld at once (%ld protected), %ld entries "
          "at the limit; excesses %ld (silent %ld), permits reported lost (ENOLCK) %ld, posts retried after EIO %ld; "
-         "occupancy counter at most %ld, %lld at the end; %d free permits after the run",
-         n, RS_PERMITS, maxc, maxprot, at_limit, overlaps, silent, lost, eio, maxocc, occ_end, value);
+         "occupancy counter at most %ld, %lld at the end; %d free permits after the run; rdsem_wait %.0f ms on "
+         "average, %.0f ms at most (not bounded: a waiter whose looks cannot reach a majority for half a lease loses "
+         "its place in line)",
+         n, RS_PERMITS, maxc, maxprot, at_limit, overlaps, silent, lost, eio, maxocc, occ_end, value,
+         n ? ms(wait_sum / n) : 0.0, ms(longest_wait));
     f_sections += n;
     f_overlaps += overlaps;
     f_silent += silent;
