@@ -3,7 +3,7 @@
 #
 #   tests/torture/run-torture.sh [--long] [--seconds S] [--table FILE] [TORTURE_BINARY]
 #
-# Short form (make check): 8 s per scenario (redlock-prims: 15 s for its
+# Short form (make check): 8 s per scenario (redlock-prims: 18 s for its
 # three workloads), 4 processes x 4 threads (slow: 2 x 2; barrier: 4 x 1),
 # about 140 s in all.  Long form: 60 s per scenario (redlock-prims: 90 s);
 # with --table FILE it writes the markdown table for docs/RELIABILITY.md.

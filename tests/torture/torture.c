@@ -109,15 +109,16 @@
  *
  * redlock-prims: the semaphores, condition variables and barriers of a
  * quorum (src/prim_quorum.h) on the 5 masters of redlock, under the same
- * faults, all through the run (15 s short, 90 s long by default).  In
- * turn: (1) 35% of the run, every thread takes a permit of one leased
+ * faults, all through the run (18 s short, 90 s long by default).  In
+ * turn: (1) 30% of the run, every thread takes a permit of one leased
  * semaphore of RS_PERMITS (2), holds it 2-25 ms (raising an occupancy
  * counter on the sixth server on entry, lowering it on exit) and posts
  * it; the checker sweeps entries and exits and fails on more than 2
  * protected sections at once (protected: the post gave 0; an excess
  * must involve a post that said ENOLCK), on a protected holder that saw
  * the counter above 2 with no lost permit around, and unless the counter
- * ends at 0 and a fresh client finds both permits free.  (2) 25%: thread
+ * ends at 0 and a fresh client finds both permits free; the waits
+ * (rdsem_clockwait) end at the end of this part.  (2) 30%: thread
  * 0 of each process loops rdbarrier_timedwait (deadline 2 s) on one
  * barrier of count N: the barrier checks, without kills (every
  * generation exactly N returns and one serial).  (3) 40%: the cond
@@ -266,6 +267,10 @@ typedef struct rec {
     /* K_STATS only (cond): rdcond_wait codes, failed signals */
     int64_t wait_codes[NCODES];
     int64_t sigfail;
+    /* K_STATS only (redlock-prims): rdsem_clockwait calls that gave up at
+     * the semaphore's end (ETIMEDOUT, or EIO at the deadline), and those
+     * that returned anything else but 0 */
+    int64_t sem_timeouts, sem_bad;
 } rec_t;
 
 static int code_slot(int rc)
@@ -1063,14 +1068,27 @@ static void sem_loop(wthread_t *wt, pconn_t *pc)
         long long w0 = now_ns();
 
         if (!sabotage) {
-            rc = rdsem_wait(&s_sem);
-            count_code(w_stats.lock_codes, rc);
+            /* waits end with the semaphore's part of the run, so that
+             * the barrier's participants are there on time */
+            struct timespec dl = { (time_t)(sem_end_ns / 1000000000LL), (long)(sem_end_ns % 1000000000LL) };
+            rc = rdsem_clockwait(&s_sem, CLOCK_MONOTONIC, &dl);
             if (rc != 0) {
-                if (opt_verbose)
-                    fprintf(stderr, "[%d.%d] rdsem_wait: %s\n", (int)getpid(), wt->tid, rdt_errname(rc));
+                int at_end = now_ns() >= sem_end_ns;
+                pthread_mutex_lock(&w_stats_mu);
+                if ((rc == ETIMEDOUT || rc == EIO) && at_end)
+                    w_stats.sem_timeouts++; /* EIO: the deadline passed with no majority */
+                else
+                    w_stats.sem_bad++;
+                pthread_mutex_unlock(&w_stats_mu);
+                if (opt_verbose || !at_end)
+                    fprintf(stderr, "[%d.%d] rdsem_clockwait: %s%s\n", (int)getpid(), wt->tid, rdt_errname(rc),
+                            at_end ? "" : " before its deadline");
+                if (at_end)
+                    break;
                 sleep_ms(10);
                 continue;
             }
+            count_code(w_stats.lock_codes, rc);
         }
         memset(&r, 0, sizeof r);
         r.kind = K_SEM;
@@ -2419,7 +2437,7 @@ int main(int argc, char **argv)
     long total_faults = 0;
     int procs_given = 0, threads_given = 0;
     long long stats_lock[NCODES] = { 0 }, stats_unlock[NCODES] = { 0 }, lostcb_total = 0, cretries = 0;
-    long long stats_wait[NCODES] = { 0 }, sigfail = 0;
+    long long stats_wait[NCODES] = { 0 }, sigfail = 0, sem_timeouts = 0, sem_bad = 0;
 
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
@@ -2464,7 +2482,7 @@ int main(int argc, char **argv)
     if (!opt_seconds)
         /* redlock-prims: three workloads in turn, each about as long as
          * a phase of the others */
-        opt_seconds = sc == SC_RLPRIMS ? (opt_long ? 90 : 15) : opt_long ? 60 : 8;
+        opt_seconds = sc == SC_RLPRIMS ? (opt_long ? 90 : 18) : opt_long ? 60 : 8;
     if (opt_seconds < 4)
         opt_seconds = 4;
     lease_ms = opt_lease ? opt_lease : (sc == SC_SLOW ? 1500 : 1000);
@@ -2592,12 +2610,13 @@ int main(int argc, char **argv)
     cq_half_ns = t_half_ns;
     cq_end_ns = bar_end_ns = t_end_ns;
     if (sc == SC_RLPRIMS) {
-        /* the semaphore 35%, the barrier 25%, the queue 40% (then its
+        /* the semaphore 30%, the barrier 30%, the queue 40% (then its
          * drain); a timed barrier wait on a quorum under faults needs
-         * more room than on one server */
+         * more room than on one server, and each part is longer than the
+         * faults can stall a step (quorum_stall_ms) even in the short run */
         long long len = t_end_ns - t_start_ns;
-        sem_end_ns = bar_start_ns = t_start_ns + len * 7 / 20;
-        bar_end_ns = cq_start_ns = t_start_ns + len * 12 / 20;
+        sem_end_ns = bar_start_ns = t_start_ns + len * 3 / 10;
+        bar_end_ns = cq_start_ns = t_start_ns + len * 6 / 10;
         cq_half_ns = (cq_start_ns + cq_end_ns) / 2;
         bar_deadline_ms = 2000;
     }
@@ -2892,6 +2911,8 @@ int main(int argc, char **argv)
             for (i = 0; i < NCODES; i++)
                 stats_wait[i] += recs[k].wait_codes[i];
             sigfail += recs[k].sigfail;
+            sem_timeouts += recs[k].sem_timeouts;
+            sem_bad += recs[k].sem_bad;
             cretries += recs[k].counter_retries;
             {
                 /* per process: lost callbacks <= ENOLCK unlocks */
@@ -2967,6 +2988,15 @@ int main(int argc, char **argv)
     note("unlock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-contract=%lld",
          stats_unlock[C_OK], stats_unlock[C_ENOLCK], stats_unlock[C_EIO], stats_unlock[C_EPERM], stats_unlock[C_EINVAL],
          stats_unlock[C_EDEADLK], stats_unlock[C_OTHER], stats_unlock[C_BADCODE]);
+    if (sc == SC_RLPRIMS) {
+        note("rdsem_clockwait (deadline: the end of the semaphore's part): %lld gave up at the deadline, %lld "
+             "returned another code than 0 or, at the deadline, ETIMEDOUT or EIO",
+             sem_timeouts, sem_bad);
+        if (sem_bad)
+            violation("%lld rdsem_clockwait calls returned a code other than 0 before their deadline, or other than "
+                      "0, ETIMEDOUT and EIO at it",
+                      sem_bad);
+    }
     if (sc == SC_COND || sc == SC_RLPRIMS) {
         note("rdcond_wait codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld "
              "non-contract=%lld; failed signals/broadcasts %lld",
