@@ -275,6 +275,7 @@ typedef struct rec {
      * the semaphore's end (ETIMEDOUT, or EIO at the deadline), and those
      * that returned anything else but 0 */
     int64_t sem_timeouts, sem_bad;
+    int64_t sig_eio; /* K_STATS only (quorum): signals retried after EIO */
 } rec_t;
 
 static int code_slot(int rc)
@@ -719,6 +720,16 @@ static void cq_bad(int tid, long long n)
 static void cq_signal(rdcond_t *cv, int broadcast)
 {
     int rc = broadcast ? rdcond_broadcast(cv) : rdcond_signal(cv);
+    /* On a quorum under faults no majority may answer within the retries:
+     * EIO, not known whether it took effect; sent again (an extra wake-up
+     * is a spurious one, which waiters allow for), as unlocks are. */
+    while (rc == EIO && on_quorum()) {
+        pthread_mutex_lock(&w_stats_mu);
+        w_stats.sig_eio++;
+        pthread_mutex_unlock(&w_stats_mu);
+        sleep_ms(50);
+        rc = broadcast ? rdcond_broadcast(cv) : rdcond_signal(cv);
+    }
     if (rc != 0) {
         fprintf(stderr, "[%d] rdcond_%s: %s\n", (int)getpid(), broadcast ? "broadcast" : "signal", rdt_errname(rc));
         pthread_mutex_lock(&w_stats_mu);
@@ -2441,7 +2452,7 @@ int main(int argc, char **argv)
     long total_faults = 0;
     int procs_given = 0, threads_given = 0;
     long long stats_lock[NCODES] = { 0 }, stats_unlock[NCODES] = { 0 }, lostcb_total = 0, cretries = 0;
-    long long stats_wait[NCODES] = { 0 }, sigfail = 0, sem_timeouts = 0, sem_bad = 0;
+    long long stats_wait[NCODES] = { 0 }, sigfail = 0, sem_timeouts = 0, sem_bad = 0, sig_eio = 0;
 
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
@@ -2919,6 +2930,7 @@ int main(int argc, char **argv)
             sigfail += recs[k].sigfail;
             sem_timeouts += recs[k].sem_timeouts;
             sem_bad += recs[k].sem_bad;
+            sig_eio += recs[k].sig_eio;
             cretries += recs[k].counter_retries;
             {
                 /* per process: lost callbacks <= ENOLCK unlocks */
@@ -3019,9 +3031,9 @@ int main(int argc, char **argv)
     }
     if (sc == SC_COND || sc == SC_RLPRIMS) {
         note("rdcond_wait codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld "
-             "non-contract=%lld; failed signals/broadcasts %lld",
+             "non-contract=%lld; failed signals/broadcasts %lld; sent again after EIO %lld",
              stats_wait[C_OK], stats_wait[C_ENOLCK], stats_wait[C_EIO], stats_wait[C_EPERM], stats_wait[C_EINVAL],
-             stats_wait[C_EDEADLK], stats_wait[C_OTHER], stats_wait[C_BADCODE], sigfail);
+             stats_wait[C_EDEADLK], stats_wait[C_OTHER], stats_wait[C_BADCODE], sigfail, sig_eio);
         for (i = 0; i < NCODES; i++)
             if (i != C_OK && i != C_ENOLCK && stats_wait[i])
                 violation("rdcond_wait returned a code other than 0 or ENOLCK %lld times (contract 12.4: no "
