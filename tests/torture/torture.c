@@ -4,7 +4,7 @@
  *           [--lease MS] [--short | --long] [--keep] [--verbose]
  *
  * Scenarios: baseline, kill, restart, restart-aof, pause, slow, cuts, stall,
- * cluster, redlock, cond, barrier.
+ * cluster, redlock, cond, barrier, redlock-prims.
  *
  * The parent starts a private redis-server (tests/fixture.c), optionally a
  * TCP proxy on 127.0.0.1 (slow network, connection cuts, stalls), then forks N
@@ -107,6 +107,33 @@
  * without waiting (cond: one producer and one consumer per process skip
  * the lock).
  *
+ * redlock-prims: the semaphores, condition variables and barriers of a
+ * quorum (src/prim_quorum.h) on the 5 masters of redlock, under the same
+ * faults, all through the run (24 s short, 90 s long by default).  In
+ * turn: (1) 30% of the run, every thread takes a permit of one leased
+ * semaphore of RS_PERMITS (2), holds it 2-25 ms (raising an occupancy
+ * counter on the sixth server on entry, lowering it on exit) and posts
+ * it; the checker sweeps entries and exits and fails on more than 2
+ * protected sections at once (protected: the post gave 0; an excess
+ * must involve a post that said ENOLCK), on a protected holder that saw
+ * the counter above 2 with no lost permit around, and unless the counter
+ * ends at 0 and a fresh client finds both permits free; the waits
+ * (rdsem_clockwait) end at the end of this part.  (2) 30%: thread
+ * 0 of each process loops rdbarrier_timedwait (deadline 2 s) on one
+ * barrier of count N: the barrier checks, without kills (every
+ * generation exactly N returns and one serial).  (3) 40%: the cond
+ * workload on the lock torture:rq, with not-empty the condition of the
+ * same name: the cond checks (every item consumed exactly once, lengths,
+ * the queue ends empty), its stretch bound widened by what the quorum's
+ * faults can stall a step (a restarted master's vote delay, a stop, a
+ * master's back-off, two command timeouts); a single wait is not bounded
+ * there (a woken Redlock waiter votes again with all the others).  Each
+ * of the three must get through at least once.  --sabotage: as in the
+ * three scenarios (thread 0 of each process enters without a permit).
+ * --no-barrier: without the barrier part (semaphore 40%, queue 60%):
+ * the short run's choice while D10 (docs/RELIABILITY.md: a timed wait
+ * that cannot withdraw its arrival) is open.
+ *
  * Output: human lines, then one line
  *   RESULT|scenario|procs x threads|sections|faults|completed|overlaps|lost|crashes|verdict
  * and exit 0 (pass) or 1 (violation) or 2 (usage / setup error).
@@ -153,11 +180,12 @@ static int opt_long = 0;
 static unsigned opt_lease = 0; /* 0: per scenario */
 static int opt_keep = 0, opt_verbose = 0;
 static int opt_sabotage = 0; /* checker self-test: thread 0 of each worker skips the lock */
+static int opt_no_barrier = 0; /* redlock-prims without its barrier part (D10 in docs/RELIABILITY.md) */
 
 enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_CUTS, SC_STALL, SC_CLUSTER, SC_REDLOCK,
-       SC_COND, SC_BARRIER };
+       SC_COND, SC_BARRIER, SC_RLPRIMS };
 static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", "stall", "cluster",
-                                  "redlock", "cond", "barrier", NULL };
+                                  "redlock", "cond", "barrier", "redlock-prims", NULL };
 /* redlock: the quorum's masters (the counters stay on srv). */
 #define RL_MASTERS 5
 static rdt_server_t rl_m[RL_MASTERS];
@@ -177,6 +205,14 @@ static int proxy_cuts;
 static rdt_server_t srv;
 static char logdir[512];
 static long long t_start_ns, t_half_ns, t_end_ns; /* monotonic */
+/* The stretches of the cond and barrier workloads: the whole run in
+ * their own scenarios, a part of it in redlock-prims (which begins with
+ * the semaphore's, until sem_end_ns). */
+static long long cq_start_ns, cq_half_ns, cq_end_ns, bar_start_ns, bar_end_ns, sem_end_ns;
+static unsigned bar_deadline_ms = 500; /* each rdbarrier_timedwait's deadline, from its call */
+
+/* On a Redlock quorum (the lock scenario, or the primitives'). */
+static int on_quorum(void) { return sc == SC_REDLOCK || sc == SC_RLPRIMS; }
 
 static long long now_ns(void)
 {
@@ -203,7 +239,7 @@ static void sleep_us(long us)
 /* log records                                                         */
 /* ------------------------------------------------------------------ */
 
-enum { K_WRITE = 1, K_READ = 2, K_STATS = 3, K_VICTIM = 4, K_PUSH = 5, K_POP = 6, K_QBAD = 7, K_BAR = 8 };
+enum { K_WRITE = 1, K_READ = 2, K_STATS = 3, K_VICTIM = 4, K_PUSH = 5, K_POP = 6, K_QBAD = 7, K_BAR = 8, K_SEM = 9 };
 enum { PH_MUTEX = 0, PH_RW = 1 };
 #define NCODES 8
 /* code slots for statistics: 0, ENOLCK, EIO, EPERM, EINVAL, EDEADLK, other */
@@ -235,6 +271,11 @@ typedef struct rec {
     /* K_STATS only (cond): rdcond_wait codes, failed signals */
     int64_t wait_codes[NCODES];
     int64_t sigfail;
+    /* K_STATS only (redlock-prims): rdsem_clockwait calls that gave up at
+     * the semaphore's end (ETIMEDOUT, or EIO at the deadline), and those
+     * that returned anything else but 0 */
+    int64_t sem_timeouts, sem_bad;
+    int64_t sig_eio; /* K_STATS only (quorum): signals retried after EIO */
 } rec_t;
 
 static int code_slot(int rc)
@@ -388,6 +429,7 @@ static void count_code(int64_t *arr, int rc)
 typedef struct wthread {
     int tid;
     unsigned seed;
+    int index; /* redlock-prims: the process's slot (its barrier participant) */
 } wthread_t;
 
 /* Hold time inside a section, microseconds. */
@@ -615,6 +657,7 @@ static int victim_main(int phase, int notify_fd, long long at_ns)
 #define CQ_TAIL "torture:cq:tail"
 #define CQ_PDONE "torture:cq:pdone"
 #define CQ_PAUSE_MS 400 /* CLIENT PAUSE: shorter than the lease */
+#define RQ_NAME "torture:rq" /* redlock-prims: the queue's lock and its not-empty condition */
 static rdlock_t c_lock;
 static rdcond_t c_notfull, c_notempty;
 
@@ -649,8 +692,11 @@ static int cond_open(void)
     rdlock_attr_setlostcb(&a, lost_cb, NULL);
     rdcond_attr_init(&ca);
     rdcond_attr_setclient(&ca, w_client);
-    if ((rc = rdlock_init(&c_lock, CQ_LOCK, &a)) != 0 || (rc = rdcond_init(&c_notfull, "torture:cq:notfull", &ca)) != 0 ||
-        (rc = rdcond_init(&c_notempty, "torture:cq:notempty", &ca)) != 0) {
+    /* redlock-prims: the lock and not-empty share a name (their keys
+     * differ), as a program that guards a queue by its name would do */
+    if ((rc = rdlock_init(&c_lock, sc == SC_RLPRIMS ? RQ_NAME : CQ_LOCK, &a)) != 0 ||
+        (rc = rdcond_init(&c_notfull, sc == SC_RLPRIMS ? RQ_NAME ":notfull" : "torture:cq:notfull", &ca)) != 0 ||
+        (rc = rdcond_init(&c_notempty, sc == SC_RLPRIMS ? RQ_NAME : "torture:cq:notempty", &ca)) != 0) {
         fprintf(stderr, "[%d] cond init: %s\n", (int)getpid(), rdt_errname(rc));
         return -1;
     }
@@ -674,6 +720,16 @@ static void cq_bad(int tid, long long n)
 static void cq_signal(rdcond_t *cv, int broadcast)
 {
     int rc = broadcast ? rdcond_broadcast(cv) : rdcond_signal(cv);
+    /* On a quorum under faults no majority may answer within the retries:
+     * EIO, not known whether it took effect; sent again (an extra wake-up
+     * is a spurious one, which waiters allow for), as unlocks are. */
+    while (rc == EIO && on_quorum()) {
+        pthread_mutex_lock(&w_stats_mu);
+        w_stats.sig_eio++;
+        pthread_mutex_unlock(&w_stats_mu);
+        sleep_ms(50);
+        rc = broadcast ? rdcond_broadcast(cv) : rdcond_signal(cv);
+    }
     if (rc != 0) {
         fprintf(stderr, "[%d] rdcond_%s: %s\n", (int)getpid(), broadcast ? "broadcast" : "signal", rdt_errname(rc));
         pthread_mutex_lock(&w_stats_mu);
@@ -717,7 +773,7 @@ static void *cond_thread(void *arg)
     long long seq = 0;
     char sk[64];
 
-    while (now_ns() < t_start_ns)
+    while (now_ns() < cq_start_ns)
         sleep_ms(5);
     for (;;) {
         long long h, t, n;
@@ -725,7 +781,7 @@ static void *cond_thread(void *arg)
         int sabotage = opt_sabotage && wt->tid < 2; /* one producer and one consumer skip the lock */
         rec_t r;
 
-        if (producer && now_ns() >= t_end_ns)
+        if (producer && now_ns() >= cq_end_ns)
             break;
         if (!sabotage) {
             rc = rdlock_lock(&c_lock);
@@ -756,7 +812,7 @@ static void *cond_thread(void *arg)
                 rc = rdcond_wait(producer ? &c_notfull : &c_notempty, &c_lock);
                 /* the section's longest single wait, the part of it
                  * before the end (the other side stops then) */
-                w1 = now_ns() < t_end_ns ? now_ns() : t_end_ns;
+                w1 = now_ns() < cq_end_ns ? now_ns() : cq_end_ns;
                 if (w1 > w0 && (uint64_t)(w1 - w0) > r.token)
                     r.token = (uint64_t)(w1 - w0);
             }
@@ -767,7 +823,8 @@ static void *cond_thread(void *arg)
         }
         if (done) {
             r.t_exit = now_ns();
-            cq_unlock(&eio);
+            if (!sabotage)
+                cq_unlock(&eio);
             break;
         }
         r.aux = n;
@@ -799,7 +856,7 @@ static void *cond_thread(void *arg)
          * consumers wait on not-empty), phase 1 the consumers (the queue
          * runs full, producers wait on not-full): the victim of each
          * phase waits on the condition the live waiters need. */
-        sleep_us((producer == (now_ns() < t_half_ns)) ? 1000 + rand_r(&wt->seed) % 3000 : rand_r(&wt->seed) % 200);
+        sleep_us((producer == (now_ns() < cq_half_ns)) ? 1000 + rand_r(&wt->seed) % 3000 : rand_r(&wt->seed) % 200);
     }
     if (producer) {
         /* the last producer's broadcast lets the consumers see the end */
@@ -896,25 +953,67 @@ static int cond_victim_main(int ph, int notify_fd, long long at_ns)
 
 #define BAR_NAME "torture:b"
 #define BAR_GEN "torture:b:gen"
-#define BAR_DEADLINE_MS 500 /* each rdbarrier_timedwait's deadline, from its call */
 
 static void bar_to_key(int pid, char *buf, size_t n)
 {
     snprintf(buf, n, "torture:b:to:%d", pid);
 }
 
+/* One participant's loop, from bar_start_ns to bar_end_ns: gen is the
+ * count of generations it passed so far.  Every wait is logged; a
+ * timeout also bumps the participant's key torture:b:to:<pid>, which the
+ * parent watches. */
+static void bar_loop(rdbarrier_t *b, int slot, long long gen, pconn_t *pc)
+{
+    long long iter = 0;
+    char tokey[64];
+    int rc;
+
+    bar_to_key(getpid(), tokey, sizeof tokey);
+    while (now_ns() < bar_start_ns)
+        sleep_ms(5);
+    while (now_ns() < bar_end_ns) {
+        struct timespec dl;
+        rec_t r;
+        memset(&r, 0, sizeof r);
+        r.kind = K_BAR;
+        r.pid = getpid();
+        r.name = slot;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        r.t_enter = now_ns();
+        r.aux = r.t_enter + (long long)bar_deadline_ms * 1000000LL;
+        dl.tv_nsec += (long)(bar_deadline_ms % 1000) * 1000000L;
+        dl.tv_sec += bar_deadline_ms / 1000 + dl.tv_nsec / 1000000000L;
+        dl.tv_nsec %= 1000000000L;
+        if (opt_sabotage && slot == 0 && iter % 10 == 9)
+            rc = 0; /* checker self-test: "pass" a generation without waiting */
+        else
+            rc = rdbarrier_timedwait(b, &dl);
+        r.t_exit = r.t_unlocked = now_ns();
+        r.unlock_rc = rc;
+        if (rc == 0 || rc == RDBARRIER_SERIAL_THREAD)
+            r.token = (uint64_t)++gen;
+        log_rec(&r);
+        if (r.token)
+            pset(pc, BAR_GEN, gen);
+        else if (rc == ETIMEDOUT)
+            qcmd_int(pc, "INCR %s", tokey);
+        else
+            sleep_ms(10); /* an error the checker reports */
+        iter++;
+    }
+}
+
 /* One participant (one thread).  It counts the generations it passed;
  * the first ones start at 0, a replacement from the last generation any
  * participant recorded (BAR_GEN, written after each completed wait and
- * before the next arrival).  Every wait is logged; a timeout also bumps
- * the participant's key torture:b:to:<pid>, which the parent watches. */
+ * before the next arrival). */
 static int bar_main(int slot, int replacement)
 {
     rdlock_attr_t a;
     rdbarrier_t b;
     pconn_t pc = { NULL, 0, 0, 0 };
-    long long gen = 0, iter = 0;
-    char tokey[64];
+    long long gen = 0;
     int rc;
 
     alarm((unsigned)((t_end_ns - now_ns()) / 1000000000LL) + 90);
@@ -928,41 +1027,9 @@ static int bar_main(int slot, int replacement)
         return 2;
     }
     rdlock_attr_destroy(&a);
-    bar_to_key(getpid(), tokey, sizeof tokey);
     if (replacement)
         gen = pget(&pc, BAR_GEN);
-    while (now_ns() < t_start_ns)
-        sleep_ms(5);
-    while (now_ns() < t_end_ns) {
-        struct timespec dl;
-        rec_t r;
-        memset(&r, 0, sizeof r);
-        r.kind = K_BAR;
-        r.pid = getpid();
-        r.name = slot;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        r.t_enter = now_ns();
-        r.aux = r.t_enter + BAR_DEADLINE_MS * 1000000LL;
-        dl.tv_nsec += (BAR_DEADLINE_MS % 1000) * 1000000L;
-        dl.tv_sec += BAR_DEADLINE_MS / 1000 + dl.tv_nsec / 1000000000L;
-        dl.tv_nsec %= 1000000000L;
-        if (opt_sabotage && slot == 0 && iter % 10 == 9)
-            rc = 0; /* checker self-test: "pass" a generation without waiting */
-        else
-            rc = rdbarrier_timedwait(&b, &dl);
-        r.t_exit = r.t_unlocked = now_ns();
-        r.unlock_rc = rc;
-        if (rc == 0 || rc == RDBARRIER_SERIAL_THREAD)
-            r.token = (uint64_t)++gen;
-        log_rec(&r);
-        if (r.token)
-            pset(&pc, BAR_GEN, gen);
-        else if (rc == ETIMEDOUT)
-            qcmd_int(&pc, "INCR %s", tokey);
-        else
-            sleep_ms(10); /* an error the checker reports */
-        iter++;
-    }
+    bar_loop(&b, slot, gen, &pc);
     if ((rc = rdbarrier_destroy(&b)) != 0)
         fprintf(stderr, "[%d] rdbarrier_destroy: %s\n", (int)getpid(), rdt_errname(rc));
     if ((rc = rdlock_client_close(w_client)) != 0)
@@ -970,6 +1037,157 @@ static int bar_main(int slot, int replacement)
     if (pc.c)
         redisFree(pc.c);
     w_stats.counter_retries = pc.retries;
+    finish_stats();
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* redlock-prims: a leased semaphore, a queue, a barrier on a quorum   */
+/* ------------------------------------------------------------------ */
+
+/* Every thread of every process first takes permits of one leased
+ * semaphore of RS_PERMITS (the section: INCR of an occupancy counter on
+ * the counters' server, 2-25 ms, DECR, then rdsem_post), until
+ * sem_end_ns; then thread 0 of each process is one participant of the
+ * barrier RB_NAME (count: the processes) until bar_end_ns, while the
+ * other threads wait; then all run the cond workload (cond_thread, on
+ * the lock RQ_NAME and its conditions) until the end, and the drain.
+ * All of it on the 5 masters. */
+#define RS_NAME "torture:rs"
+#define RS_PERMITS 2
+#define RS_OCC "torture:rs:inside"
+#define RB_NAME "torture:rb"
+static rdsem_t s_sem;
+static rdbarrier_t s_bar;
+
+static int sem_open_leased(rdsem_t *sem, rdlock_client_t *c)
+{
+    rdsem_attr_t sa;
+    int rc;
+    rdsem_attr_init(&sa);
+    rdsem_attr_setclient(&sa, c);
+    rdsem_attr_settype(&sa, RDSEM_LEASED);
+    rc = rdsem_init(sem, RS_NAME, RS_PERMITS, &sa);
+    rdsem_attr_destroy(&sa);
+    return rc;
+}
+
+static void sem_loop(wthread_t *wt, pconn_t *pc)
+{
+    while (now_ns() < t_start_ns)
+        sleep_ms(5);
+    while (now_ns() < sem_end_ns) {
+        rec_t r;
+        int rc = 0, eio = 0;
+        int sabotage = opt_sabotage && wt->tid == 0; /* checker self-test: a section without a permit */
+        long long w0 = now_ns();
+
+        if (!sabotage) {
+            /* waits end with the semaphore's part of the run, so that
+             * the barrier's participants are there on time */
+            struct timespec dl = { (time_t)(sem_end_ns / 1000000000LL), (long)(sem_end_ns % 1000000000LL) };
+            rc = rdsem_clockwait(&s_sem, CLOCK_MONOTONIC, &dl);
+            if (rc != 0) {
+                int at_end = now_ns() >= sem_end_ns;
+                pthread_mutex_lock(&w_stats_mu);
+                if ((rc == ETIMEDOUT || rc == EIO) && at_end)
+                    w_stats.sem_timeouts++; /* EIO: the deadline passed with no majority */
+                else
+                    w_stats.sem_bad++;
+                pthread_mutex_unlock(&w_stats_mu);
+                if (opt_verbose || !at_end)
+                    fprintf(stderr, "[%d.%d] rdsem_clockwait: %s%s\n", (int)getpid(), wt->tid, rdt_errname(rc),
+                            at_end ? "" : " before its deadline");
+                if (at_end)
+                    break;
+                sleep_ms(10);
+                continue;
+            }
+            count_code(w_stats.lock_codes, rc);
+        }
+        memset(&r, 0, sizeof r);
+        r.kind = K_SEM;
+        r.pid = getpid();
+        r.tid = wt->tid;
+        r.t_enter = now_ns();
+        r.item = r.t_enter - w0; /* the wait */
+        r.aux = qcmd_int(pc, "INCR %s", RS_OCC); /* holders inside, this one included */
+        /* longer than a lock section: a step costs several round trips
+         * to the masters, and the holders should often meet the limit */
+        sleep_us(2000 + rand_r(&wt->seed) % 23000);
+        qcmd_int(pc, "DECR %s", RS_OCC);
+        r.t_exit = now_ns();
+        while (!sabotage) {
+            rc = rdsem_post(&s_sem);
+            count_code(w_stats.unlock_codes, rc);
+            if (rc != EIO)
+                break;
+            eio++;
+            sleep_ms(50);
+        }
+        r.t_unlocked = now_ns();
+        r.unlock_rc = rc;
+        r.unlock_eio = eio;
+        log_rec(&r);
+        sleep_us(rand_r(&wt->seed) % 1000);
+    }
+}
+
+static void *rp_thread(void *arg)
+{
+    wthread_t *wt = arg;
+    pconn_t pc = { NULL, 0, 0, 0 };
+
+    sem_loop(wt, &pc);
+    if (wt->tid == 0)
+        bar_loop(&s_bar, wt->index, 0, &pc);
+    cond_thread(wt); /* its own plain connection; adds its retries */
+    if (pc.c)
+        redisFree(pc.c);
+    pthread_mutex_lock(&w_stats_mu);
+    w_stats.counter_retries += pc.retries;
+    pthread_mutex_unlock(&w_stats_mu);
+    return NULL;
+}
+
+static int rp_main(int index)
+{
+    pthread_t th[256];
+    wthread_t wt[256];
+    rdlock_attr_t a;
+    int i, rc;
+
+    /* the queue drains after cq_end_ns, on a quorum under faults: a
+     * generous bound */
+    alarm((unsigned)((t_end_ns - now_ns()) / 1000000000LL) + 120);
+    if (open_log("w") != 0 || cond_open() != 0)
+        return 2;
+    if ((rc = sem_open_leased(&s_sem, w_client)) != 0) {
+        fprintf(stderr, "[%d] rdsem_init: %s\n", (int)getpid(), rdt_errname(rc));
+        return 2;
+    }
+    rdlock_attr_init(&a);
+    rdlock_attr_setclient(&a, w_client);
+    if ((rc = rdbarrier_init(&s_bar, RB_NAME, (unsigned)opt_procs, &a)) != 0) {
+        fprintf(stderr, "[%d] rdbarrier_init: %s\n", (int)getpid(), rdt_errname(rc));
+        return 2;
+    }
+    rdlock_attr_destroy(&a);
+    for (i = 0; i < opt_threads; i++) {
+        wt[i].tid = i;
+        wt[i].index = index;
+        wt[i].seed = (unsigned)(getpid() * 7919 + i * 104729 + index);
+        if (pthread_create(&th[i], NULL, rp_thread, &wt[i]) != 0)
+            return 2;
+    }
+    for (i = 0; i < opt_threads; i++)
+        pthread_join(th[i], NULL);
+    if ((rc = rdsem_destroy(&s_sem)) != 0 || (rc = rdbarrier_destroy(&s_bar)) != 0 ||
+        (rc = rdcond_destroy(&c_notfull)) != 0 || (rc = rdcond_destroy(&c_notempty)) != 0 ||
+        (rc = rdlock_destroy(&c_lock)) != 0)
+        fprintf(stderr, "[%d] destroy: %s\n", (int)getpid(), rdt_errname(rc));
+    if ((rc = rdlock_client_close(w_client)) != 0)
+        fprintf(stderr, "[%d] client_close: %s\n", (int)getpid(), rdt_errname(rc));
     finish_stats();
     return 0;
 }
@@ -1619,6 +1837,13 @@ static int cmp_i64(const void *a, const void *b)
 
 static double slack_ms(void) { return opt_long ? 1000 : 3000; }
 
+/* redlock-prims: how long the quorum's faults can keep every step of a
+ * primitive waiting, on top of the one-server bounds: a restarted master
+ * has no vote for the restart delay (the lease) while one or two others
+ * are stopped for up to 800 ms, and a master that did not answer is not
+ * asked again for a back-off of up to 2 s (docs/CONTRACT.md 9.5). */
+static double quorum_stall_ms(void) { return on_quorum() ? lease_ms + 800 + 2000 + 2.0 * timeout_ms : 0; }
+
 /* cond: every produced item consumed exactly once, no impossible queue
  * length, the queue empty at the end, and no long stretch without a
  * queue operation while the producers ran. */
@@ -1629,7 +1854,7 @@ static void check_cond(long long head, long long tail)
     size_t np = 0, nc = 0, nev = 0, i, j;
     long bad = 0, missing = 0, dups = 0, phantoms = 0, enolck = 0, waited = 0, waits = 0, vwakes[2] = { 0, 0 };
     long long longest_wait = 0, longest_one = 0, longest_one_at = 0, gap = 0, gap_at = 0, vlast[2] = { 0, 0 }, maxbad = 0;
-    double bound = lease_ms + retry_ms + slack_ms();
+    double bound = lease_ms + retry_ms + slack_ms() + quorum_stall_ms();
 
     for (i = 0; i < nrecs; i++) {
         rec_t *r = &recs[i];
@@ -1647,7 +1872,7 @@ static void check_cond(long long head, long long tail)
                 longest_wait = r->t_exit - r->t_enter;
             if ((long long)r->token > longest_one)
                 longest_one = (long long)r->token, longest_one_at = r->t_exit;
-            if (r->t_exit >= t_start_ns && r->t_exit <= t_end_ns)
+            if (r->t_exit >= cq_start_ns && r->t_exit <= cq_end_ns)
                 ev[nev++] = r->t_exit;
         } else if (r->kind == K_QBAD) {
             bad++;
@@ -1700,13 +1925,13 @@ static void check_cond(long long head, long long tail)
     if (tail != (long long)np || head != (long long)nc || head != tail)
         violation("cond: the queue ends with head %lld, tail %lld, after %zu pushes and %zu pops", head, tail, np, nc);
     /* progress: the longest stretch without a queue operation */
-    ev[nev++] = t_start_ns;
+    ev[nev++] = cq_start_ns;
     qsort(ev, nev, sizeof *ev, cmp_i64);
     for (i = 1; i < nev; i++)
         if (ev[i] - ev[i - 1] > gap)
             gap = ev[i] - ev[i - 1], gap_at = ev[i - 1];
-    if (t_end_ns - ev[nev - 1] > gap)
-        gap = t_end_ns - ev[nev - 1], gap_at = ev[nev - 1];
+    if (cq_end_ns - ev[nev - 1] > gap)
+        gap = cq_end_ns - ev[nev - 1], gap_at = ev[nev - 1];
     note("cond: %zu items produced, %zu consumed: %ld never consumed, %ld consumed twice or more, %ld consumed "
          "without being produced; impossible queue lengths seen %ld",
          np, nc, missing, dups, phantoms, bad);
@@ -1718,7 +1943,12 @@ static void check_cond(long long head, long long tail)
      * within a few operations; a dead waiter may keep one signal for a
      * lease, a victim holding the lock when killed blocks everybody for
      * one.  A wait longer than that lost its wake-up. */
-    if (ms(longest_one) > bound)
+    /* On a quorum a woken waiter votes for the lock again with everybody
+     * else (a Redlock release hands nothing over, and its waiters are not
+     * served in arrival order: docs/CONTRACT.md 9.5), so one wait can
+     * last as long as its thread keeps losing votes; only the stretch
+     * without any queue operation (below) is bounded there. */
+    if (ms(longest_one) > bound && !on_quorum())
         violation("cond: an rdcond_wait lasted %.0f ms (its section ended at %.0f ms) while the other side kept signalling: "
                   "> lease + retry + slack (%.0f ms)",
                   ms(longest_one), ms(longest_one_at - t_start_ns), bound);
@@ -1754,13 +1984,133 @@ static void check_cond(long long head, long long tail)
                   ms(gap_at - t_start_ns), bound);
     if (enolck || wait_enolck)
         note("cond: holds were reported lost: the exactly-once checks above are then only as good as the lock was");
-    f_sections = (long)(np + nc);
-    f_lost = enolck + (long)wait_enolck;
-    f_overlaps = missing + dups + phantoms + bad;
-    f_silent = enolck || wait_enolck ? 0 : f_overlaps;
+    f_sections += (long)(np + nc);
+    f_lost += enolck + (long)wait_enolck;
+    f_overlaps += missing + dups + phantoms + bad;
+    f_silent += enolck || wait_enolck ? 0 : missing + dups + phantoms + bad;
     free(prod);
     free(cons);
     free(ev);
+}
+
+/* redlock-prims, the semaphore: never more than RS_PERMITS protected
+ * sections at once (protected: rdsem_post gave 0), every excess involves
+ * a section whose post reported its permit lost (ENOLCK); the occupancy
+ * counter each holder raised on entry agrees (clock-free), and ends at 0;
+ * every permit is back at the end (occ_end: the counter; value: the
+ * free permits a fresh client sees, value_rc its getvalue's code). */
+typedef struct sev {
+    long long t;
+    int d; /* +1 enter, -1 exit */
+    rec_t *r;
+} sev_t;
+
+static int cmp_sev(const void *a, const void *b)
+{
+    const sev_t *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->d - y->d; /* exits first at the same instant */
+}
+
+static void check_sem(long long occ_end, int value, int value_rc)
+{
+    sev_t *ev = malloc((2 * nrecs + 1) * sizeof *ev);
+    rec_t **act = malloc((nrecs + 1) * sizeof *act);
+    size_t nev = 0, nact = 0, i, k;
+    long n = 0, lost = 0, overlaps = 0, silent = 0, at_limit = 0, occ_bad = 0, eio = 0, maxocc = 0;
+    long maxc = 0, maxprot = 0;
+    long long longest_wait = 0, wait_sum = 0;
+
+    for (i = 0; i < nrecs; i++) {
+        rec_t *r = &recs[i];
+        if (r->kind != K_SEM)
+            continue;
+        n++;
+        wait_sum += r->item;
+        if (r->item > longest_wait)
+            longest_wait = r->item;
+        r->read_changed = 0; /* here: in an excess with a lost section */
+        if (r->unlock_rc == ENOLCK)
+            lost++;
+        else if (r->unlock_rc != 0)
+            violation("sem: rdsem_post returned %s (%d)", rdt_errname(r->unlock_rc), r->unlock_rc);
+        eio += r->unlock_eio > 0;
+        if (r->aux > maxocc)
+            maxocc = (long)r->aux;
+        ev[nev++] = (sev_t){ r->t_enter, 1, r };
+        ev[nev++] = (sev_t){ r->t_exit, -1, r };
+    }
+    qsort(ev, nev, sizeof *ev, cmp_sev);
+    for (i = 0; i < nev; i++) {
+        long prot = 0;
+        if (ev[i].d < 0) {
+            for (k = 0; k < nact; k++)
+                if (act[k] == ev[i].r) {
+                    act[k] = act[--nact];
+                    break;
+                }
+            continue;
+        }
+        act[nact++] = ev[i].r;
+        for (k = 0; k < nact; k++)
+            prot += act[k]->unlock_rc == 0;
+        if ((long)nact > maxc)
+            maxc = (long)nact;
+        if (prot > maxprot)
+            maxprot = prot;
+        at_limit += nact == RS_PERMITS;
+        if (nact <= RS_PERMITS)
+            continue;
+        overlaps++;
+        if (prot > RS_PERMITS) {
+            silent++;
+            if (silent <= 5) {
+                char who[400];
+                int off = 0;
+                for (k = 0; k < nact && off < (int)sizeof who - 60; k++)
+                    off += snprintf(who + off, sizeof who - (size_t)off, " pid %d.%d [%.3f, %.3f]%s", act[k]->pid,
+                                    act[k]->tid, ms(act[k]->t_enter - t_start_ns), ms(act[k]->t_exit - t_start_ns),
+                                    act[k]->unlock_rc == 0 ? "" : " lost");
+                violation("sem: %ld protected sections at once on a semaphore of %d permits:%s", prot, RS_PERMITS,
+                          who);
+            } else {
+                violations++;
+            }
+        } else {
+            for (k = 0; k < nact; k++)
+                act[k]->read_changed = 1;
+        }
+    }
+    /* the occupancy counter: raised inside the section, so it never
+     * shows more holders than the sweep above; an excess seen by a
+     * protected holder that no reported-lost section explains */
+    for (i = 0; i < nrecs; i++)
+        if (recs[i].kind == K_SEM && recs[i].unlock_rc == 0 && recs[i].aux > RS_PERMITS && !recs[i].read_changed)
+            occ_bad++;
+    if (occ_bad)
+        violation("sem: %ld protected holders found more than %d holders inside (the occupancy counter), no lost "
+                  "permit among them",
+                  occ_bad, RS_PERMITS);
+    if (occ_end != 0)
+        violation("sem: the occupancy counter ends at %lld, not 0", occ_end);
+    if (value_rc != 0)
+        violation("sem: rdsem_getvalue after the run returned %s", rdt_errname(value_rc));
+    else if (value != RS_PERMITS)
+        violation("sem: %d permits free after every holder posted or exited, not %d", value, RS_PERMITS);
+    note("sem: %ld sections on a leased semaphore of %d permits: at most %ld at once (%ld protected), %ld entries "
+         "at the limit; excesses %ld (silent %ld), permits reported lost (ENOLCK) %ld, posts retried after EIO %ld; "
+         "occupancy counter at most %ld, %lld at the end; %d free permits after the run; rdsem_wait %.0f ms on "
+         "average, %.0f ms at most (not bounded: a waiter whose looks cannot reach a majority for half a lease loses "
+         "its place in line)",
+         n, RS_PERMITS, maxc, maxprot, at_limit, overlaps, silent, lost, eio, maxocc, occ_end, value,
+         n ? ms(wait_sum / n) : 0.0, ms(longest_wait));
+    f_sections += n;
+    f_overlaps += overlaps;
+    f_silent += silent;
+    f_lost += lost;
+    free(ev);
+    free(act);
 }
 
 static int cmp_bar(const void *a, const void *b)
@@ -1780,10 +2130,13 @@ static void check_barrier(void)
     rec_t **s = malloc((nrecs + 1) * sizeof *s);
     size_t ns = 0, i, j;
     long timeouts = 0, unexplained = 0, early = 0, late = 0, gens = 0, short_gens = 0;
-    long long maxlate = -1000000000LL, maxgap = 0, maxgap_at = 0, prev_done = t_start_ns;
+    long long maxlate = -1000000000LL, maxgap = 0, maxgap_at = 0, prev_done = bar_start_ns;
     long long first_after[2] = { 0, 0 }, last_before[2] = { 0, 0 }, lastgen_done = 0;
     uint64_t lastgen = 0;
-    double slack = opt_long ? 1000 : 2000;
+    /* a timed call on a quorum may end late by about two command
+     * timeouts (docs/CONTRACT.md 9.5: a round under way, then the
+     * withdrawal of its arrival) */
+    double slack = (opt_long ? 1000 : 2000) + (on_quorum() ? 2.0 * timeout_ms : 0);
 
     for (i = 0; i < nrecs; i++) {
         rec_t *r = &recs[i];
@@ -1927,7 +2280,7 @@ static void check_barrier(void)
          "outside the kill windows and the end), latest timeout %.0f ms past its deadline, longest stretch without "
          "a generation %.0f ms (from %.0f ms)",
          gens, short_gens, timeouts, unexplained, ms(maxlate), ms(maxgap), ms(maxgap_at - t_start_ns));
-    f_sections = gens;
+    f_sections += gens;
     free(s);
 }
 
@@ -1937,8 +2290,8 @@ static void check_barrier(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall|cluster|redlock|cond|barrier} [--procs N] "
-                    "[--threads M] [--seconds S] [--lease MS] [--short|--long] [--keep] [--verbose] [--sabotage]\n");
+    fprintf(stderr, "usage: torture --scenario {baseline|kill|restart|restart-aof|pause|slow|cuts|stall|cluster|redlock|cond|barrier|redlock-prims} [--procs N] "
+                    "[--threads M] [--seconds S] [--lease MS] [--short|--long] [--keep] [--verbose] [--sabotage] [--no-barrier]\n");
     exit(2);
 }
 
@@ -2099,7 +2452,7 @@ int main(int argc, char **argv)
     long total_faults = 0;
     int procs_given = 0, threads_given = 0;
     long long stats_lock[NCODES] = { 0 }, stats_unlock[NCODES] = { 0 }, lostcb_total = 0, cretries = 0;
-    long long stats_wait[NCODES] = { 0 }, sigfail = 0;
+    long long stats_wait[NCODES] = { 0 }, sigfail = 0, sem_timeouts = 0, sem_bad = 0, sig_eio = 0;
 
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
@@ -2120,6 +2473,8 @@ int main(int argc, char **argv)
             opt_keep = 1;
         else if (!strcmp(argv[i], "--sabotage"))
             opt_sabotage = 1;
+        else if (!strcmp(argv[i], "--no-barrier"))
+            opt_no_barrier = 1;
         else if (!strcmp(argv[i], "--verbose"))
             opt_verbose = 1;
         else
@@ -2139,10 +2494,12 @@ int main(int argc, char **argv)
         opt_threads = 1;
     }
     if (!sc_names[sc] || opt_procs < 1 || opt_procs > 64 || opt_threads < 1 || opt_threads > 256 ||
-        (sc == SC_COND && opt_threads < 2) || (sc == SC_BARRIER && opt_procs < 2))
+        ((sc == SC_COND || sc == SC_RLPRIMS) && opt_threads < 2) || ((sc == SC_BARRIER || sc == SC_RLPRIMS) && opt_procs < 2))
         usage();
     if (!opt_seconds)
-        opt_seconds = opt_long ? 60 : 8;
+        /* redlock-prims: three workloads in turn, each about as long as
+         * a phase of the others */
+        opt_seconds = sc == SC_RLPRIMS ? (opt_long ? 90 : 24) : opt_long ? 60 : 8;
     if (opt_seconds < 4)
         opt_seconds = 4;
     lease_ms = opt_lease ? opt_lease : (sc == SC_SLOW ? 1500 : 1000);
@@ -2167,7 +2524,7 @@ int main(int argc, char **argv)
         nnames = TORTURE_NAMES;
         if (rdt_cluster_start(&cl, NULL) != 0)
             return 2;
-    } else if (sc == SC_REDLOCK) {
+    } else if (on_quorum()) {
         rl_up = 1;
         for (i = 0; i < RL_MASTERS; i++)
             if (rdt_server_start(&rl_m[i], NULL, NULL) != 0) {
@@ -2240,7 +2597,7 @@ int main(int argc, char **argv)
                  "[cluster]\nnodes = 127.0.0.1:%d, 127.0.0.1:%d\n[redis]\ncommand_timeout_ms = %u\n"
                  "[lock]\nlease_ms = %u\nretry_interval_ms = %u\nretry_jitter_ms = 20\n",
                  cl.node[0].port, cl.node[3].port, timeout_ms, lease_ms, retry_ms);
-    else if (sc == SC_REDLOCK)
+    else if (on_quorum())
         snprintf(ini_text, sizeof ini_text,
                  "[redlock]\nmasters = 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d, 127.0.0.1:%d\n"
                  "[redis]\ncommand_timeout_ms = %u\n"
@@ -2259,13 +2616,27 @@ int main(int argc, char **argv)
     }
     w_ini = ini;
 
-    if (sc == SC_REDLOCK)
+    if (on_quorum())
         /* Masters that started less than the restart delay (the lease)
          * ago have no vote: the workers start once they have one. */
         sleep_ms(lease_ms + 100);
     t_start_ns = now_ns() + 300000000LL; /* workers settle their clients first */
     t_half_ns = t_start_ns + (long long)opt_seconds * 500000000LL;
     t_end_ns = t_start_ns + (long long)opt_seconds * 1000000000LL;
+    cq_start_ns = bar_start_ns = sem_end_ns = t_start_ns;
+    cq_half_ns = t_half_ns;
+    cq_end_ns = bar_end_ns = t_end_ns;
+    if (sc == SC_RLPRIMS) {
+        /* the semaphore 30%, the barrier 30%, the queue 40% (then its
+         * drain); a timed barrier wait on a quorum under faults needs
+         * more room than on one server, and each part is longer than the
+         * faults can stall a step (quorum_stall_ms) even in the short run */
+        long long len = t_end_ns - t_start_ns;
+        sem_end_ns = bar_start_ns = t_start_ns + len * (opt_no_barrier ? 4 : 3) / 10;
+        bar_end_ns = cq_start_ns = t_start_ns + len * (opt_no_barrier ? 4 : 6) / 10;
+        cq_half_ns = (cq_start_ns + cq_end_ns) / 2;
+        bar_deadline_ms = 2000;
+    }
 
     if (lfd >= 0) {
         proxy_pid = fork();
@@ -2280,7 +2651,10 @@ int main(int argc, char **argv)
         pids[i] = fork();
         if (pids[i] == 0) {
             signal(SIGALRM, SIG_DFL);
-            _exit(sc == SC_COND ? cond_main(i) : sc == SC_BARRIER ? bar_main(i, 0) : worker_main(i));
+            _exit(sc == SC_COND      ? cond_main(i)
+                  : sc == SC_BARRIER ? bar_main(i, 0)
+                  : sc == SC_RLPRIMS ? rp_main(i)
+                                     : worker_main(i));
         }
     }
     if (sc == SC_KILL || sc == SC_COND) {
@@ -2315,7 +2689,7 @@ int main(int argc, char **argv)
             total_faults = moves + reshards + failovers;
             snprintf(faults, sizeof faults, "%ld slot moves of a held name, %ld reshards of 100 slots, %ld failovers",
                      moves, reshards, failovers);
-        } else if (sc == SC_REDLOCK) {
+        } else if (on_quorum()) {
             static long pauses, restarts;
             unsigned seed = (unsigned)getpid() * 7u + (unsigned)ph;
             wait_until(ph == 0 ? t_start_ns + 300000000LL : t_half_ns);
@@ -2387,7 +2761,7 @@ int main(int argc, char **argv)
             kill(pids[ph], SIGKILL);
             killed[ph] = 1;
             total_faults++;
-            bound = bar_kill_ns[ph] + (long long)(lease_ms + 3 * BAR_DEADLINE_MS + 10000) * 1000000LL;
+            bound = bar_kill_ns[ph] + (long long)(lease_ms + 3 * bar_deadline_ms + 10000) * 1000000LL;
             do {
                 sleep_ms(20); /* polls a condition: the survivors' timeout counts */
                 all = now_ns() >= bar_kill_ns[ph] + (long long)(lease_ms + 200) * 1000000LL;
@@ -2554,6 +2928,9 @@ int main(int argc, char **argv)
             for (i = 0; i < NCODES; i++)
                 stats_wait[i] += recs[k].wait_codes[i];
             sigfail += recs[k].sigfail;
+            sem_timeouts += recs[k].sem_timeouts;
+            sem_bad += recs[k].sem_bad;
+            sig_eio += recs[k].sig_eio;
             cretries += recs[k].counter_retries;
             {
                 /* per process: lost callbacks <= ENOLCK unlocks */
@@ -2570,16 +2947,61 @@ int main(int argc, char **argv)
         }
     printf("torture: scenario %s, %d x %d, %d s (%s), lease %u ms%s\n", opt_scenario, opt_procs, opt_threads,
            opt_seconds, opt_long ? "long" : "short", lease_ms,
-           nnames > 1 ? ", 8 names per phase on a 3-master cluster" : sc == SC_REDLOCK ? ", a quorum of 5 masters" : "");
+           nnames > 1 ? ", 8 names per phase on a 3-master cluster" : on_quorum() ? ", a quorum of 5 masters" : "");
     printf("  faults: %s\n", faults);
     if (stall_note[0])
         note("%s", stall_note);
     wait_enolck = stats_wait[C_ENOLCK];
-    if (sc == SC_COND)
+    if (sc == SC_RLPRIMS) {
+        /* every permit back: seen by a fresh client on the quorum (the
+         * faults are over; a restarted master may still lack its vote) */
+        rdlock_client_t *pc = NULL;
+        rdsem_t sem;
+        int value = -1, vrc;
+        rdlock_set_logger(quiet_logger, NULL);
+        if ((vrc = rdlock_client_open(&pc, ini)) == 0) {
+            if ((vrc = sem_open_leased(&sem, pc)) == 0) {
+                vrc = rdsem_getvalue(&sem, &value);
+                rdsem_destroy(&sem);
+            }
+            rdlock_client_close(pc);
+        }
+        check_sem(get_counter(RS_OCC), value, vrc);
+        note("cond: on lock %s (5 masters) with conditions %s (not-empty) and %s:notfull", RQ_NAME, RQ_NAME, RQ_NAME);
+        check_cond(get_counter(CQ_HEAD), get_counter(CQ_TAIL));
+        if (!opt_no_barrier)
+            check_barrier();
+        else
+            note("barrier: not run (--no-barrier)");
+        {
+            /* each workload made progress under the faults */
+            long nsem = 0, nq = 0, ngen = 0;
+            long long first[64] = { 0 }, latest = 0;
+            for (size_t k = 0; k < nrecs; k++) {
+                nsem += recs[k].kind == K_SEM;
+                nq += recs[k].kind == K_PUSH || recs[k].kind == K_POP;
+                ngen += recs[k].kind == K_BAR && recs[k].token != 0;
+                if (recs[k].kind == K_BAR && recs[k].name >= 0 && recs[k].name < 64 &&
+                    (!first[recs[k].name] || recs[k].t_enter < first[recs[k].name]))
+                    first[recs[k].name] = recs[k].t_enter;
+            }
+            for (int q = 0; q < opt_procs && q < 64; q++)
+                if (first[q] > latest)
+                    latest = first[q];
+            if (!opt_no_barrier)
+                note("barrier: the last participant's first call %.0f ms after the barrier's part began (%.0f ms "
+                     "long)",
+                     latest ? ms(latest - bar_start_ns) : -1.0, ms(bar_end_ns - bar_start_ns));
+            if (!nsem || !nq || (!ngen && !opt_no_barrier))
+                violation("redlock-prims: a workload never got through (%ld semaphore sections, %ld queue operations, "
+                          "%ld barrier returns)",
+                          nsem, nq, ngen);
+        }
+    } else if (sc == SC_COND)
         check_cond(get_counter(CQ_HEAD), get_counter(CQ_TAIL));
     else if (sc == SC_BARRIER)
         check_barrier();
-    for (int ph = 0; ph < 2 && sc != SC_COND && sc != SC_BARRIER; ph++)
+    for (int ph = 0; ph < 2 && sc != SC_COND && sc != SC_BARRIER && sc != SC_RLPRIMS; ph++)
         for (int k = 0; k < nnames; k++) {
             char key[96];
             int counter_valid = sc != SC_RESTART;
@@ -2598,11 +3020,20 @@ int main(int argc, char **argv)
     note("unlock codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld non-contract=%lld",
          stats_unlock[C_OK], stats_unlock[C_ENOLCK], stats_unlock[C_EIO], stats_unlock[C_EPERM], stats_unlock[C_EINVAL],
          stats_unlock[C_EDEADLK], stats_unlock[C_OTHER], stats_unlock[C_BADCODE]);
-    if (sc == SC_COND) {
+    if (sc == SC_RLPRIMS) {
+        note("rdsem_clockwait (deadline: the end of the semaphore's part): %lld gave up at the deadline, %lld "
+             "returned another code than 0 or, at the deadline, ETIMEDOUT or EIO",
+             sem_timeouts, sem_bad);
+        if (sem_bad)
+            violation("%lld rdsem_clockwait calls returned a code other than 0 before their deadline, or other than "
+                      "0, ETIMEDOUT and EIO at it",
+                      sem_bad);
+    }
+    if (sc == SC_COND || sc == SC_RLPRIMS) {
         note("rdcond_wait codes: 0=%lld ENOLCK=%lld EIO=%lld EPERM=%lld EINVAL=%lld EDEADLK=%lld other=%lld "
-             "non-contract=%lld; failed signals/broadcasts %lld",
+             "non-contract=%lld; failed signals/broadcasts %lld; sent again after EIO %lld",
              stats_wait[C_OK], stats_wait[C_ENOLCK], stats_wait[C_EIO], stats_wait[C_EPERM], stats_wait[C_EINVAL],
-             stats_wait[C_EDEADLK], stats_wait[C_OTHER], stats_wait[C_BADCODE], sigfail);
+             stats_wait[C_EDEADLK], stats_wait[C_OTHER], stats_wait[C_BADCODE], sigfail, sig_eio);
         for (i = 0; i < NCODES; i++)
             if (i != C_OK && i != C_ENOLCK && stats_wait[i])
                 violation("rdcond_wait returned a code other than 0 or ENOLCK %lld times (contract 12.4: no "
