@@ -580,6 +580,74 @@ static void test_status(void)
     CU_ASSERT(!k.sem && !k.cond && !k.barrier);
 }
 
+/* ---- a timed barrier wait that cannot withdraw its arrival */
+
+typedef struct bwait {
+    rdbarrier_t *b;
+    int ms, rc;
+} bwait_t;
+
+static void *bar_timed(void *arg)
+{
+    bwait_t *w = arg;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += w->ms / 1000;
+    dl.tv_nsec += (long)(w->ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    w->rc = rdbarrier_timedwait(w->b, &dl);
+    return NULL;
+}
+
+/* A's timed wait gives up while no majority answers, so its withdrawal
+ * cannot reach the quorum; A returns ETIMEDOUT.  Then B and C arrive:
+ * with A gone, they are two of three and must not pass together (only
+ * if A had been released, with 0). */
+static void test_barrier_withdraw_unreachable(void)
+{
+    rdbarrier_t ba, bb, bc;
+    rdlock_attr_t a1, a2;
+    bwait_t wa = { &ba, 600, -1 }, wb = { &bb, 1500, -1 }, wc = { &bc, 1500, -1 };
+    pthread_t ta, tb, tc;
+
+    rdlock_attr_init(&a1);
+    rdlock_attr_setclient(&a1, g_c1);
+    rdlock_attr_init(&a2);
+    rdlock_attr_setclient(&a2, g_c2);
+    RDT_ASSERT_RC(0, rdbarrier_init(&ba, "rp-barw", 3, &a1));
+    RDT_ASSERT_RC(0, rdbarrier_init(&bb, "rp-barw", 3, &a2));
+    RDT_ASSERT_RC(0, rdbarrier_init(&bc, "rp-barw", 3, &a2));
+    long long t0 = rdt_now_ms();
+    pthread_create(&ta, NULL, bar_timed, &wa);
+    usleep(300 * 1000); /* A has arrived */
+    for (int k = 0; k < 3; k++)
+        rdt_server_pause(&g_m[k]);
+    pthread_join(ta, NULL);
+    fprintf(stderr, "A returned after %lld ms\n", rdt_now_ms() - t0);
+    for (int k = 0; k < 3; k++)
+        rdt_server_resume(&g_m[k]);
+    pthread_create(&tb, NULL, bar_timed, &wb);
+    pthread_create(&tc, NULL, bar_timed, &wc);
+    pthread_join(tb, NULL);
+    pthread_join(tc, NULL);
+    fprintf(stderr, "barrier_withdraw_unreachable: A %s, B %s, C %s (%lld ms)\n", rdt_errname(wa.rc),
+            rdt_errname(wb.rc), rdt_errname(wc.rc), rdt_now_ms() - t0);
+    if (wa.rc != 0 && wa.rc != RDBARRIER_SERIAL_THREAD) {
+        /* A was not released: B and C are two live arrivals of three */
+        CU_ASSERT(wb.rc == ETIMEDOUT);
+        CU_ASSERT(wc.rc == ETIMEDOUT);
+    }
+    rdbarrier_destroy(&ba);
+    rdbarrier_destroy(&bb);
+    rdbarrier_destroy(&bc);
+    rdlock_attr_destroy(&a1);
+    rdlock_attr_destroy(&a2);
+    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-barw"));
+}
+
 static const rdt_test_t tests[] = {
     { "sem_basic", test_sem_basic },
     { "sem_split", test_sem_split },
@@ -587,6 +655,7 @@ static const rdt_test_t tests[] = {
     { "sem_leased", test_sem_leased },
     { "cond", test_cond },
     { "barrier", test_barrier },
+    { "barrier_withdraw_unreachable", test_barrier_withdraw_unreachable },
     { "lease_merge", test_lease_merge },
     { "status", test_status },
     { NULL, NULL },
