@@ -613,15 +613,21 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
             hist[k] = int_of(r->element[4]) == 1;
             anyhist |= hist[k] && q.ans[k].votes;
         }
-        /* Who counts: the voting masters that granted and know the name's
-         * history (its step counter).  One restarted without its data
-         * has none, and counting it could make a majority that misses a
-         * finished step (the others' copies of a semaphore's value never
-         * expire, unlike a lock's); it counts again once a step's write
-         * has given it the state.  A name no granting master knows is new:
-         * every one counts. */
+        /* Who counts: the voting masters that granted.  One restarted
+         * without its data (no step counter) counts too, but its counter
+         * is not raised and its version is 0, so it never leads while one
+         * with the history grants, and a step's write gives it the state
+         * back.  A majority of the masters must keep their data (as for
+         * the lock's fencing tokens): a master restarted without it and
+         * two that missed the last step could make a majority without
+         * that step.  restart_delay_ms keeps a restarted master out of
+         * the vote for its first lease; a semaphore's value never expires,
+         * so masters that restart should persist (CONTRACT 9.5).  Not
+         * counting such masters until a write repairs them was tried: an
+         * idle name whose masters all restarted once could then never take
+         * a step again, not even a reset. */
         for (k = 0; k < s.n; k++) {
-            member[k] = s.granted[k] && q.ans[k].votes && (hist[k] || !anyhist);
+            member[k] = s.granted[k] && q.ans[k].votes;
             if (!member[k])
                 continue;
             votes++;

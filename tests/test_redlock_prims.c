@@ -13,7 +13,8 @@
  *                      last permit is not handed out twice
  *   sem_restart        a master restarted without its data, and two others
  *                      that missed the last step, do not make a majority
- *                      that hands the taken permit out again
+ *                      that hands the taken permit out again within its
+ *                      restart delay
  *   sem_leased         leased permits under 2 clients x 3 threads with two
  *                      masters SIGSTOPped on and off: never more holders
  *                      than permits; a SIGKILLed holder's permit comes
@@ -25,6 +26,10 @@
  *                      signal, not by its re-check period (10 s here)
  *   barrier            three participants (two clients) over several
  *                      generations: exactly one serial caller each
+ *   barrier_withdraw_unreachable
+ *                      a timed barrier wait whose deadline passes while no
+ *                      majority answers returns only once its arrival is
+ *                      withdrawn (or the generation completed with it)
  *   lease_merge        a master that missed a hold's renewals (stopped)
  *                      but has the newest state leads the next step: the
  *                      renewals the others saw keep the permit held
@@ -53,6 +58,8 @@ static rdt_server_t g_m[N];
 static int g_up;
 static char g_ini[600];
 static rdlock_client_t *g_c1, *g_c2;
+static long long g_started; /* when the masters started (monotonic ms) */
+#define RESTART_DELAY_MS 6000 /* longer than the client's back-off (2 s) and the retries */
 
 static int suite_setup(void)
 {
@@ -60,6 +67,7 @@ static int suite_setup(void)
     const char *path;
     int off;
 
+    g_started = rdt_now_ms();
     for (int k = 0; k < N; k++)
         if (rdt_server_start(&g_m[k], NULL, NULL) != 0)
             return -1;
@@ -184,16 +192,35 @@ static void test_sem_split(void)
 }
 
 /* A master restarted without persistence has forgotten the semaphore's
- * state, which never expires: with two others that missed the last step,
- * it must not make a majority that gives the taken permit out again.  It
- * does not count until a step's write has given it the state. */
+ * state, which never expires.  restart_delay_ms keeps it out of the vote
+ * for its first lease: with two others that missed the last step, it
+ * cannot make a majority that gives the taken permit out again then.
+ * Once a step has run with it, it has the state back. */
 static void test_sem_restart(void)
 {
+    rdlock_client_t *c1 = NULL, *c2 = NULL;
     rdsem_t a, b;
     int v = -1, rc;
+    char text[1024];
+    const char *ini;
+    int off;
 
-    RDT_ASSERT_RC(0, sem_open(&a, "rp-restart", 1, RDSEM_PLAIN, g_c1));
-    RDT_ASSERT_RC(0, sem_open(&b, "rp-restart", 1, RDSEM_PLAIN, g_c2));
+    off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
+    for (int k = 0; k < N; k++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", g_m[k].port);
+    snprintf(text + off, sizeof text - (size_t)off,
+             "\nrestart_delay_ms = %d\n[redis]\ncommand_timeout_ms = 1000\n[lock]\nlease_ms = %d\n"
+             "retry_interval_ms = 10000\nretry_jitter_ms = 5\n",
+             RESTART_DELAY_MS, LEASE_MS);
+    ini = rdt_write_file(&g_m[0], "restart.ini", text);
+    CU_ASSERT_FATAL(ini != NULL);
+    /* The masters themselves must have run for the delay to vote. */
+    while (rdt_now_ms() - g_started < RESTART_DELAY_MS + 1200)
+        usleep(50000);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c1, ini));
+    RDT_ASSERT_RC(0, rdlock_client_open(&c2, ini));
+    RDT_ASSERT_RC(0, sem_open(&a, "rp-restart", 1, RDSEM_PLAIN, c1));
+    RDT_ASSERT_RC(0, sem_open(&b, "rp-restart", 1, RDSEM_PLAIN, c2));
     /* Taken on 0, 1 and 2 only. */
     rdt_server_pause(&g_m[3]);
     rdt_server_pause(&g_m[4]);
@@ -209,7 +236,7 @@ static void test_sem_restart(void)
     rc = rdsem_trywait(&b);
     if (rc == 0)
         fprintf(stderr, "test_sem_restart: the taken permit was given out again\n");
-    CU_ASSERT(rc != 0); /* EIO: no majority that knows the name */
+    CU_ASSERT(rc != 0); /* EIO: the restarted master has no vote yet */
     rdt_server_resume(&g_m[1]);
     rdt_server_resume(&g_m[2]);
     /* The client takes 1 and 2 back once their back-off ends (<= 2 s). */
@@ -221,12 +248,14 @@ static void test_sem_restart(void)
     RDT_ASSERT_RC(EAGAIN, rc);
     RDT_ASSERT_RC(0, rdsem_getvalue(&b, &v));
     RDT_ASSERT_EQ_LL(0, v);
-    /* The steps since wrote the state to 0 again: it counts. */
+    /* The steps since wrote the state to 0 again. */
     CU_ASSERT(sem_version(0, "rp-restart") > 0);
     RDT_ASSERT_RC(0, rdsem_post(&a));
     rdsem_destroy(&a);
     rdsem_destroy(&b);
-    RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-restart"));
+    RDT_ASSERT_RC(0, rdlock_reset_name(c1, "rp-restart"));
+    rdlock_client_close(c1);
+    rdlock_client_close(c2);
 }
 
 /* ---- leased permits under threads, with masters stopping */
@@ -602,16 +631,32 @@ static void *bar_timed(void *arg)
     return NULL;
 }
 
-/* A's timed wait gives up while no majority answers, so its withdrawal
- * cannot reach the quorum; A returns ETIMEDOUT.  Then B and C arrive:
- * with A gone, they are two of three and must not pass together (only
- * if A had been released, with 0). */
+/* A's timed wait reaches its deadline while no majority answers, so its
+ * withdrawal cannot reach the quorum.  Returning ETIMEDOUT then would
+ * leave its arrival (still renewed) to complete a generation with B and C
+ * (D10 in docs/RELIABILITY.md): A must wait until it can tell, and then B
+ * and C, two of three with A withdrawn, must not pass together. */
+typedef struct bret {
+    bwait_t w;
+    long long at; /* when the wait returned */
+} bret_t;
+
+static void *bar_timed_at(void *arg)
+{
+    bret_t *b = arg;
+    bar_timed(&b->w);
+    b->at = rdt_now_ms();
+    return NULL;
+}
+
 static void test_barrier_withdraw_unreachable(void)
 {
     rdbarrier_t ba, bb, bc;
     rdlock_attr_t a1, a2;
-    bwait_t wa = { &ba, 600, -1 }, wb = { &bb, 1500, -1 }, wc = { &bc, 1500, -1 };
+    bret_t ra = { { &ba, 600, -1 }, 0 };
+    bwait_t wb = { &bb, 1500, -1 }, wc = { &bc, 1500, -1 };
     pthread_t ta, tb, tc;
+    long long t0, resumed;
 
     rdlock_attr_init(&a1);
     rdlock_attr_setclient(&a1, g_c1);
@@ -620,25 +665,34 @@ static void test_barrier_withdraw_unreachable(void)
     RDT_ASSERT_RC(0, rdbarrier_init(&ba, "rp-barw", 3, &a1));
     RDT_ASSERT_RC(0, rdbarrier_init(&bb, "rp-barw", 3, &a2));
     RDT_ASSERT_RC(0, rdbarrier_init(&bc, "rp-barw", 3, &a2));
-    long long t0 = rdt_now_ms();
-    pthread_create(&ta, NULL, bar_timed, &wa);
-    usleep(300 * 1000); /* A has arrived */
+    t0 = rdt_now_ms();
+    pthread_create(&ta, NULL, bar_timed_at, &ra);
+    /* A has arrived once its arrival is on a majority */
+    while (rdt_int_on(&g_m[0], 0, "HLEN %s", rdt_key("rp-barw", ":b:h")) < 1 && rdt_now_ms() - t0 < 500)
+        usleep(10000);
     for (int k = 0; k < 3; k++)
         rdt_server_pause(&g_m[k]);
-    pthread_join(ta, NULL);
-    fprintf(stderr, "A returned after %lld ms\n", rdt_now_ms() - t0);
+    /* Past A's deadline by more than a withdrawal attempt (a command
+     * timeout, 1 s) and its retries would take. */
+    while (rdt_now_ms() - t0 < 600 + 2500)
+        usleep(50000);
+    resumed = rdt_now_ms();
     for (int k = 0; k < 3; k++)
         rdt_server_resume(&g_m[k]);
+    pthread_join(ta, NULL);
+    if (ra.at < resumed)
+        fprintf(stderr, "barrier_withdraw_unreachable: A returned %s while no majority answered\n",
+                rdt_errname(ra.w.rc));
+    CU_ASSERT(ra.at >= resumed);
+    CU_ASSERT(ra.w.rc == ETIMEDOUT || ra.w.rc == 0);
     pthread_create(&tb, NULL, bar_timed, &wb);
     pthread_create(&tc, NULL, bar_timed, &wc);
     pthread_join(tb, NULL);
     pthread_join(tc, NULL);
-    fprintf(stderr, "barrier_withdraw_unreachable: A %s, B %s, C %s (%lld ms)\n", rdt_errname(wa.rc),
-            rdt_errname(wb.rc), rdt_errname(wc.rc), rdt_now_ms() - t0);
-    if (wa.rc != 0 && wa.rc != RDBARRIER_SERIAL_THREAD) {
-        /* A was not released: B and C are two live arrivals of three */
-        CU_ASSERT(wb.rc == ETIMEDOUT);
-        CU_ASSERT(wc.rc == ETIMEDOUT);
+    if (ra.w.rc == ETIMEDOUT) {
+        /* A withdrew: B and C are two live arrivals of three */
+        RDT_ASSERT_RC(ETIMEDOUT, wb.rc);
+        RDT_ASSERT_RC(ETIMEDOUT, wc.rc);
     }
     rdbarrier_destroy(&ba);
     rdbarrier_destroy(&bb);

@@ -57,8 +57,7 @@ for s in $scenarios; do
     esac
     extra=
     # The short form leaves out redlock-prims' barrier part while D10
-    # (docs/RELIABILITY.md) is open: it fails it about one run in three.
-    # The long form keeps it.
+    # (docs/RELIABILITY.md) is open; the long form keeps it.
     [ "$s" = redlock-prims ] && [ "$mode" = --short ] && extra=--no-barrier
     # shellcheck disable=SC2086
     "$bin" --scenario "$s" $mode $extra ${seconds:+--seconds "$seconds"} ${TORTURE_ARGS:-} >"$results.out" 2>&1 &
