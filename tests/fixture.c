@@ -439,7 +439,19 @@ static int spawn(rdt_server_t *s, const char *exe)
         if ((envp = calloc(ne + (size_t)nadded + 1, sizeof *envp)) == NULL)
             return -1;
         memcpy(envp, added, (size_t)nadded * sizeof *envp);
-        memcpy(envp + nadded, environ, ne * sizeof *envp);
+        /* The rest of environ, less the names given here: they replace
+         * them (under valgrind environ has an LD_PRELOAD of its own, and
+         * the loader would read that one). */
+        for (size_t i = 0, j = (size_t)nadded; i < ne; i++) {
+            int dup = 0;
+            for (int a = 0; a < nadded && !dup; a++) {
+                const char *eq = strchr(added[a], '=');
+                size_t nl = eq != NULL ? (size_t)(eq - added[a]) + 1 : strlen(added[a]);
+                dup = strncmp(environ[i], added[a], nl) == 0;
+            }
+            if (!dup)
+                envp[j++] = environ[i];
+        }
     }
 
     outfd = open(outfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
