@@ -23,7 +23,7 @@
  *   rwlock_and_robust   shared holders on the quorum, a writer waits and
  *                       holds new readers back; an exclusive holder that
  *                       dies gives the next robust locker EOWNERDEAD
- *   drift               one master's clock runs 4% fast (an LD_PRELOADed
+ *   drift               one master's clock runs 10% fast (an LD_PRELOADed
  *                       shim, tests/clockshim.c): a hold without renewal
  *                       stays exclusive for as long as the client counts
  *                       it valid (lease less the drift allowance), and it
@@ -495,7 +495,7 @@ static void test_drift(void)
         RDT_ASSERT_RC(0, rdlock_unlock(&b));
     rc = rdlock_unlock(&a);
     CU_ASSERT(rc == ENOLCK);
-    /* The shim did run the fast master's clock 4% fast. */
+    /* The shim did run the fast master's clock 10% fast. */
     skew = server_ms(&fast) - server_ms(&g_m[1]);
     el = rdt_now_ms() - started;
     if (skew < el * (DRIFT_RATE - 1) / 2)
