@@ -102,23 +102,40 @@ int rdbarrier_destroy(rdbarrier_t *b)
     return rdl_handle_destroy((rdl_lockobj_t *)b, RDBARRIER__MAGIC, RDBARRIER__MAGIC);
 }
 
-/* Withdraw the arrival of generation r->arg (after any unanswered arrival
- * attempt can no longer act): 1 if the generation completed after all, 0
- * withdrawn, -1 unknown (only with fail_fast).  Until the server answers,
- * the arrival may still complete a generation (its lease is renewed while
- * this runs), and a wait that said ETIMEDOUT then would leave the others
- * released without it: so without fail_fast this asks again, with a
- * back-off, until it can tell. */
+/* How long the server keeps the record of an arrival (its op record):
+ * a withdrawal of an arrival whose answer got lost reads it to tell
+ * whether, and in which generation, it arrived, so it must outlive the
+ * outage that such a withdrawal waits out. */
+#define BAR_RECORD_MS 60000LL
+
+/* Withdraw the arrival of generation r->arg ("0": the arrival attempt
+ * whose answer got lost, after it can no longer act): 2 if it completed
+ * its generation after all (the serial one), 1 if the generation
+ * completed with it, 0 withdrawn (or it never arrived), -1 unknown (with
+ * fail_fast; or the server stayed unreachable until it no longer keeps
+ * the record of the arrival).  Until the server answers, the arrival may
+ * still complete a generation (its lease is renewed while this runs), and
+ * a wait that said ETIMEDOUT then would leave the others released
+ * without it: so without fail_fast this asks again, with a back-off,
+ * until it can tell. */
 static int withdraw(rdl_preq_t *r)
 {
     rdl_preply_t out;
-    long long pause = 100;
+    long long pause = 100, tmo = r->c->cfg.command_timeout_ms;
+    /* The record of an arrival made by the attempt without an answer
+     * lasts BAR_RECORD_MS from that attempt (sent before unsure_until). */
+    long long tell_by = strcmp(r->arg, "0") == 0 ? r->unsure_until - tmo + BAR_RECORD_MS - 2 * tmo : -1;
     bool said = false;
     rdl_sleep_until(r->unsure_until);
-    while (rdl_preq_run(r, r->c->scripts->barrier, 'u', false, rdl_now_ms() + r->c->cfg.command_timeout_ms, &out) !=
-           0) {
+    while (rdl_preq_run(r, r->c->scripts->barrier, 'u', false, rdl_now_ms() + tmo, &out) != 0) {
         if (r->c->cfg.fail_fast) {
             rdl_log(RDLOCK_LOG_WARN, "barrier %s: could not withdraw an arrival; it may still count", r->h->name);
+            return -1;
+        }
+        if (tell_by >= 0 && rdl_now_ms() + pause + tmo > tell_by) {
+            rdl_log(RDLOCK_LOG_ERROR,
+                    "barrier %s: could not withdraw an arrival within %lld ms; it may have counted", r->h->name,
+                    BAR_RECORD_MS);
             return -1;
         }
         if (!said)
@@ -128,7 +145,14 @@ static int withdraw(rdl_preq_t *r)
         if (pause < 1000)
             pause *= 2;
     }
-    return out.status == 1;
+    return out.status == 2 ? 2 : out.status == 1;
+}
+
+/* A wait's code after withdraw() said w (the deadline has passed, or the
+ * server failed with rc). */
+static int withdrawn_rc(int w, int rc)
+{
+    return w == 2 ? RDBARRIER_SERIAL_THREAD : w == 1 ? 0 : w == 0 ? rc : EIO;
 }
 
 static int bar_wait(rdl_handle_t *h, int how, long long deadline)
@@ -145,6 +169,8 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
 
     if ((rc = req_new(&r, h, &c)) != 0)
         return rc;
+    if (strtoll(r.keep, NULL, 10) < BAR_RECORD_MS)
+        r.keep[rdl_fmt_u64(r.keep, BAR_RECORD_MS)] = '\0';
     memset(&me, 0, sizeof me);
     me.thread = r.thread;
     RDL_LOCK(c);
@@ -175,11 +201,14 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
                     rc = EIO; /* void, again and again (logged) */
                 if (rc != EIO || c->cfg.fail_fast || (how == RDL_TIMED && rdl_now_ms() >= deadline)) {
                     /* An attempt without answer may have arrived: take it
-                     * back (generation 0: whichever it arrived in). */
+                     * back (generation 0: whichever it arrived in).  Once
+                     * the server answered that, a timed-out wait says
+                     * so; EIO stays for a server that never answered. */
                     if (r.unsure_until != 0) {
                         strcpy(r.arg, "0");
-                        if (withdraw(&r) == 1)
-                            rc = 0;
+                        rc = withdrawn_rc(withdraw(&r), rc == EIO && how == RDL_TIMED && !c->cfg.fail_fast
+                                                            ? ETIMEDOUT
+                                                            : rc);
                     }
                     break;
                 }
@@ -205,20 +234,17 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
                 continue;
             }
             if (rc != 0 && (rc != EIO || c->cfg.fail_fast)) {
-                if (withdraw(&r) == 1)
-                    rc = 0;
+                rc = withdrawn_rc(withdraw(&r), rc);
                 break;
             }
         }
         if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
-            int w = arrived ? withdraw(&r) : 0;
-            rc = w == 1 ? 0 : w == 0 ? ETIMEDOUT : EIO;
+            rc = arrived ? withdrawn_rc(withdraw(&r), ETIMEDOUT) : ETIMEDOUT;
             break;
         }
         rdl_prim_sleep(&r, q, &me, gen, how, deadline);
         if (how == RDL_TIMED && rdl_now_ms() >= deadline && arrived) {
-            int w = withdraw(&r);
-            rc = w == 1 ? 0 : w == 0 ? ETIMEDOUT : EIO;
+            rc = withdrawn_rc(withdraw(&r), ETIMEDOUT);
             break;
         }
     }

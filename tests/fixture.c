@@ -83,6 +83,7 @@ const char *rdt_errname(int code)
 {
     switch (code) {
     case 0: return "0";
+    case -1: return "RDBARRIER_SERIAL_THREAD"; /* (-1) the only negative code */
     case EINVAL: return "EINVAL";
     case EBUSY: return "EBUSY";
     case ETIMEDOUT: return "ETIMEDOUT";

@@ -22,6 +22,9 @@
  *       lease: the next robust acquirer gets it soon, and cleanly.
  *   acl_without_channels_refused             (item 6)  a Redis 7 ACL user
  *       that may not publish or subscribe is EACCES at client open.
+ *   barrier_arrival_answer_lost              (RELIABILITY D10)  a timed
+ *       barrier wait whose arrival completed the generation, every answer
+ *       lost until past its deadline, returns RDBARRIER_SERIAL_THREAD.
  *
  * and first the proxy itself: proxy_forwards, proxy_hold_deliver_after_close,
  * proxy_freeze_thaw.
@@ -913,6 +916,86 @@ static void test_acl_without_channels_refused(void)
     CU_ASSERT_EQUAL(rdt_int_cmd(g_rc, -1, "ACL DELUSER %s", user), 1);
 }
 
+/* ------------------------------------------------------------------ */
+/* 7. a barrier arrival whose answer got lost                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct bar_call {
+    rdbarrier_t *b;
+    long long ms; /* deadline, from the call */
+} bar_call_t;
+
+static int op_bar_timedwait(void *arg)
+{
+    bar_call_t *w = arg;
+    struct timespec ts = rdt_abstime(CLOCK_REALTIME, w->ms);
+    return rdbarrier_timedwait(w->b, &ts);
+}
+
+/* RELIABILITY D10.  B waits at a barrier of 2; A's arrival completes the
+ * generation (B passes), but every answer to A is lost (tproxy_mute)
+ * until A's deadline is over.  A's timed wait must not say that it did
+ * not pass (ETIMEDOUT, EIO): its arrival counted, and it was the serial
+ * one.  Pre-fix: the withdrawal of an arrival of unknown generation
+ * found no arrival of A left and answered "withdrawn" (A: EIO), though
+ * B had passed with A. */
+static void test_barrier_arrival_answer_lost(void)
+{
+    tproxy_t *px;
+    rdlock_client_t *ca;
+    rdlock_attr_t at_a, at_b;
+    rdbarrier_t ba, bb;
+    actor_t act_a, act_b;
+    bar_call_t wa = { &ba, 1500 }, wb = { &bb, 20000 };
+    tproxy_stats_t st;
+    long long t0;
+    int rc_a = -1000, rc_b = -1000;
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(a_open(&px, &ca, "command_timeout_ms = 300\ncommand_retries = 1\n"), 0);
+    rdlock_attr_init(&at_a);
+    rdlock_attr_setclient(&at_a, ca);
+    rdlock_attr_init(&at_b);
+    rdlock_attr_setclient(&at_b, g_cb);
+    RDT_ASSERT_RC(0, rdbarrier_init(&ba, "s7", 2, &at_a));
+    RDT_ASSERT_RC(0, rdbarrier_init(&bb, "s7", 2, &at_b));
+    CU_ASSERT_EQUAL_FATAL(actor_start(&act_a), 0);
+    CU_ASSERT_EQUAL_FATAL(actor_start(&act_b), 0);
+
+    actor_post(&act_b, op_bar_timedwait, &wb);
+    t0 = rdt_now_ms();
+    while (rdt_int_cmd(g_rc, -1, "HLEN %s", rdt_key("s7", ":b:h")) < 1 && rdt_now_ms() - t0 < CALL_MS)
+        usleep(5000);
+    RDT_ASSERT_EQ_LL(1, rdt_int_cmd(g_rc, -1, "HLEN %s", rdt_key("s7", ":b:h"))); /* B arrived */
+
+    tproxy_mute(px, 1);
+    t0 = rdt_now_ms();
+    actor_post(&act_a, op_bar_timedwait, &wa);
+    /* A's arrival ran: B passes, while A hears nothing. */
+    CU_ASSERT_FATAL(actor_wait(&act_b, CALL_MS, &rc_b));
+    RDT_ASSERT_RC(0, rc_b);
+    /* Past A's deadline, with A still waiting for an answer; then the
+     * answers flow again. */
+    CU_ASSERT_FALSE(actor_wait(&act_a, (int)(wa.ms + 300 - (rdt_now_ms() - t0)), &rc_a));
+    tproxy_stats(px, &st);
+    fprintf(stderr, "s7: %llu bytes of answers to A lost; A still waiting %lld ms after its call\n", st.muted,
+            rdt_now_ms() - t0);
+    CU_ASSERT(st.muted > 0);
+    tproxy_mute(px, 0);
+    CU_ASSERT_FATAL(actor_wait(&act_a, CALL_MS, &rc_a));
+    fprintf(stderr, "s7: A's timed wait returned %s %lld ms after its call (deadline %lld ms)\n", rdt_errname(rc_a),
+            rdt_now_ms() - t0, wa.ms);
+    RDT_ASSERT_RC(RDBARRIER_SERIAL_THREAD, rc_a);
+
+    actor_stop(&act_a);
+    actor_stop(&act_b);
+    RDT_ASSERT_RC(0, rdbarrier_destroy(&ba));
+    RDT_ASSERT_RC(0, rdbarrier_destroy(&bb));
+    rdlock_attr_destroy(&at_a);
+    rdlock_attr_destroy(&at_b);
+    a_close(px, ca);
+}
+
 static const rdt_test_t tests[] = {
     { "proxy_forwards", test_proxy_forwards },
     { "proxy_hold_deliver_after_close", test_proxy_hold_deliver_after_close },
@@ -924,6 +1007,7 @@ static const rdt_test_t tests[] = {
     { "late_try_attempts_leave_no_orphan", test_late_try_attempts_leave_no_orphan },
     { "killed_waiter_not_handed_the_lock", test_killed_waiter_not_handed_the_lock },
     { "acl_without_channels_refused", test_acl_without_channels_refused },
+    { "barrier_arrival_answer_lost", test_barrier_arrival_answer_lost },
     { NULL, NULL },
 };
 

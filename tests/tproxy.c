@@ -62,7 +62,7 @@ struct tproxy {
     pthread_t th;
     int lfd, port, upstream_port;
     int wake[2];
-    int stop, frozen, hold_new;
+    int stop, frozen, hold_new, mute;
     tp_conn_t *conns;
     unsigned long long seq;
     tproxy_stats_t st; /* held_conns, held_bytes, open: computed on demand */
@@ -238,6 +238,10 @@ static void read_server(tproxy_t *p, tp_conn_t *c)
         c->unanswered = 0;
         if (c->up.len == 0)
             batch_done(p, c, 1); /* an answer after everything delivered was written */
+        if (p->mute) {
+            p->st.muted += (unsigned long long)r; /* lost on the way back */
+            return;
+        }
         if (c->cfd >= 0) {
             if (buf_add(&c->down, buf, (size_t)r) != 0) {
                 fprintf(stderr, "tproxy: out of memory: connection %ld dropped\n", c->id);
@@ -646,6 +650,15 @@ int tproxy_thaw(tproxy_t *p)
         flush_up(p, c);
         flush_down(p, c);
     }
+    poke(p);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+
+int tproxy_mute(tproxy_t *p, int on)
+{
+    pthread_mutex_lock(&p->mu);
+    p->mute = on != 0;
     poke(p);
     pthread_mutex_unlock(&p->mu);
     return 0;

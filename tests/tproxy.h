@@ -18,6 +18,8 @@
  *            what TCP does with a segment that was delayed in the network
  *            (retransmitted): a request the client gave up on still
  *            reaches the server, late.
+ *   mute     the server's answers are dropped: requests run, their
+ *            answers are lost on the way back.
  *   freeze   nothing is forwarded in either direction, on any connection,
  *            new ones included (they are accepted and connected upstream,
  *            then frozen too); connections stay open.  thaw forwards what
@@ -96,6 +98,12 @@ int tproxy_freeze(tproxy_t *p);
  * Connections under a hold stay held.  0. */
 int tproxy_thaw(tproxy_t *p);
 
+/* on: from now on the server's answers, on every connection, are read
+ * and dropped (counted in muted) instead of forwarded: a request runs
+ * on the server and its answer is lost on the way back.  off: answers
+ * flow again (those dropped meanwhile stay lost).  0. */
+int tproxy_mute(tproxy_t *p, int on);
+
 /* Wait until at least min_bytes client->server bytes are held back (by a
  * hold or a freeze), so that a test knows its request was captured.  0, or
  * -1 after timeout_ms. */
@@ -130,6 +138,7 @@ typedef struct tproxy_stats {
     long answered;              /* delivered connections the server answered */
     unsigned long long c2s;     /* bytes written to the server */
     unsigned long long s2c;     /* bytes read from the server */
+    unsigned long long muted;   /* ... of which dropped by tproxy_mute */
 } tproxy_stats_t;
 
 /* A consistent snapshot of the counters. */

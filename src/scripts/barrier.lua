@@ -5,17 +5,18 @@
 -- differ from the lock's, the semaphore's and the condition's):
 --   KEYS[1] <prefix>{N}:b      hash: 'n' = count (fixed when the name is
 --                              created), 'g' = the current generation,
---                              'a' = arrivals counted in it, 's' =
---                              "<owner>;<call>" of the arrival that
---                              completed the last generation.  Never
+--                              'a' = arrivals counted in it.  Never
 --                              expires (only a reset deletes it).
 --   KEYS[2] <prefix>{N}:b:h    hash: owner -> "<deadline>;<generation>;1;
 --                              <pid>;<thread>;<call>;<host>": an arrival,
 --                              in the layout of a lock holder so that the
 --                              watchdog renews it with renew.lua.
---   KEYS[3] <prefix>{N}:b:o:<owner>  string "<call>;<generation>": the
+--   KEYS[3] <prefix>{N}:b:o:<owner>  string "<call>;<generation>", with
+--                              ";s" if it completed that generation: the
 --                              owner's last arrival, kept ARGV[6] ms, so a
---                              late or repeated copy does not arrive twice.
+--                              late or repeated copy does not arrive twice
+--                              and a withdrawal of an arrival whose answer
+--                              got lost can tell what it did.
 --   channel <prefix>{N}:b:c    "u": a generation completed.
 --
 -- 'a' counts arrivals cheaply; only when it reaches the count are the
@@ -37,7 +38,8 @@
 --        (a repeat) released since, not the serial one
 --   'k'  {1, now} released; {0, now} waiting; {-1, now} the arrival is
 --        gone (its lease ran out, or a reset): arrive again
---   'u'  {1, now} released after all; {0, now} withdrawn
+--   'u'  {1, now} released after all ({2, now}: generation 0, and the
+--        arrival completed it: the serial one); {0, now} withdrawn
 --   {-2, now} void: too late, or a newer call of this owner acted already
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -83,23 +85,29 @@ local function drop(g)
   end
 end
 
+-- The caller's last arrival (KEYS[3]): call, generation, and whether it
+-- completed that generation (the serial one); nil if none.
+local function record()
+  local rec = redis.call('GET', KEYS[3])
+  if not rec then return nil end
+  local rc, rg, s = string.match(rec, '^(%d+);(%d+)(;?s?)$')
+  if not rc then return nil end
+  return tonumber(rc), tonumber(rg), s == ';s'
+end
+
 local valid = tonumber(ARGV[4])
 if valid > 0 and now > valid then return {-2, now} end
 local call = tonumber(ARGV[3])
 
 if op == 'a' then
-  local rec = redis.call('GET', KEYS[3])
-  if rec then
-    local rc, rg = string.match(rec, '^(%d+);(%d+)$')
-    rc, rg = tonumber(rc), tonumber(rg)
-    if rc and rc > call then return {-2, now} end
-    if rc == call then
-      if gen > rg then
-        if redis.call('HGET', KEYS[1], 's') == owner .. ';' .. ARGV[3] then return {2, now, rg} end
-        return {3, now, rg}
-      end
-      return {1, now, rg}
+  local rc, rg, serial = record()
+  if rc and rc > call then return {-2, now} end
+  if rc == call then
+    if gen > rg then
+      if serial then return {2, now, rg} end
+      return {3, now, rg}
     end
+    return {1, now, rg}
   end
   local d0, g0 = mine()
   if d0 then drop(g0) end -- an earlier arrival of this owner that never ended
@@ -121,7 +129,8 @@ if op == 'a' then
     if live + 1 >= count then
       -- The others' arrivals stay until each one looks (their renewals
       -- must not find them gone); the next completion sweeps leftovers.
-      redis.call('HSET', KEYS[1], 'g', gen + 1, 'a', 0, 's', owner .. ';' .. ARGV[3])
+      redis.call('HSET', KEYS[1], 'g', gen + 1, 'a', 0)
+      redis.call('SET', KEYS[3], ARGV[3] .. ';' .. gen .. ';s', 'PX', ARGV[6])
       redis.pcall('PUBLISH', chan, 'u')
       return {2, now, gen}
     end
@@ -136,14 +145,25 @@ end
 -- 'k', 'u': the caller arrived in generation ARGV[9] with this call.
 local mygen = tonumber(ARGV[9])
 local d, g, c = mine()
--- Generation 0: the caller does not know which one its arrival (whose
--- answer got lost) went into.
+-- Generation 0: the caller does not know whether its arrival (whose
+-- answer got lost) happened, nor in which generation: the op record
+-- (KEYS[3]) tells, including whether it completed one (then the
+-- caller is the serial one: 2).
+local serial = false
 if mygen == 0 then
-  if d and c == ARGV[3] then mygen = g else mygen = gen end
+  local rc, rg, s = record()
+  if rc == call then
+    mygen, serial = rg, s
+  elseif d and c == ARGV[3] then
+    mygen = g
+  else
+    mygen = gen
+  end
 end
 local minecall = d and c == ARGV[3] and g == mygen
 if gen > mygen then
   if minecall then redis.call('HDEL', KEYS[2], owner) end
+  if serial then return {2, now} end
   return {1, now}
 end
 if op == 'u' then

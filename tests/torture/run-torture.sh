@@ -55,12 +55,8 @@ for s in $scenarios; do
     case " ${TORTURE_SKIP:-} " in
     *" $s "*) echo "SKIP  $s (TORTURE_SKIP)"; skipped=$((skipped + 1)); continue ;;
     esac
-    extra=
-    # The short form leaves out redlock-prims' barrier part while D10
-    # (docs/RELIABILITY.md) is open; the long form keeps it.
-    [ "$s" = redlock-prims ] && [ "$mode" = --short ] && extra=--no-barrier
     # shellcheck disable=SC2086
-    "$bin" --scenario "$s" $mode $extra ${seconds:+--seconds "$seconds"} ${TORTURE_ARGS:-} >"$results.out" 2>&1 &
+    "$bin" --scenario "$s" $mode ${seconds:+--seconds "$seconds"} ${TORTURE_ARGS:-} >"$results.out" 2>&1 &
     child=$!
     wait "$child"
     rc=$?
