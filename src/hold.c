@@ -34,8 +34,9 @@ rdl_hold_t *rdl_hold_find(rdlock_client_t *c, const char *key, size_t keylen, un
 }
 
 /* Packed as hold.h says; a field added without care shows here first
- * (LP64: 136 bytes, a 144-byte malloc chunk). */
-_Static_assert(sizeof(void *) != 8 || sizeof(rdl_hold_t) <= 136, "rdl_hold_t grew past 136 bytes");
+ * (LP64: 104 bytes, a 112-byte malloc chunk: glibc's chunks are 16-byte
+ * steps of usable size + 8). */
+_Static_assert(sizeof(void *) != 8 || sizeof(rdl_hold_t) <= 104, "rdl_hold_t grew past 104 bytes");
 
 rdl_hold_t *rdl_hold_new(const rdl_handle_t *hd)
 {
@@ -47,8 +48,7 @@ rdl_hold_t *rdl_hold_new(const rdl_handle_t *hd)
      * its key never changes once set. */
     h->key = hd->key;
     h->keylen = hd->keylen;
-    h->name = hd->name;
-    h->namelen = (uint16_t)hd->namelen;
+    h->namelen = hd->namelen;
     h->key_borrowed = true;
     return h;
 }
@@ -79,6 +79,24 @@ void rdl_hold_free(rdl_hold_t *h)
     free(h);
 }
 
+const char *rdl_hold_name(const rdl_hold_t *h)
+{
+    /* "<prefix>{<name>}<suffix>": the handle's key ends at the "}".  Every
+     * record has its handle (which outlives it); a search for the "{" is
+     * only a fallback. */
+    const char *p;
+    if (h->handle != NULL && h->handle->keylen > h->namelen)
+        return h->key + (h->handle->keylen - h->namelen - 1);
+    p = memchr(h->key, '{', h->keylen);
+    return p != NULL ? p + 1 : h->key;
+}
+
+char *rdl_hold_call_str(const rdl_hold_t *h, char *buf)
+{
+    buf[rdl_fmt_u64(buf, h->call)] = '\0';
+    return buf;
+}
+
 rdlock_lost_fn rdl_hold_lostcb(const rdl_hold_t *h, void **arg)
 {
     *arg = NULL;
@@ -99,6 +117,53 @@ rdl_hold_t *rdl_hold_set_dead_owner(rdl_hold_t *h, const char *owner)
     memcpy(nh + 1, owner, n + 1);
     nh->has_dead_owner = true;
     return nh;
+}
+
+rdl_exit_hold_t *rdl_exit_holds(rdlock_client_t *c, unsigned kinds, size_t *n)
+{
+    rdl_exit_hold_t *v = NULL;
+    size_t cap = 0, i;
+    rdl_tnode_t *nd;
+
+    *n = 0;
+    RDL_TABLE_FOREACH(&c->holds, i, nd)
+    {
+        rdl_hold_t *hold = (rdl_hold_t *)nd;
+        rdl_exit_hold_t *e;
+        bool prim = hold->kind == RDL_HOLD_COND || hold->kind == RDL_HOLD_BARRIER;
+        if (!(kinds & (1u << hold->kind)) || hold->lost || (hold->releasing && !prim))
+            continue;
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            rdl_exit_hold_t *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL)
+                break;
+            v = nv;
+            cap = ncap;
+        }
+        e = &v[*n];
+        if ((e->key = malloc(hold->keylen)) == NULL)
+            break;
+        memcpy(e->key, hold->key, hold->keylen);
+        e->keylen = hold->keylen;
+        e->handle = hold->handle;
+        e->unsure_until = rdl_hold_unsure_until(hold);
+        e->thread = hold->thread;
+        e->lease_ms = hold->lease_ms;
+        e->kind = hold->kind;
+        e->mode = hold->mode;
+        rdl_hold_call_str(hold, e->call);
+        hold->releasing = true;
+        (*n)++;
+    }
+    return v;
+}
+
+void rdl_exit_holds_free(rdl_exit_hold_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].key);
+    free(v);
 }
 
 unsigned rdl_hold_interval(const rdl_config_t *cfg, unsigned lease)

@@ -353,10 +353,13 @@ static rdl_hold_t *record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *
     hold->api = h->api;
     hold->count = 1;
     hold->token = a->token;
-    memcpy(hold->call, a->call, sizeof hold->call);
-    hold->unsure_until = a->unsure_until;
+    hold->call = strtoull(a->call, NULL, 10);
     hold->serial = ++c->next_serial;
     rdl_hold_schedule(hold, cfg, lease, a->sent_at);
+    /* Kept as a span after the acquire's send: an earlier moment has
+     * passed by the time anyone waits for it. */
+    if (a->unsure_until > hold->acquired_at)
+        hold->unsure_ms = (unsigned)(a->unsure_until - hold->acquired_at);
     hold->watchdog = h->watchdog >= 0 ? h->watchdog != 0 : cfg->watchdog_enabled;
     hold->handle = h; /* its lost callback is the handle's: rdl_hold_lostcb */
     if (c->topo->quorum && a->prev[0] != '\0' && a->mode == 'x')
@@ -666,8 +669,8 @@ int rdl_release(rdl_handle_t *h)
     how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
     dead_owner = how[1] == 'x' && rdl_hold_dead_owner(hold) != NULL ? strdup(rdl_hold_dead_owner(hold)) : NULL;
     rdl_owner(c, hold->thread, owner);
-    memcpy(call, hold->call, sizeof call);
-    unsure_until = hold->unsure_until;
+    rdl_hold_call_str(hold, call);
+    unsure_until = rdl_hold_unsure_until(hold);
     RDL_UNLOCK(c);
 
     /* An acquire attempt of this hold that got no answer may still arrive:
@@ -715,7 +718,7 @@ int rdl_release(rdl_handle_t *h)
             void *arg;
             rdlock_lost_fn fn = rdl_hold_lostcb(hold, &arg);
             hold->notified = true;
-            rdl_events_lost_later(c, fn, arg, hold->name, hold->namelen);
+            rdl_events_lost_later(c, fn, arg, rdl_hold_name(hold), hold->namelen);
         }
     } else {
         hold->releasing = false; /* still held and renewed: unlock may be retried */
@@ -728,57 +731,20 @@ int rdl_release(rdl_handle_t *h)
     return rc;
 }
 
-/* One hold to end at exit, copied out of the table (mu not held while
- * the scripts run). */
-typedef struct exit_hold {
-    char *key;
-    size_t keylen;
-    char owner[RDL_OWNER_MAX];
-    char call[21];
-    char mode;
-    long long unsure_until;
-} exit_hold_t;
-
 void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
 {
-    exit_hold_t *v = NULL;
-    size_t n = 0, cap = 0, done = 0, i;
-    rdl_tnode_t *nd;
+    rdl_exit_hold_t *v;
+    size_t n, i;
 
     RDL_LOCK(c);
-    RDL_TABLE_FOREACH(&c->holds, i, nd)
-    {
-        rdl_hold_t *hold = (rdl_hold_t *)nd;
-        exit_hold_t *e;
-        if (hold->releasing || hold->lost || hold->kind != RDL_HOLD_LOCK)
-            continue; /* semaphore permits: rdl_sem_release_at_exit */
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            exit_hold_t *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL)
-                break; /* the rest end with their leases */
-            v = nv;
-            cap = ncap;
-        }
-        e = &v[n];
-        if ((e->key = malloc(hold->keylen)) == NULL)
-            break;
-        memcpy(e->key, hold->key, hold->keylen);
-        e->keylen = hold->keylen;
-        rdl_owner(c, hold->thread, e->owner);
-        memcpy(e->call, hold->call, sizeof e->call);
-        e->mode = hold->mode;
-        e->unsure_until = hold->unsure_until;
-        /* Neither renewed nor released by another thread from now on. */
-        hold->releasing = true;
-        n++;
-    }
+    v = rdl_exit_holds(c, 1u << RDL_HOLD_LOCK, &n); /* semaphores: rdl_sem_release_at_exit */
     RDL_UNLOCK(c);
 
     for (i = 0; i < n; i++) {
-        exit_hold_t *e = &v[i];
+        rdl_exit_hold_t *e = &v[i];
         lock_keys_t keys;
         leave_reply_t lr;
+        char owner[RDL_OWNER_MAX];
         if (rdl_now_ms() < deadline && e->unsure_until < deadline) {
             /* As unlock does: a late attempt of the acquire must not find
              * the lock free after this. */
@@ -786,19 +752,13 @@ void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
             if (keys_make(&keys, e->key, e->keylen) == 0) {
                 /* 'd': an exclusive hold keeps its robust marker, as a
                  * dead owner's would; a shared one is simply released. */
-                if (leave(c, &keys, e->owner, e->mode == 's' ? "rs" : "rd", e->call, NULL, deadline, &lr) == 0 &&
-                    (lr.r.status == 1 || lr.r.status == 3))
-                    done++;
+                rdl_owner(c, e->thread, owner);
+                leave(c, &keys, owner, e->mode == 's' ? "rs" : "rd", e->call, NULL, deadline, &lr);
                 free(keys.buf);
             }
         }
-        free(e->key);
     }
-    free(v);
-    if (n > 0)
-        rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
-                "process exit: ended %zu of %zu hold%s%s", done, n, n == 1 ? "" : "s",
-                done == n ? "" : "; the others end with their leases");
+    rdl_exit_holds_free(v, n);
 }
 
 static void exit_client(rdlock_client_t *c, void *arg)

@@ -186,13 +186,12 @@ rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, int kind)
     hold->keylen = h->keylen + sl;
     /* The name sits between the prefix's "{" and "}<sfx>". */
     hold->namelen = h->namelen;
-    hold->name = hold->key + (h->keylen - h->namelen - 1);
     hold->thread = r->thread;
     hold->mode = 's';
     hold->api = kind == RDL_HOLD_COND ? RDL_API_COND : RDL_API_BARRIER;
     hold->kind = kind;
     hold->count = 1;
-    memcpy(hold->call, r->call, sizeof hold->call);
+    hold->call = strtoull(r->call, NULL, 10);
     hold->releasing = true;
     hold->handle = h;
     RDL_LOCK(c);
@@ -250,61 +249,29 @@ int rdl_prim_op_on(rdlock_client_t *c, const char *key, size_t keylen, unsigned 
     return rc;
 }
 
-typedef struct exit_prim {
-    char *key; /* the name's key: the hold's less its suffix */
-    size_t keylen;
-    int kind;
-    unsigned thread, lease_ms;
-    char call[21];
-} exit_prim_t;
-
 void rdl_prim_release_at_exit(rdlock_client_t *c, long long deadline)
 {
-    exit_prim_t *v = NULL;
-    size_t n = 0, cap = 0, done = 0, i;
-    rdl_tnode_t *nd;
+    rdl_exit_hold_t *v;
+    size_t n, done = 0, i;
 
     RDL_LOCK(c);
-    RDL_TABLE_FOREACH(&c->holds, i, nd)
-    {
-        rdl_hold_t *hold = (rdl_hold_t *)nd;
-        size_t sl = hold->kind == RDL_HOLD_COND ? 5 : 4; /* ":cv:h", ":b:h" */
-        if ((hold->kind != RDL_HOLD_COND && hold->kind != RDL_HOLD_BARRIER) || hold->lost || hold->keylen <= sl)
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            exit_prim_t *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL)
-                break; /* the rest end with their leases */
-            v = nv;
-            cap = ncap;
-        }
-        if ((v[n].key = malloc(hold->keylen - sl)) == NULL)
-            break;
-        memcpy(v[n].key, hold->key, hold->keylen - sl);
-        v[n].keylen = hold->keylen - sl;
-        v[n].kind = hold->kind;
-        v[n].thread = hold->thread;
-        v[n].lease_ms = hold->lease_ms;
-        memcpy(v[n].call, hold->call, sizeof v[n].call);
-        n++;
-    }
+    v = rdl_exit_holds(c, 1u << RDL_HOLD_COND | 1u << RDL_HOLD_BARRIER, &n);
     RDL_UNLOCK(c);
 
     for (i = 0; i < n; i++) {
+        rdl_exit_hold_t *e = &v[i];
+        size_t sl = e->kind == RDL_HOLD_COND ? 5 : 4; /* the name's key: less ":cv:h", ":b:h" */
         rdl_preply_t out;
         /* The waiting thread may still run: its next look finds the wait
          * over, as after a reset. */
-        if (rdl_now_ms() < deadline &&
-            (v[i].kind == RDL_HOLD_COND ? rdl_cond_exit(c, v[i].key, v[i].keylen, v[i].thread, v[i].call,
-                                                        v[i].lease_ms, &out)
-                                        : rdl_barrier_exit(c, v[i].key, v[i].keylen, v[i].thread, v[i].call,
-                                                           v[i].lease_ms, &out)) == 0 &&
+        if (e->keylen > sl && rdl_now_ms() < deadline &&
+            (e->kind == RDL_HOLD_COND
+                 ? rdl_cond_exit(c, e->key, e->keylen - sl, e->thread, e->call, e->lease_ms, &out)
+                 : rdl_barrier_exit(c, e->key, e->keylen - sl, e->thread, e->call, e->lease_ms, &out)) == 0 &&
             out.status >= 0)
             done++;
-        free(v[i].key);
     }
-    free(v);
+    rdl_exit_holds_free(v, n);
     if (n > 0)
         rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
                 "process exit: ended %zu of %zu condition wait%s and barrier arrival%s%s", done, n,

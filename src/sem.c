@@ -345,14 +345,14 @@ int rdsem_destroy(rdsem_t *sem)
 
 /* The holder hash key "<prefix>{name}:s:h" of h, which keys its leased
  * holds in the client's table.  NULL on ENOMEM. */
-static char *hold_key(const rdl_handle_t *h, size_t *len)
+static char *hold_key(const rdl_handle_t *h, uint16_t *len)
 {
     char *k = malloc(h->keylen + 5);
     if (k == NULL)
         return NULL;
     memcpy(k, h->key, h->keylen);
     memcpy(k + h->keylen, ":s:h", 5);
-    *len = h->keylen + 4;
+    *len = (uint16_t)(h->keylen + 4);
     return k;
 }
 
@@ -368,7 +368,6 @@ static rdl_hold_t *hold_new(const rdl_handle_t *h)
     }
     /* The name sits between the prefix's "{" and "}:s:h". */
     hold->namelen = h->namelen;
-    hold->name = hold->key + (h->keylen - h->namelen - 1);
     return hold;
 }
 
@@ -383,7 +382,8 @@ static void record_take(sem_req_t *r, const char *hc, rdl_hold_t **fresh)
     rdl_hold_t *hold = rdl_hold_find(c, (*fresh)->key, (*fresh)->keylen, r->thread);
     unsigned lease = r->lease_ms;
 
-    if (hold != NULL && !hold->lost && strcmp(hold->call, hc) == 0) {
+    char cs[21];
+    if (hold != NULL && !hold->lost && strcmp(rdl_hold_call_str(hold, cs), hc) == 0) {
         hold->count++;
         hold->expires_at = r->sent_at + lease; /* the take renewed it */
         return;
@@ -402,7 +402,7 @@ static void record_take(sem_req_t *r, const char *hc, rdl_hold_t **fresh)
     hold->api = RDL_API_SEM;
     hold->kind = RDL_HOLD_SEM;
     hold->count = 1;
-    snprintf(hold->call, sizeof hold->call, "%s", hc);
+    hold->call = strtoull(hc, NULL, 10);
     hold->serial = ++c->next_serial;
     rdl_hold_schedule(hold, cfg, lease, r->sent_at);
     hold->watchdog = cfg->watchdog_enabled;
@@ -501,7 +501,7 @@ static int sem_take(rdl_handle_t *h, int how, long long deadline)
         RDL_LOCK(c);
         hold = rdl_hold_find(c, fresh->key, fresh->keylen, r.thread);
         if (hold != NULL && !hold->lost)
-            snprintf(r.holdcall, sizeof r.holdcall, "%s", hold->call);
+            rdl_hold_call_str(hold, r.holdcall);
         RDL_UNLOCK(c);
     }
     memset(&me, 0, sizeof me);
@@ -624,7 +624,7 @@ static int post_leased(rdl_handle_t *h, rdlock_client_t *c)
     sem_req_t r;
     sem_reply_t out;
     char *key;
-    size_t keylen;
+    uint16_t keylen;
     bool final;
     int rc;
 
@@ -647,7 +647,7 @@ static int post_leased(rdl_handle_t *h, rdlock_client_t *c)
     final = hold->count <= 1;
     if (final)
         hold->releasing = true;
-    snprintf(r.holdcall, sizeof r.holdcall, "%s", hold->call);
+    rdl_hold_call_str(hold, r.holdcall);
     RDL_UNLOCK(c);
 
     rc = req_run(&r, 'p', -1, &out);
@@ -714,51 +714,26 @@ int rdsem_getvalue(rdsem_t *sem, int *sval)
 
 /* ---------------------------------------------------------------- exit, reset */
 
-typedef struct exit_sem {
-    rdl_hold_t *hold;
-    char call[21];
-} exit_sem_t;
-
 void rdl_sem_release_at_exit(rdlock_client_t *c, long long deadline)
 {
-    exit_sem_t *v = NULL;
-    size_t n = 0, cap = 0, done = 0, i;
-    rdl_tnode_t *nd;
+    rdl_exit_hold_t *v;
+    size_t n, done = 0, i;
 
     RDL_LOCK(c);
-    RDL_TABLE_FOREACH(&c->holds, i, nd)
-    {
-        rdl_hold_t *hold = (rdl_hold_t *)nd;
-        if (hold->kind != RDL_HOLD_SEM || hold->releasing || hold->lost || hold->handle == NULL)
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            exit_sem_t *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL)
-                break; /* the rest come back with their leases */
-            v = nv;
-            cap = ncap;
-        }
-        v[n].hold = hold;
-        memcpy(v[n].call, hold->call, sizeof v[n].call);
-        /* Neither renewed nor posted by another thread from now on; the
-         * record stays (other threads may still be running). */
-        hold->releasing = true;
-        n++;
-    }
+    v = rdl_exit_holds(c, 1u << RDL_HOLD_SEM, &n);
     RDL_UNLOCK(c);
 
     for (i = 0; i < n && rdl_now_ms() < deadline; i++) {
         sem_req_t r;
         sem_reply_t out;
-        if (req_init(&r, c, v[i].hold->handle, v[i].hold->thread) != 0)
+        if (v[i].handle == NULL || req_init(&r, c, v[i].handle, v[i].thread) != 0)
             continue;
         memcpy(r.holdcall, v[i].call, sizeof r.holdcall);
         if (req_run(&r, 'd', deadline, &out) == 0 && (out.status == 1 || out.status == 3))
             done++;
         req_free(&r);
     }
-    free(v);
+    rdl_exit_holds_free(v, n);
     if (n > 0)
         rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
                 "process exit: gave back the leased permits of %zu of %zu semaphore hold%s%s", done, n,

@@ -100,7 +100,7 @@ static void hold_lost(renew_batch_t *b, rdl_hold_t *h)
     }
     b->cbs[b->ncb].fn = fn;
     b->cbs[b->ncb].arg = arg;
-    b->cbs[b->ncb].name = strndup(h->name, h->namelen);
+    b->cbs[b->ncb].name = strndup(rdl_hold_name(h), h->namelen);
     if (b->cbs[b->ncb].name != NULL)
         b->ncb++;
 }
@@ -144,7 +144,7 @@ static int batch_add(rdlock_client_t *c, renew_batch_t *b, const rdl_hold_t *h)
     /* A semaphore's permit count is the server's (renew.lua keeps it for
      * ''): a renewal racing a post must not bring a permit back. */
     it->server_count = h->kind == RDL_HOLD_SEM;
-    memcpy(it->call, h->call, sizeof it->call);
+    rdl_hold_call_str(h, it->call);
     it->result = -1;
     b->n++;
     return 0;
@@ -180,7 +180,7 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
         if (!h->renew_stopped && c->cfg.max_hold_ms != 0 && now - h->acquired_at >= c->cfg.max_hold_ms) {
             h->renew_stopped = true;
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s held past max_hold_ms: no longer renewed",
-                    (int)h->namelen, h->name);
+                    (int)h->namelen, rdl_hold_name(h));
         }
         due = h->renew_stopped ? h->expires_at : h->renew_at;
         interval = rdl_hold_interval(&c->cfg, h->lease_ms);
@@ -560,7 +560,7 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
             h->renew_at = now + rdl_hold_interval(&c->cfg, h->lease_ms);
         } else if (it->result == 1) {
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s: lease lost (expired, taken over or deleted)",
-                    (int)h->namelen, h->name);
+                    (int)h->namelen, rdl_hold_name(h));
             hold_lost(b, h);
         } else {
             failed = true;
@@ -605,7 +605,7 @@ void rdl_watchdog_add(rdlock_client_t *c, const rdl_hold_t *hold)
     }
     if (rdl_events_start(c) != 0)
         rdl_log(RDLOCK_LOG_ERROR, "cannot start the watchdog thread; lock %.*s will not be renewed",
-                (int)hold->namelen, hold->name);
+                (int)hold->namelen, rdl_hold_name(hold));
 }
 
 rdl_wd_round_t *rdl_watchdog_collect(rdlock_client_t *c, long long now)
