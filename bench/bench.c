@@ -770,7 +770,13 @@ static int bench_base(const rdt_server_t *s, int reps, base_res_t *res)
 
 /* ---------------------------------------------------------------- 3: contended */
 
-enum { K_RDLOCK, K_NAIVE };
+/* K_SKETCH is no lock of this library: a FIFO hand-over whose grant is
+ * pushed by the release script to the head waiter, which waits for it in
+ * BLPOP on its own connection (no pub/sub, no background thread, no claim
+ * round trip), with neither leases, nor robust state, nor fencing.  It
+ * shows, in the same run, what hand-overs could cost on this machine: a
+ * diagnostic for issue 15's design (bench/README.md). */
+enum { K_RDLOCK, K_NAIVE, K_SKETCH };
 
 typedef struct rec {
     uint64_t token;  /* fencing token (rdlock) or the counter value read (naive) */
@@ -793,6 +799,16 @@ typedef struct child_hdr {
 
 static const char NAIVE_RELEASE[] =
     "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) end return 0";
+/* K_SKETCH: KEYS[1] the lock (the holder's id), KEYS[2] the FIFO line,
+ * KEYS[3] the grant lists' prefix; ARGV[1] the caller's id. */
+static const char SKETCH_ACQUIRE[] =
+    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',30000) then return 1 end "
+    "redis.call('rpush',KEYS[2],ARGV[1]) return 0";
+static const char SKETCH_RELEASE[] =
+    "if redis.call('get',KEYS[1])~=ARGV[1] then return -1 end "
+    "local h=redis.call('lpop',KEYS[2]) "
+    "if h then redis.call('set',KEYS[1],h,'PX',30000) redis.call('rpush',KEYS[3]..h,'1') return 1 end "
+    "redis.call('del',KEYS[1]) return 0";
 
 static void child_run(const rdt_server_t *s, int kind, const char *ini, const char *lockname,
                       const char *counter, int ready_fd, int go_fd, int res_fd)
@@ -850,6 +866,21 @@ static void child_run(const rdt_server_t *s, int kind, const char *ini, const ch
             t1 = now_ns();
             if ((e = rdlock_fencing_token(&m, &token)) != 0)
                 CFAIL("rdlock_fencing_token: %s", rdlock_strerror(e));
+        } else if (kind == K_SKETCH) {
+            snprintf(tok, sizeof tok, "%ld", (long)pid);
+            r = redisCommand(rc, "EVAL %s 2 %s %s:q %s", SKETCH_ACQUIRE, lockname, lockname, tok);
+            if (r == NULL || r->type != REDIS_REPLY_INTEGER)
+                CFAIL("sketch acquire: %s", r == NULL ? rc->errstr : "bad reply");
+            e = (int)r->integer;
+            freeReplyObject(r);
+            if (e == 0) {
+                /* In line: the release pushes the grant to us. */
+                r = redisCommand(rc, "BLPOP %s:g:%s 0", lockname, tok);
+                if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+                    CFAIL("sketch BLPOP: %s", r == NULL ? rc->errstr : "bad reply");
+                freeReplyObject(r);
+            }
+            t1 = now_ns();
         } else {
             snprintf(tok, sizeof tok, "%ld-%d", (long)pid, i);
             for (;;) {
@@ -881,6 +912,15 @@ static void child_run(const rdt_server_t *s, int kind, const char *ini, const ch
         if (kind == K_RDLOCK) {
             if ((e = rdlock_unlock(&m)) != 0)
                 CFAIL("rdlock_unlock: %s", rdlock_strerror(e));
+        } else if (kind == K_SKETCH) {
+            r = redisCommand(rc, "EVAL %s 3 %s %s:q %s:g: %s", SKETCH_RELEASE, lockname, lockname, lockname, tok);
+            if (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < 0) {
+                if (r != NULL)
+                    freeReplyObject(r);
+                CFAIL("sketch release: %s", r == NULL ? rc->errstr : "the lock was not ours");
+            }
+            freeReplyObject(r);
+            token = (uint64_t)v;
         } else {
             r = redisCommand(rc, "EVAL %s 1 %s %s", NAIVE_RELEASE, lockname, tok);
             if (r == NULL)
@@ -974,6 +1014,8 @@ static int contended_once(const rdt_server_t *s, int kind, int retry_ms, int run
             return -1;
         }
         snprintf(inipath, sizeof inipath, "%s", ini);
+    } else if (kind == K_SKETCH) {
+        snprintf(lockname, sizeof lockname, "bench:{sketch%d}", run_no);
     } else {
         snprintf(lockname, sizeof lockname, "bench:naive:%d", run_no);
     }
@@ -1036,7 +1078,8 @@ static int contended_once(const rdt_server_t *s, int kind, int retry_ms, int run
                 hdr.status = 1;
             nall += (size_t)hdr.n;
             if (hdr.status != 0) {
-                fail("child %d (%s): %s", p, kind == K_RDLOCK ? "rdlock" : "naive", hdr.err);
+                fail("child %d (%s): %s", p, kind == K_RDLOCK ? "rdlock" : kind == K_SKETCH ? "sketch" : "naive",
+                     hdr.err);
                 ok = 0;
             }
             if (hdr.start_ns < start)
@@ -1062,7 +1105,8 @@ static int contended_once(const rdt_server_t *s, int kind, int retry_ms, int run
     res->counter = get_int(c, counter);
     if (res->counter != NPROC * SECTIONS) {
         fail("MUTUAL EXCLUSION VIOLATED (%s): counter = %lld after %d sections",
-             kind == K_RDLOCK ? "rdlock" : "naive lock", res->counter, NPROC * SECTIONS);
+             kind == K_RDLOCK ? "rdlock" : kind == K_SKETCH ? "sketch" : "naive lock", res->counter,
+             NPROC * SECTIONS);
         ok = 0;
     }
     if (nall > 0 && end > start) {
@@ -1073,7 +1117,10 @@ static int contended_once(const rdt_server_t *s, int kind, int retry_ms, int run
             char path[512];
             FILE *f;
             snprintf(path, sizeof path, "%s/contended-%d-%s.csv", dump, run_no,
-                     kind == K_NAIVE ? "naive" : retry_ms == 100 ? "r100" : "r1000");
+                     kind == K_NAIVE    ? "naive"
+                     : kind == K_SKETCH ? "sketch"
+                     : retry_ms == 100  ? "r100"
+                                        : "r1000");
             if ((f = fopen(path, "w")) != NULL) {
                 fprintf(f, "token,pid,value,t_call_ns,t_acq_ns,t_rel_ns,lat_ns\n");
                 for (i = 0; i < nall; i++)
@@ -3750,7 +3797,7 @@ int main(int argc, char **argv)
 {
     rdt_server_t srv;
     base_res_t base;
-    cont_res_t cres[3];
+    cont_res_t cres[4];
     rw_res_t rwres;
     wd_res_t wres[3];
     mt_res_t mres;
@@ -3759,9 +3806,9 @@ int main(int argc, char **argv)
     pr_res_t prres;
     int with_cluster = 0, with_redlock = 1, with_prims = 1, with_million = 1, watchdog_only = 0;
     int nwd = 0, i, k, reps, creps, targets = 0, met = 0;
-    static const char *const cname[3] = { "contended_r100", "contended_r1000", "naive" };
-    static const char *const clabel[3] = { "rdlock, retry_interval_ms=100", "rdlock, retry_interval_ms=1000",
-                                           "naive SET NX + 1 ms sleep" };
+    static const char *const cname[4] = { "contended_r100", "contended_r1000", "naive", "sketch_blpop" };
+    static const char *const clabel[4] = { "rdlock, retry_interval_ms=100", "rdlock, retry_interval_ms=1000",
+                                           "naive SET NX + 1 ms sleep", "sketch: BLPOP hand-over" };
     char key[128], ver[64], mode[32];
     redisContext *c;
     double t_start = now_s();
@@ -3865,13 +3912,14 @@ int main(int argc, char **argv)
 
     /* 3: repetitions interleaved over the three configurations. */
     {
-        cont_run_t runs[3][16];
+        cont_run_t runs[4][16];
         int run_no = 0;
         phase = "contended";
         for (i = 0; i < creps; i++)
-            for (k = 0; k < 3; k++)
-                contended_once(&srv, k == 2 ? K_NAIVE : K_RDLOCK, k == 1 ? 1000 : 100, run_no++, &runs[k][i]);
-        for (k = 0; k < 3; k++) {
+            for (k = 0; k < 4; k++)
+                contended_once(&srv, k == 2 ? K_NAIVE : k == 3 ? K_SKETCH : K_RDLOCK, k == 1 ? 1000 : 100,
+                               run_no++, &runs[k][i]);
+        for (k = 0; k < 4; k++) {
             double v[16];
             cont_res_t *r = &cres[k];
 #define MED(field, dst)                   \
@@ -3913,20 +3961,22 @@ int main(int argc, char **argv)
         SECTIONS);
     out("   %-31s %9s %8s %8s %8s %9s %9s %8s\n", "", "sect/s", "p50 ms", "p99 ms", "max ms", "worst ms",
         "hand-offs", "counter");
-    for (k = 0; k < 3; k++)
+    for (k = 0; k < 4; k++)
         out("   %-31s %9.0f %8.2f %8.2f %8.2f %9.2f %9.0f %8s\n", clabel[k], cres[k].secs_per_s,
             cres[k].p50_ms, cres[k].p99_ms, cres[k].max_ms, cres[k].max_worst_ms, cres[k].handoffs,
             cres[k].counter_ok ? "2000 ok" : "WRONG");
     out("   (max ms: median over repetitions of each run's maximum; worst ms: the largest of them;\n"
-        "    naive: %.1f SET NX attempts per section)\n",
-        cres[2].attempts);
+        "    naive: %.1f SET NX attempts per section; sketch: no lock of this library, a FIFO whose\n"
+        "    release pushes the grant to the head waiter's BLPOP: %.2fx naive, what a hand-over\n"
+        "    without pub/sub, thread hop or claim could reach here; bench/README.md)\n",
+        cres[2].attempts, cres[3].secs_per_s / cres[2].secs_per_s);
     out("   diagnostics: hand-off gap = unlock called -> next process holds; overtaken = sections\n"
         "   run by other processes while the slowest acquire waited\n");
     out("   re-grabs = the previous holder took it again while another process waited; non-FIFO =\n"
         "   sections granted while a process that had called lock earlier was still waiting\n");
     out("   %-31s %10s %10s %9s %8s %8s %8s\n", "", "gap p50 ms", "gap max ms", "overtaken", ">=50ms", "re-grabs",
         "non-FIFO");
-    for (k = 0; k < 3; k++)
+    for (k = 0; k < 4; k++)
         out("   %-31s %10.3f %10.2f %9.0f %8.0f %8.0f %8.0f\n", clabel[k], cres[k].gap_p50_ms, cres[k].gap_max_ms,
             cres[k].worst_overtaken, cres[k].slow, cres[k].regrabs, cres[k].unfifo);
     out("   (>=50ms: total over all repetitions; the rest: medians)\n");
@@ -3941,7 +3991,7 @@ int main(int argc, char **argv)
         met += a + b + d;
     }
     out("\n");
-    for (k = 0; k < 3; k++) {
+    for (k = 0; k < 4; k++) {
 #define J(suffix, val)                                              \
     do {                                                            \
         snprintf(key, sizeof key, "%s_%s", cname[k], suffix);       \
@@ -3964,6 +4014,10 @@ int main(int argc, char **argv)
 #undef J
         snprintf(key, sizeof key, "%s_counter_ok", cname[k]);
         json_bool(key, cres[k].counter_ok);
+        if (k == 3) {
+            snprintf(key, sizeof key, "%s_vs_naive", cname[k]);
+            json_num(key, cres[k].secs_per_s / cres[2].secs_per_s);
+        }
         if (k < 2) {
             snprintf(key, sizeof key, "%s_fencing_order_ok", cname[k]);
             json_bool(key, cres[k].fencing_ok);

@@ -159,8 +159,7 @@ static void round_run(rdlock_client_t *c, round_t *rd, int n, int maj, long long
         int np = 0;
         now = rdl_now_ms();
         if (grace_until < 0 && answered >= maj) {
-            long long g = 2 * (now - start);
-            grace_until = now + (g > RDL_QUORUM_GRACE_MS ? g : RDL_QUORUM_GRACE_MS);
+            grace_until = rdl_quorum_grace_end(start, now, 0);
             if (grace_until < until)
                 until = grace_until;
         }

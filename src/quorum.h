@@ -24,6 +24,17 @@ struct rdlock_client;
 
 #define RDL_QUORUM_GRACE_MS 10
 
+/* Once enough masters answered (or connected) at now, of a round started
+ * at start: until when the others may still (twice the time so far, at
+ * least RDL_QUORUM_GRACE_MS; min_grace instead if larger). */
+static inline long long rdl_quorum_grace_end(long long start, long long now, long long min_grace)
+{
+    long long g = 2 * (now - start);
+    if (g < min_grace)
+        g = min_grace;
+    return now + (g > RDL_QUORUM_GRACE_MS ? g : RDL_QUORUM_GRACE_MS);
+}
+
 /* ---- the masters (topology_redlock.c) */
 typedef struct rdl_redlock rdl_redlock_t;
 /* How many masters, and how many make a majority. */

@@ -245,7 +245,7 @@ int rdl_redlock_open_many(rdlock_client_t *c, const bool *want, int need, rdl_co
          * quorum round's answers do (quorum.h): a powered-off master must
          * not cost a request its connect timeout. */
         if (grace < 0 && done >= need) {
-            long long g = 2 * (now - start);
+            long long g = 0;
             if (need <= 0) {
                 /* The caller has its majority already: nothing to scale
                  * the grace by, and a master farther away than the
@@ -255,7 +255,7 @@ int rdl_redlock_open_many(rdlock_client_t *c, const bool *want, int need, rdl_co
                 if (g > 250)
                     g = 250;
             }
-            grace = now + (g > RDL_QUORUM_GRACE_MS ? g : RDL_QUORUM_GRACE_MS);
+            grace = rdl_quorum_grace_end(start, now, g);
             if (grace < until)
                 until = grace;
         }
