@@ -112,30 +112,31 @@ int rdbarrier_destroy(rdbarrier_t *b)
  * whose answer got lost, after it can no longer act): 2 if it completed
  * its generation after all (the serial one), 1 if the generation
  * completed with it, 0 withdrawn (or it never arrived), -1 unknown (with
- * fail_fast; or the server stayed unreachable until it no longer keeps
- * the record of the arrival).  Until the server answers, the arrival may
- * still complete a generation (its lease is renewed while this runs), and
- * a wait that said ETIMEDOUT then would leave the others released
- * without it: so without fail_fast this asks again, with a back-off,
- * until it can tell. */
-static int withdraw(rdl_preq_t *r)
+ * fail_fast; or, for generation 0, the server could not be asked by
+ * tell_by, after which it may no longer keep the record of the arrival:
+ * see bar_wait).  Until the server answers, the arrival may still
+ * complete a generation (its lease is renewed while this runs), and a
+ * wait that said ETIMEDOUT then would leave the others released without
+ * it: so without fail_fast this asks again, with a back-off, until it can
+ * tell. */
+static int withdraw(rdl_preq_t *r, long long tell_by)
 {
     rdl_preply_t out;
     long long pause = 100, tmo = r->c->cfg.command_timeout_ms;
-    /* The record of an arrival made by the attempt without an answer
-     * lasts BAR_RECORD_MS from that attempt (sent before unsure_until). */
-    long long tell_by = strcmp(r->arg, "0") == 0 ? r->unsure_until - tmo + BAR_RECORD_MS - 2 * tmo : -1;
     bool said = false;
     rdl_sleep_until(r->unsure_until);
-    while (rdl_preq_run(r, r->c->scripts->barrier, 'u', false, rdl_now_ms() + tmo, &out) != 0) {
-        if (r->c->cfg.fail_fast) {
-            rdl_log(RDLOCK_LOG_WARN, "barrier %s: could not withdraw an arrival; it may still count", r->h->name);
-            return -1;
-        }
-        if (tell_by >= 0 && rdl_now_ms() + pause + tmo > tell_by) {
+    for (;;) {
+        /* An answer must come while the record surely lasts. */
+        if (tell_by >= 0 && rdl_now_ms() + tmo > tell_by) {
             rdl_log(RDLOCK_LOG_ERROR,
                     "barrier %s: could not withdraw an arrival within %lld ms; it may have counted", r->h->name,
                     BAR_RECORD_MS);
+            return -1;
+        }
+        if (rdl_preq_run(r, r->c->scripts->barrier, 'u', false, rdl_now_ms() + tmo, &out) == 0)
+            break;
+        if (r->c->cfg.fail_fast) {
+            rdl_log(RDLOCK_LOG_WARN, "barrier %s: could not withdraw an arrival; it may still count", r->h->name);
             return -1;
         }
         if (!said)
@@ -164,11 +165,13 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
     rdl_preq_t r;
     rdl_preply_t out;
     unsigned long gen;
+    long long call_at; /* when this call's first arrival attempt was made */
     bool arrived = false;
     int rc;
 
     if ((rc = req_new(&r, h, &c)) != 0)
         return rc;
+    call_at = rdl_now_ms();
     if (strtoll(r.keep, NULL, 10) < BAR_RECORD_MS)
         r.keep[rdl_fmt_u64(r.keep, BAR_RECORD_MS)] = '\0';
     memset(&me, 0, sizeof me);
@@ -205,8 +208,13 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
                      * the server answered that, a timed-out wait says
                      * so; EIO stays for a server that never answered. */
                     if (r.unsure_until != 0) {
+                        /* Its record, which tells, lasts BAR_RECORD_MS
+                         * from the first attempt that acted, made after
+                         * call_at (later attempts of the call find it and
+                         * leave it). */
                         strcpy(r.arg, "0");
-                        rc = withdrawn_rc(withdraw(&r), rc == EIO && how == RDL_TIMED && !c->cfg.fail_fast
+                        rc = withdrawn_rc(withdraw(&r, call_at + BAR_RECORD_MS - 2 * c->cfg.command_timeout_ms),
+                                          rc == EIO && how == RDL_TIMED && !c->cfg.fail_fast
                                                             ? ETIMEDOUT
                                                             : rc);
                     }
@@ -231,20 +239,21 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
                 hold = NULL;
                 arrived = false;
                 rdl_preq_newcall(&r);
+                call_at = rdl_now_ms();
                 continue;
             }
             if (rc != 0 && (rc != EIO || c->cfg.fail_fast)) {
-                rc = withdrawn_rc(withdraw(&r), rc);
+                rc = withdrawn_rc(withdraw(&r, -1), rc);
                 break;
             }
         }
         if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
-            rc = arrived ? withdrawn_rc(withdraw(&r), ETIMEDOUT) : ETIMEDOUT;
+            rc = arrived ? withdrawn_rc(withdraw(&r, -1), ETIMEDOUT) : ETIMEDOUT;
             break;
         }
         rdl_prim_sleep(&r, q, &me, gen, how, deadline);
         if (how == RDL_TIMED && rdl_now_ms() >= deadline && arrived) {
-            rc = withdrawn_rc(withdraw(&r), ETIMEDOUT);
+            rc = withdrawn_rc(withdraw(&r, -1), ETIMEDOUT);
             break;
         }
     }
