@@ -141,6 +141,14 @@ int rdl_conn_time(rdl_conn_t *c, long long *ms);
  * missing), EIO no answer.  Leaves the connection in its normal mode. */
 int rdl_conn_check_channel(rdl_conn_t *c, const char *channel, size_t len);
 
+/* A command that blocks on the server (BLPOP: handover.c), with a read
+ * timeout of wait_ms for its answer, then restore_ms again.  Returns 0
+ * with *reply (an error reply as is), or EIO: no answer in time, or the
+ * connection failed (close it: a blocked command may still be pending on
+ * the server). */
+int rdl_conn_blocking(rdl_conn_t *c, int argc, const char *const *argv, const size_t *lens, int wait_ms,
+                      int restore_ms, redisReply **reply);
+
 /* Load a script into the server's cache (after NOSCRIPT in a pipeline). */
 int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
 /* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read). */

@@ -17,6 +17,7 @@
 
 #include "client.h"
 #include "events.h"
+#include "handover.h"
 #include "hold.h"
 #include "lock.h"
 #include "lock_quorum.h"
@@ -34,10 +35,11 @@
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
 /* The keys of a lock (see src/scripts/acquire.lua): seven that every script
- * takes (the seventh: the readers' index), and an eighth (the record of the
- * last release) that only acquire and release use. */
+ * takes (the seventh: the readers' index), and two more that only acquire
+ * and release use: the record of the last release, and the caller's own
+ * grant list (handover.h). */
 #define RDL_NKEYS 7
-#define RDL_NKEYS_RELEASE 8
+#define RDL_NKEYS_RELEASE 9
 typedef struct lock_keys {
     char *buf;
     const char *v[RDL_NKEYS_RELEASE];
@@ -47,12 +49,14 @@ typedef struct lock_keys {
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 static void exit_register(void);
 
-static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
+/* The keys of key's lock; with owner, also the acquire/release ones (the
+ * last of which is the owner's grant list "<key>:g:<owner>"). */
+static int keys_make(lock_keys_t *k, const char *key, size_t keylen, const char *owner)
 {
-    static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":sd", ":rel" };
-    static const size_t sfxlen[RDL_NKEYS_RELEASE] = { 0, 2, 3, 2, 6, 2, 3, 4 };
-    size_t i, off = 0;
-    k->buf = malloc(RDL_NKEYS_RELEASE * keylen + 24);
+    static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":sd", ":rel", ":g:" };
+    static const size_t sfxlen[RDL_NKEYS_RELEASE] = { 0, 2, 3, 2, 6, 2, 3, 4, 3 };
+    size_t i, off = 0, ol = owner != NULL ? strlen(owner) : 0;
+    k->buf = malloc(RDL_NKEYS_RELEASE * keylen + 27 + ol);
     if (k->buf == NULL)
         return ENOMEM;
     for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
@@ -63,6 +67,8 @@ static int keys_make(lock_keys_t *k, const char *key, size_t keylen)
         k->l[i] = keylen + sl;
         off += keylen + sl;
     }
+    memcpy(k->buf + off, owner != NULL ? owner : "", ol); /* after the ":g:" */
+    k->l[RDL_NKEYS_RELEASE - 1] += ol;
     return 0;
 }
 
@@ -94,6 +100,11 @@ typedef struct attempt {
     char lease[16];
     unsigned lease_ms;
     char claim[16];  /* how long a hand-over to us waits for our claim */
+    unsigned claim_ms;
+    bool listed;     /* waits for a hand-over in BLPOP (handover.h) */
+    bool handed;     /* held by a hand-over popped from the grant list: until
+                        the first renewal, for the claim window after
+                        sent_at only */
     char info[300];
     char call[21];   /* this call's number, as in info */
     bool robust;
@@ -355,7 +366,10 @@ static rdl_hold_t *record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *
     hold->token = a->token;
     hold->call = strtoull(a->call, NULL, 10);
     hold->serial = ++c->next_serial;
-    rdl_hold_schedule(hold, cfg, lease, a->sent_at);
+    if (a->handed)
+        rdl_hold_schedule_handed(hold, cfg, lease, a->claim_ms, a->sent_at);
+    else
+        rdl_hold_schedule(hold, cfg, lease, a->sent_at);
     /* Kept as a span after the acquire's send: an earlier moment has
      * passed by the time anyone waits for it. */
     if (a->unsure_until > hold->acquired_at)
@@ -379,9 +393,9 @@ static int attempt_init(attempt_t *a, rdlock_client_t *c, const rdl_handle_t *h,
     unsigned claim;
     memset(a, 0, sizeof *a);
     a->c = c;
-    if (keys_make(&a->keys, h->key, h->keylen) != 0)
-        return ENOMEM;
     rdl_owner(c, thread, a->owner);
+    if (keys_make(&a->keys, h->key, h->keylen, a->owner) != 0)
+        return ENOMEM;
     a->mode = mode;
     a->robust = mode == 'x' && h->robust;
     a->lease[rdl_fmt_u64(a->lease, lease)] = '\0';
@@ -397,18 +411,19 @@ static int attempt_init(attempt_t *a, rdlock_client_t *c, const rdl_handle_t *h,
     if (c->topo->quorum)
         claim = 0;
     a->claim[rdl_fmt_u64(a->claim, claim)] = '\0';
+    a->claim_ms = claim;
     info_make(a->info, a->call, c, thread);
     return 0;
 }
 
-/* Wait for a wake-up of q, a hand-over to me, or `until` (mu not held):
- * the re-check schedule of a waiter that was told busy (rc EBUSY) or could
- * not reach Redis (EIO). */
-static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsigned long gen0, const attempt_t *a,
-                      int rc, int how, long long deadline, unsigned lease)
+/* The re-check schedule of a waiter that was told busy (rc EBUSY) or
+ * could not reach Redis (EIO): when it looks next (monotonic ms), and for
+ * wait_turn the period (*wait_out) and when its queue mark needs its own
+ * look at the latest (*mark_out). */
+static long long turn_until(rdlock_client_t *c, const attempt_t *a, int rc, int how, long long deadline,
+                            unsigned lease, unsigned *wait_out, long long *mark_out)
 {
     long long now = rdl_now_ms(), until, mark_by;
-    rdl_waitq_share_t share;
     unsigned wait_ms;
 
     /* Re-check when the holders' leases would end, but at least every
@@ -431,8 +446,24 @@ static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsi
         until = now;
     if (how == RDL_TIMED && until > deadline)
         until = deadline;
+    if (wait_out != NULL)
+        *wait_out = wait_ms;
+    if (mark_out != NULL)
+        *mark_out = mark_by;
+    return until;
+}
+
+/* Wait for a wake-up of q, a hand-over to me, or the next re-check
+ * (turn_until) (mu not held). */
+static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsigned long gen0, const attempt_t *a,
+                      int rc, int how, long long deadline, unsigned lease)
+{
+    rdl_waitq_share_t share;
+    unsigned wait_ms;
+    long long mark_by, until = turn_until(c, a, rc, how, deadline, lease, &wait_ms, &mark_by);
+
     if (q == NULL) {
-        rdl_sleep_ms(until - now);
+        rdl_sleep_until(until);
         return;
     }
     /* A queued writer's own look is also what keeps its place in line
@@ -447,6 +478,31 @@ static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsi
     RDL_LOCK(c);
     rdl_waitq_sleep(c, q, me, gen0, until, rc == EBUSY && !a->first ? &share : NULL);
     RDL_UNLOCK(c);
+}
+
+/* A queued writer's wait for the next re-check (turn_until), in BLPOP on
+ * its grant list (handover.h).  0: the lock was handed to this call
+ * (a->token, a->handed); else rdl_handover_wait's EAGAIN, ENOTSUP, EIO. */
+static int handover_turn(attempt_t *a, int how, long long deadline, unsigned lease)
+{
+    rdlock_client_t *c = a->c;
+    long long until = turn_until(c, a, EBUSY, how, deadline, lease, NULL, NULL);
+    uint64_t token;
+    int rc = rdl_handover_wait(c, a->keys.v[0], a->keys.l[0], a->keys.v[RDL_NKEYS_RELEASE - 1],
+                               a->keys.l[RDL_NKEYS_RELEASE - 1], strtoull(a->call, NULL, 10), until, &token);
+    if (rc != 0)
+        return rc;
+    /* Our last look emptied the list (acquire.lua), so this grant came
+     * after it reached the server, and the server keeps it for the claim
+     * window from then: until sent_at + claim at least.  Taken as held
+     * with half of that still ahead, so that the watchdog's first
+     * renewal, which starts the lease, has time; later (a stalled
+     * network), a look claims it while it lasts. */
+    if (rdl_now_ms() >= a->sent_at + a->claim_ms / 2)
+        return EAGAIN;
+    a->token = token;
+    a->handed = true;
+    return 0;
 }
 
 /* Giving up (rc an error): nothing of this call may stay behind on the
@@ -526,6 +582,13 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     }
     memset(&me, 0, sizeof me);
     me.thread = thread;
+    /* A queued writer waits for its hand-over in BLPOP (handover.h) where
+     * there is a hand-over (not on a quorum), the grant needs no
+     * confirmation on replicas, and the watchdog can turn the claim
+     * window into a lease; else it claims by a look after a pub/sub
+     * message, as readers do. */
+    a.listed = mode == 'x' && how != RDL_TRY && a.claim_ms > 0 && c->cfg.wait_replicas <= 0 &&
+               (h->watchdog >= 0 ? h->watchdog != 0 : c->cfg.watchdog_enabled);
 
     for (;;) {
         unsigned long gen0 = 0;
@@ -583,7 +646,23 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             rc = rc == EBUSY ? ETIMEDOUT : EIO;
             break;
         }
-        if (q == NULL) {
+        if (a.listed && rc == EBUSY) {
+            /* No subscription: a hand-over, or a "look again", after
+             * this look waits in the list for the BLPOP. */
+            int hr = handover_turn(&a, how, deadline, lease);
+            if (hr == 0) {
+                rc = 0;
+                break;
+            }
+            if (hr == EAGAIN)
+                continue;
+            if (hr == EIO) {
+                wait_turn(c, NULL, &me, 0, &a, rc, how, deadline, lease);
+                continue;
+            }
+            a.listed = false; /* ENOTSUP: the pub/sub way from now on */
+        }
+        if (q == NULL && !a.listed) {
             /* Subscribe, then look again at once: a release between our
              * attempt and the subscription would otherwise go unheard. */
             RDL_LOCK(c);
@@ -595,6 +674,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
         }
         wait_turn(c, q, &me, gen0, &a, rc, how, deadline, lease);
     }
+
 
     if (rc != 0 && rc != EOWNERDEAD)
         rc = give_up(&a, h, queued, rc);
@@ -676,7 +756,7 @@ int rdl_release(rdl_handle_t *h)
     /* An acquire attempt of this hold that got no answer may still arrive:
      * released first, it would find the lock free and take it again. */
     rdl_sleep_until(unsure_until);
-    rc = keys_make(&keys, h->key, h->keylen);
+    rc = keys_make(&keys, h->key, h->keylen, owner);
     if (rc != 0)
         free(dead_owner);
     if (rc == 0) {
@@ -749,10 +829,10 @@ void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
             /* As unlock does: a late attempt of the acquire must not find
              * the lock free after this. */
             rdl_sleep_until(e->unsure_until);
-            if (keys_make(&keys, e->key, e->keylen) == 0) {
+            rdl_owner(c, e->thread, owner);
+            if (keys_make(&keys, e->key, e->keylen, owner) == 0) {
                 /* 'd': an exclusive hold keeps its robust marker, as a
                  * dead owner's would; a shared one is simply released. */
-                rdl_owner(c, e->thread, owner);
                 leave(c, &keys, owner, e->mode == 's' ? "rs" : "rd", e->call, NULL, deadline, &lr);
                 free(keys.buf);
             }
@@ -891,7 +971,7 @@ int rdl_lock_script_on(rdlock_client_t *c, const rdl_script_t *script, const cha
     if (server >= (unsigned)rdl_redlock_count(c))
         return EINVAL;
     snprintf(where, n, "%s", rdl_redlock_route(c, (int)server));
-    if ((rc = keys_make(&keys, key, keylen)) != 0)
+    if ((rc = keys_make(&keys, key, keylen, NULL)) != 0)
         return rc;
     rdl_quorum_init(c, &q, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l);
     q.force = true; /* this master, whatever its backoff says */
@@ -916,7 +996,7 @@ int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *
                     redisReply **reply)
 {
     lock_keys_t keys;
-    int rc = keys_make(&keys, key, keylen);
+    int rc = keys_make(&keys, key, keylen, NULL);
     if (rc != 0)
         return rc;
     if (c->topo->quorum)

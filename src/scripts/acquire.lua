@@ -41,7 +41,11 @@
 --                              ended by expiry or loss; "?<owner>" = handed
 --                              to a robust acquirer with EOWNERDEAD, not yet
 --                              made consistent; "!" = not recoverable until
---                              reset.  Never expires.
+--                              reset; "~<owner>" = handed over to that
+--                              queued writer (release.lua), which may not
+--                              have taken it: its grant list (KEYS[9] of
+--                              that owner) tells, see handed() below.
+--                              Never expires.
 --   KEYS[7] <prefix>{N}:sd     zset: the readers' index of a name with many
 --                              (over 16) readers: one member per shared
 --                              holder field of KEYS[1], score = that
@@ -74,6 +78,19 @@
 --                              duplicate of that call's acquire that a
 --                              retrying proxy might deliver after the
 --                              release.
+--   KEYS[9] <prefix>{N}:g:<owner>  list: the caller's grant list.  A
+--                              release that hands the lock to a queued
+--                              writer pushes "<call>;<token>" onto that
+--                              writer's list, on which the writer waits in
+--                              BLPOP (src/handover.c): the pop is its grant,
+--                              with no claim round trip and no pub/sub hop.
+--                              "u" items say "look again" (a release that
+--                              left a robust marker).  A grant item lives a
+--                              day (it is the evidence handed() reads);
+--                              a list of only "u" items a minute.  Each
+--                              look of a queued writer empties its own
+--                              list, so a grant popped after a look was
+--                              pushed after that look reached the server.
 --   channel <prefix>{N}:c      "g <owner> <token>": the lock was handed to a
 --                              queued writer; "u": waiting readers may enter.
 --                              Published only when someone waits.
@@ -258,6 +275,38 @@ end
 local xstate = redis.call('GET', KEYS[6])
 if xstate == '!' then return {-1} end
 
+-- A hand-over's marker "~<owner>" (release.lua): the lock was handed to
+-- that queued writer, which may never have taken it (killed between its
+-- last look and the hand-over).  Its grant list says which: a grant still
+-- in it was never popped (nor claimed by a look, which empties the list),
+-- so that waiter never held the lock: a clean state, the marker goes;
+-- no grant means it took the lock and the hold ended without unlock: the
+-- marker becomes "<owner>", as any exclusive holder's.  Read only when
+-- the marker matters (the lock free for an exclusive grant, or the
+-- owner's own look) and written back, so the list is needed no longer.
+-- If the list cannot be read (a Redis Cluster slot half migrated), the
+-- hold is taken to have ended uncleanly: a robust acquirer is told
+-- EOWNERDEAD rather than not told.  Returns the marker now (nil: clean).
+local function handed(xs)
+  if not xs or string.sub(xs, 1, 1) ~= '~' then return xs end
+  local y = string.sub(xs, 2)
+  local gk = KEYS[1] .. ':g:' .. y
+  local items = redis.pcall('LRANGE', gk, 0, -1)
+  local taken = true
+  if not items.err then
+    for _, it in ipairs(items) do
+      if it ~= 'u' then taken = false break end
+    end
+    redis.pcall('DEL', gk)
+  end
+  if taken then
+    redis.call('SET', KEYS[6], y)
+    return y
+  end
+  redis.call('DEL', KEYS[6])
+  return nil
+end
+
 -- Shared with many readers: the readers' index answers what the holder
 -- fields would (is any live, the latest deadline) without reading them
 -- all; this owner's own field is read alone.  Else (exclusive: one
@@ -330,8 +379,10 @@ else
           -- becomes a real exclusive hold, robust marker included (until
           -- then it was no hold whose owner could die inside).
           local dead = 0
-          if mode == 'x' and not xstate then
+          if mode == 'x' and (not xstate or xstate == '~' .. owner) then
+            -- Its grant, if still in its list, is claimed by this look.
             redis.call('SET', KEYS[6], owner)
+            redis.call('DEL', KEYS[9])
           elseif mode == 'x' and robust and string.sub(xstate, 1, 1) == '?' then
             dead = 1
           end
@@ -394,6 +445,11 @@ local function busy(hint)
       end
       redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. claim .. ';' .. info)
       if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == owner then first = 1 end
+      -- Our grant list: a grant in it now is of a hand-over that lapsed
+      -- (or of an older call); after this look, a grant is new.  A
+      -- marker of ours is settled first: the list may be its evidence.
+      if xstate == '~' .. owner then xstate = handed(xstate) end
+      redis.call('DEL', KEYS[9])
     else
       redis.call('ZADD', KEYS[4], now + lease, owner)
     end
@@ -426,4 +482,5 @@ elseif waiting and claim ~= '0' then
   end
   if head and head ~= owner then return busy(0) end
 end
+if mode == 'x' then xstate = handed(xstate) end
 return grant(not live, xstate, false)

@@ -1,7 +1,8 @@
 -- release.lua: end this owner's hold, or its wait (layout: see acquire.lua),
 -- and hand a lock that became free to the head of the writers' queue.
 -- KEYS[1..7] as acquire.lua (KEYS[7], the readers' index, is kept here
--- as there: a shared holder's field and member go together); KEYS[8]
+-- as there: a shared holder's field and member go together); KEYS[9]
+-- the caller's grant list, as there; KEYS[8]
 -- <prefix>{N}:rel, string
 -- "<owner>;<call>": the last hold released here, kept a short while
 -- (ARGV[4]) so that a retried release can prove that its first attempt,
@@ -226,8 +227,12 @@ else
         end
       end
       local m = redis.call('HGET', KEYS[1], 'm')
-      if (m == 'x' or m == 'X') and redis.call('EXISTS', KEYS[6]) == 0 then
-        redis.call('SET', KEYS[6], owner)
+      if m == 'x' or m == 'X' then
+        local xs = redis.call('GET', KEYS[6])
+        if not xs or xs == '~' .. owner then
+          redis.call('SET', KEYS[6], owner)
+          redis.call('DEL', KEYS[9]) -- its grant, taken by this answer
+        end
       end
       return {2, 1, owner, tonumber(tok)}
     end
@@ -255,6 +260,13 @@ end
 -- acquire.lua gives out EOWNERDEAD / ENOTRECOVERABLE.
 if redis.call('EXISTS', KEYS[6]) == 1 then
   redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
+  -- The head may wait in BLPOP on its grant list (src/handover.c), deaf
+  -- to pub/sub: told there too.  A list of only "u" lives a minute.
+  local hd = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if hd then
+    local gk = KEYS[1] .. ':g:' .. hd
+    if redis.pcall('RPUSH', gk, 'u') == 1 then redis.pcall('PEXPIRE', gk, 60000) end
+  end
   return {status, 2}
 end
 local wq = redis.call('HGETALL', KEYS[3])
@@ -301,6 +313,20 @@ if head then
   redis.call('PEXPIRE', KEYS[1], claim)
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
+  -- The grant, straight to the head: it waits in BLPOP on this list
+  -- (src/handover.c) and holds the lock when the pop answers, with no
+  -- claim round trip; its watchdog's first renewal starts the lease.  The
+  -- marker '~<head>' (acquire.lua's handed()) makes a hold that then ends
+  -- without unlock known to robust acquirers, while a head that died
+  -- before its pop leaves its grant in the list: a clean end.  Pushed
+  -- through pcall: a key of this slot that a Redis Cluster migration has
+  -- moved already cannot be written here; the head then claims by its
+  -- next look, as one that is not in BLPOP does (pub/sub, below).
+  local gk = KEYS[1] .. ':g:' .. head
+  if type(redis.pcall('RPUSH', gk, call_of(v, true) .. ';' .. token)) == 'number' then
+    redis.pcall('PEXPIRE', gk, 86400000)
+    redis.call('SET', KEYS[6], '~' .. head)
+  end
   redis.pcall('PUBLISH', KEYS[1] .. ':c', 'g ' .. head .. ' ' .. token)
   return {status, 1, head, token}
 end

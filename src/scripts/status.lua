@@ -32,5 +32,25 @@ for _, w in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   end
 end
 local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
-return {now, mode, holders, writers, readers, tonumber(redis.call('GET', KEYS[5]) or '0'),
-        redis.call('GET', KEYS[6]) or ''}
+-- A hand-over's marker "~<owner>" reads as acquire.lua's handed() would
+-- settle it, without writing: the live holder's own marker while it
+-- holds; else clean if its grant is still in its list (never taken), the
+-- owner's marker (ended without unlock) if not.
+local x = redis.call('GET', KEYS[6]) or ''
+if string.sub(x, 1, 1) == '~' then
+  local y = string.sub(x, 2)
+  local live = false
+  for i = 1, #holders, 2 do
+    if holders[i] == y then live = true end
+  end
+  x = y
+  if not live then
+    local items = redis.pcall('LRANGE', KEYS[1] .. ':g:' .. y, 0, -1)
+    if not items.err then
+      for _, it in ipairs(items) do
+        if it ~= 'u' then x = '' break end
+      end
+    end
+  end
+end
+return {now, mode, holders, writers, readers, tonumber(redis.call('GET', KEYS[5]) or '0'), x}
