@@ -1154,9 +1154,8 @@ static void test_fork_while_waiting(void)
     rdlock_client_t *ca, *cb;
     rdlock_t ma, mb;
     locker_t l;
-    long long t0;
     pid_t pid;
-    int subscribed = 0;
+    int listening;
 
     fresh();
     ca = open_on(&srv, 0, NULL);
@@ -1165,22 +1164,15 @@ static void test_fork_while_waiting(void)
     RDT_ASSERT_RC(0, init_lock(&mb, "fork-wait", cb, 2000, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&mb));
     CU_ASSERT_FATAL(locker_start(&l, &ma) == 0);
-    /* Bounded poll of the server until the waiter listens for wake-ups. */
-    t0 = rdt_now_ms();
-    while (rdt_now_ms() - t0 < 3000 && !locker_done(&l)) {
+    /* Until the waiter listens for its hand-over: queued, and blocked in
+     * BLPOP on its grant list (src/handover.h). */
+    {
         redisContext *rc = rdt_connect(&srv);
-        redisReply *r = rc ? (redisReply *)redisCommand(rc, "PUBSUB NUMSUB %s", "rdlock:{fork-wait}:c") : NULL;
-        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->integer == 1)
-            subscribed = 1;
-        if (r)
-            freeReplyObject(r);
+        listening = rdt_wait_zcard(rc, "rdlock:{fork-wait}:w", 1, 3000) && rdt_wait_blocked(rc, 1, 3000);
         if (rc)
             redisFree(rc);
-        if (subscribed)
-            break;
-        rdt__nap_ms(5); /* polling the server's state */
     }
-    CU_ASSERT(subscribed);
+    CU_ASSERT(listening);
     CU_ASSERT(!locker_done(&l));
 
     pid = rdt_fork(trivial_child, NULL);

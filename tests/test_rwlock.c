@@ -129,23 +129,6 @@ static long long numsub(const char *name)
     return v;
 }
 
-/* Clients blocked in BLPOP on the server: queued writers waiting for
- * their hand-over on their grant lists (src/handover.h). */
-static long long blocked_clients(void)
-{
-    redisReply *r;
-    long long v = -1;
-    const char *p;
-    if (g_rc == NULL || g_rc->err)
-        return -1;
-    r = (redisReply *)redisCommand(g_rc, "INFO clients");
-    if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, "blocked_clients:")) != NULL)
-        v = strtoll(p + strlen("blocked_clients:"), NULL, 10);
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 /* ------------------------------------------------------------------ */
 /* lost-callback recorders                                             */
 /* ------------------------------------------------------------------ */
@@ -2067,7 +2050,8 @@ static void test_wakeup_writer_on_last_reader(void)
     RDT_ASSERT_RC(0, rdt_actor_call(&reader, "rdlock", 5000, NULL, NULL));
     CU_ASSERT_EQUAL(rdt_actor_send(&writer, "wrlock"), 0);
     /* Queued, and in BLPOP for its hand-over (no subscription). */
-    WAIT_FOR(ok, zcard("rw-wake2", ":w") == 1 && blocked_clients() == 1, 5000);
+    WAIT_FOR(ok, zcard("rw-wake2", ":w") == 1, 5000);
+    ok = ok && rdt_wait_blocked(g_rc, 1, 5000);
     CU_ASSERT(ok);
     rdt__nap_ms(300); /* settle into the 2 s wait, as above */
 

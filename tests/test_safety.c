@@ -20,6 +20,10 @@
  *   killed_waiter_not_handed_the_lock        (item 5)  a queued writer
  *       SIGKILLed before the release is not handed the lock for its whole
  *       lease: the next robust acquirer gets it soon, and cleanly.
+ *   handover_pop_is_the_hold                 (issue 15)  a queued writer
+ *       in BLPOP holds the lock with no request after the release that
+ *       hands it over; killed holding it, the next robust acquirer gets
+ *       EOWNERDEAD.
  *   acl_without_channels_refused             (item 6)  a Redis 7 ACL user
  *       that may not publish or subscribe is EACCES at client open.
  *   barrier_arrival_answer_lost              (RELIABILITY D10)  a timed
@@ -863,6 +867,120 @@ static void test_killed_waiter_not_handed_the_lock(void)
     rdt_close_client(ch);
 }
 
+/* Calls of cmd ("evalsha") the server counted so far (INFO
+ * commandstats), 0 if none yet, -1 on error. */
+static long long cmd_calls(const char *cmd)
+{
+    redisReply *r = redisCommand(g_rc, "INFO commandstats");
+    char want[64];
+    const char *p;
+    long long v = -1;
+    snprintf(want, sizeof want, "cmdstat_%s:calls=", cmd);
+    if (r && r->type == REDIS_REPLY_STRING)
+        v = (p = strstr(r->str, want)) != NULL ? strtoll(p + strlen(want), NULL, 10) : 0;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* Waiter W for the hand-over cases: like waiter_child, but it says
+ * "locked <rc>" when its lock returns and then waits to be killed,
+ * holding the lock. */
+static int handed_child(void *arg)
+{
+    rdlock_client_t *c;
+    rdt_lockopts_t o;
+    rdlock_t m;
+    char line[32];
+    int rc;
+
+    rdt_child_begin(&g_wpipe);
+    if (rdlock_client_open(&c, g_ini) != 0)
+        return 2;
+    o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
+    o.robust = RDLOCK_ROBUST;
+    o.lease = W_LEASE;
+    if (rdt_mutex_init(&m, (const char *)arg, &o) != 0)
+        return 3;
+    rdt_send(g_wpipe.to_parent[1], "locking");
+    rc = rdlock_lock(&m);
+    snprintf(line, sizeof line, "locked %d", rc);
+    rdt_send(g_wpipe.to_parent[1], line);
+    for (;;)
+        pause();
+}
+
+/* The contended hand-over (issue 15, src/handover.h): W queues for the
+ * lock H holds and waits in BLPOP on its grant list; H unlocks.  W must
+ * hold the lock with no request of its own after H's release: the server
+ * runs one script in all (H's release, which hands over), where a claim
+ * by W would be a second.  Then W is SIGKILLed holding it, before its
+ * watchdog's first renewal: the handed hold ends without unlock when its
+ * claim window runs out, and the next robust acquirer must be told
+ * EOWNERDEAD (the marker "~W" with W's grant popped, acquire.lua's
+ * handed()), as after any exclusive holder's death; the status read
+ * meanwhile says owner-dead too. */
+static void test_handover_pop_is_the_hold(void)
+{
+    static char name[] = "s5h";
+    rdt_lockopts_t oh = RDT_LOCKOPTS(NULL), oc = RDT_LOCKOPTS(g_cb);
+    rdlock_client_t *ch = NULL;
+    rdlock_status_t st;
+    rdlock_t mh, mc;
+    actor_t act;
+    long long before, scripts = -1;
+    pid_t pid;
+    int rc = -1, done;
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&ch, g_ini), 0);
+    oh.client = ch;
+    oh.robust = oc.robust = RDLOCK_ROBUST;
+    oh.lease = oc.lease = W_LEASE;
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&mh, name, &oh), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&mc, name, &oc), 0);
+    RDT_ASSERT_RC(0, rdlock_lock(&mh));
+
+    pid = rdt_spawn(&g_wpipe, handed_child, name);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(rdt_expect_line(&g_wpipe, "locking", 10000, "waiter"), 0);
+    CU_ASSERT_EQUAL(rdt_wait_zcard(g_rc, rdt_key(name, ":w"), 1, 10000), 1); /* queued */
+    before = cmd_calls("evalsha");
+    RDT_ASSERT_RC(0, rdlock_unlock(&mh));
+    CU_ASSERT_EQUAL(rdt_expect_line(&g_wpipe, "locked 0", 10000, "waiter"), 0);
+    if (before >= 0)
+        scripts = cmd_calls("evalsha") - before;
+    kill(pid, SIGKILL);
+    RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_wait(pid, 10000));
+    rdt_pipe_close(&g_wpipe);
+    fprintf(stderr, "hand-over: %lld scripts from H's unlock to W holding\n", scripts);
+    CU_ASSERT_EQUAL(scripts, 1);
+
+    CU_ASSERT_EQUAL_FATAL(actor_start(&act), 0);
+    actor_post(&act, op_lock, &mc);
+    /* The claim window (2 command timeouts, under W_LEASE / 2), unless W's
+     * first renewal got out before the kill: then W's lease. */
+    done = actor_wait(&act, W_LEASE + TAKEOVER_MS, &rc);
+    CU_ASSERT_TRUE(done);
+    if (!done) {
+        RDT_ASSERT_RC(0, rdlock_reset_name(g_cb, name));
+        CU_ASSERT_FATAL(actor_wait(&act, CALL_MS, &rc));
+    }
+    RDT_ASSERT_RC(EOWNERDEAD, rc);
+    if (rc == EOWNERDEAD) {
+        RDT_ASSERT_RC(0, rdlock_status_name(g_cb, name, &st));
+        CU_ASSERT_EQUAL(st.robust, RDLOCK_STATE_INCONSISTENT);
+        rdlock_status_free(&st);
+        actor_call(&act, op_consistent, &mc);
+    }
+    if (rc == 0 || rc == EOWNERDEAD)
+        RDT_ASSERT_RC(0, actor_call(&act, op_unlock, &mc));
+    actor_stop(&act);
+    RDT_ASSERT_RC(0, rdlock_destroy(&mh));
+    RDT_ASSERT_RC(0, rdlock_destroy(&mc));
+    rdt_close_client(ch);
+}
+
 /* ------------------------------------------------------------------ */
 /* 6. channel permissions                                              */
 /* ------------------------------------------------------------------ */
@@ -1006,6 +1124,7 @@ static const rdt_test_t tests[] = {
     { "late_acquire_leaves_no_orphan", test_late_acquire_leaves_no_orphan },
     { "late_try_attempts_leave_no_orphan", test_late_try_attempts_leave_no_orphan },
     { "killed_waiter_not_handed_the_lock", test_killed_waiter_not_handed_the_lock },
+    { "handover_pop_is_the_hold", test_handover_pop_is_the_hold },
     { "acl_without_channels_refused", test_acl_without_channels_refused },
     { "barrier_arrival_answer_lost", test_barrier_arrival_answer_lost },
     { NULL, NULL },

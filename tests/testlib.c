@@ -240,6 +240,32 @@ int rdt_wait_zcard(redisContext *c, const char *key, long long n, int timeout_ms
     }
 }
 
+static long long blocked_clients(redisContext *c)
+{
+    redisReply *r = c ? (redisReply *)redisCommand(c, "INFO clients") : NULL;
+    const char *p;
+    long long v = -1;
+    if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, "blocked_clients:")) != NULL)
+        v = strtoll(p + strlen("blocked_clients:"), NULL, 10);
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+int rdt_wait_blocked(redisContext *c, long long n, int timeout_ms)
+{
+    long long deadline = rdt_now_ms() + timeout_ms;
+    for (;;) {
+        if (blocked_clients(c) >= n)
+            return 1;
+        if (rdt_now_ms() >= deadline) {
+            fprintf(stderr, "fewer than %lld blocked clients after %d ms\n", n, timeout_ms);
+            return 0;
+        }
+        rdt__nap_ms(1);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* 4. one command on a fresh connection                                */
 /* ------------------------------------------------------------------ */

@@ -124,6 +124,10 @@ int rdt_holders(redisContext *c, const char *key, const char *except, long pid, 
  * synchronisation. */
 int rdt_wait_gone(redisContext *c, const char *key, int timeout_ms);
 int rdt_wait_zcard(redisContext *c, const char *key, long long n, int timeout_ms);
+/* ... or until at least n clients are blocked on the server (INFO clients
+ * blocked_clients): queued writers waiting in BLPOP for their hand-over
+ * (src/handover.h). */
+int rdt_wait_blocked(redisContext *c, long long n, int timeout_ms);
 
 /* ------------------------------------------------------------------ */
 /* 4. one command on a fresh connection                                */
