@@ -79,6 +79,9 @@ struct rdlock_client {
     } wdog;
 
     rdl_table_t waits;        /* rdl_waitq_t by key */
+    int listening;            /* threads waiting in BLPOP for a hand-over
+                                 (handover.c), each on a connection of its
+                                 own: at most RDL_LISTEN_MAX */
 
     int nhandles;             /* locks initialised on this client, not destroyed */
 

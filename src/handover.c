@@ -35,8 +35,30 @@ static int item_parse(const redisReply *v, uint64_t *call, uint64_t *token)
     return 1;
 }
 
+static int listen_on(rdlock_client_t *c, const char *key, size_t keylen, const char *list, size_t listlen,
+                     uint64_t call, long long until, uint64_t *token);
+
 int rdl_handover_wait(rdlock_client_t *c, const char *key, size_t keylen, const char *list, size_t listlen,
                       uint64_t call, long long until, uint64_t *token)
+{
+    int rc;
+
+    RDL_LOCK(c);
+    if (c->listening >= RDL_LISTEN_MAX) {
+        RDL_UNLOCK(c);
+        return ENOTSUP;
+    }
+    c->listening++;
+    RDL_UNLOCK(c);
+    rc = listen_on(c, key, keylen, list, listlen, call, until, token);
+    RDL_LOCK(c);
+    c->listening--;
+    RDL_UNLOCK(c);
+    return rc;
+}
+
+static int listen_on(rdlock_client_t *c, const char *key, size_t keylen, const char *list, size_t listlen,
+                     uint64_t call, long long until, uint64_t *token)
 {
     char route[RDL_ROUTE_MAX], secs[32];
     const char *argv[3] = { "BLPOP", list, secs };

@@ -18,6 +18,12 @@
 
 struct rdlock_client;
 
+/* Threads of one client that wait in BLPOP at once, each holding a
+ * connection: more waiters (a thousand threads on one name) would cost the
+ * server a connection each, so they wait the pub/sub way (ENOTSUP below),
+ * which needs none. */
+#define RDL_LISTEN_MAX 16
+
 /* Wait in BLPOP on the grant list `list` (of the lock key `key`, which
  * says the server) until monotonic ms `until`, for a grant of acquire call
  * number `call`.  Grants of older calls (hand-overs that lapsed before)
@@ -25,7 +31,8 @@ struct rdlock_client;
  *   0       granted: *token is the fencing token
  *   EAGAIN  look again: the time is up, or a "look again" item came
  *   ENOTSUP the server refused the BLPOP (an ACL without it, a Cluster
- *           slot served elsewhere, loading): the caller waits as it does
+ *           slot served elsewhere, loading), or RDL_LISTEN_MAX threads of
+ *           the client wait in BLPOP already: the caller waits as it does
  *           without a list (pub/sub) for the rest of its call
  *   EIO     no connection, or no answer in time (the connection is
  *           closed): the caller sleeps its re-check period, then looks */

@@ -1024,6 +1024,98 @@ static void test_multiprocess_exclusion(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* many threads of one client on one name                              */
+/* ------------------------------------------------------------------ */
+
+#define MANY_THREADS 24 /* more than RDL_LISTEN_MAX (16, src/handover.h) */
+#define MANY_ROUNDS 10
+
+typedef struct many {
+    rdlock_t m;
+    int errors, done;
+    long long inside; /* threads inside the section at once, at most 1 */
+} many_t;
+
+static void *many_thread(void *arg)
+{
+    many_t *p = arg;
+    redisContext *c = rdt_connect(&g_srv);
+    int i;
+    for (i = 0; c != NULL && i < MANY_ROUNDS; i++) {
+        long long v;
+        redisReply *r;
+        if (rdlock_lock(&p->m) != 0) {
+            __atomic_add_fetch(&p->errors, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (__atomic_add_fetch(&p->inside, 1, __ATOMIC_SEQ_CST) != 1)
+            __atomic_add_fetch(&p->errors, 1, __ATOMIC_RELAXED);
+        v = rdt_get_ll(c, "many:counter"); /* non-atomic read-modify-write */
+        r = (redisReply *)redisCommand(c, "SET many:counter %lld", v < 0 ? 1 : v + 1);
+        if (!r || r->type != REDIS_REPLY_STATUS)
+            __atomic_add_fetch(&p->errors, 1, __ATOMIC_RELAXED);
+        if (r)
+            freeReplyObject(r);
+        __atomic_sub_fetch(&p->inside, 1, __ATOMIC_SEQ_CST);
+        if (rdlock_unlock(&p->m) != 0)
+            __atomic_add_fetch(&p->errors, 1, __ATOMIC_RELAXED);
+    }
+    if (c == NULL)
+        __atomic_add_fetch(&p->errors, 1, __ATOMIC_RELAXED);
+    else
+        redisFree(c);
+    __atomic_add_fetch(&p->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* Blocked clients on the server now (INFO clients), -1 on error. */
+static long long blocked_now(void)
+{
+    redisReply *r = (redisReply *)redisCommand(g_rc, "INFO clients");
+    const char *p;
+    long long v = -1;
+    if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, "blocked_clients:")) != NULL)
+        v = strtoll(p + strlen("blocked_clients:"), NULL, 10);
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* 24 threads of one client take one lock 10 times each: mutual exclusion
+ * holds, and queued writers wait for their hand-over in BLPOP (each on a
+ * connection of its own) at most 16 at a time: the others wait the
+ * pub/sub way, and get the lock just the same. */
+static void test_many_threads_one_client(void)
+{
+    static many_t p;
+    pthread_t th[MANY_THREADS];
+    long long b, max_blocked = 0;
+    int i, started = 0;
+
+    FRESH_DB();
+    memset(&p, 0, sizeof p);
+    RDT_ASSERT_RC(0, rdt_mutex_on(&p.m, "many", g_c1, 0));
+    for (i = 0; i < MANY_THREADS; i++)
+        if (pthread_create(&th[i], NULL, many_thread, &p) == 0)
+            started++;
+    RDT_ASSERT_EQ_LL(MANY_THREADS, started);
+    /* Sampling the server while they run (the test's only pacing). */
+    while (__atomic_load_n(&p.done, __ATOMIC_SEQ_CST) < started) {
+        if ((b = blocked_now()) > max_blocked)
+            max_blocked = b;
+        rdt__nap_ms(1);
+    }
+    for (i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    printf("(at most %lld threads in BLPOP) ", max_blocked);
+    RDT_ASSERT_EQ_LL(0, p.errors);
+    RDT_ASSERT_EQ_LL((long long)MANY_THREADS * MANY_ROUNDS, rdt_get_ll(g_rc, "many:counter"));
+    CU_ASSERT(max_blocked >= 1);
+    CU_ASSERT(max_blocked <= 16);
+    RDT_ASSERT_RC(0, rdlock_destroy(&p.m));
+}
+
+/* ------------------------------------------------------------------ */
 /* wake-up latency                                                     */
 /* ------------------------------------------------------------------ */
 
@@ -1246,6 +1338,7 @@ static const rdt_test_t tests[] = {
     { "static_initializer_race", test_static_initializer_race },
     { "default_client", test_default_client },
     { "multiprocess_exclusion", test_multiprocess_exclusion },
+    { "many_threads_one_client", test_many_threads_one_client },
     { "wakeup_latency_process", test_wakeup_latency_process },
     { "wakeup_latency_threads", test_wakeup_latency_threads },
     { "wakeup_latency_other_client", test_wakeup_latency_other_client },
