@@ -127,6 +127,7 @@ static void child_reset(rdlock_client_t *c)
     }
     rdl_table_free(&c->holds);
     rdl_waitq_free_all(c, true);
+    c->listening = 0; /* those threads are the parent's */
     c->pid = getpid();
     if (new_id(c->id) != 0)
         snprintf(c->id, sizeof c->id, "%016llx%016llx", (unsigned long long)rdl_now_ms(),

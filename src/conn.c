@@ -696,35 +696,28 @@ int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, i
     return rc;
 }
 
-int rdl_conn_blocking(rdl_conn_t *c, int argc, const char *const *argv, const size_t *lens, int wait_ms,
-                      int restore_ms, redisReply **reply)
+int rdl_conn_append_command(rdl_conn_t *c, int argc, const char *const *argv, const size_t *lens)
 {
-    rdl_nosigpipe_t st;
     const char *args[8]; /* hiredis 0.14 takes them without the inner const */
-    int rc = 0, i;
+    int i;
     if (argc < 1 || argc > 8)
         return EINVAL;
     for (i = 0; i < argc; i++)
         args[i] = argv[i];
-    rdl_nosigpipe_enter(&st);
-    /* The socket's read timeout covers the server's own wait; a server
-     * that does not answer by then is treated as any silent one. */
-    if (redisSetTimeout(c->ctx, rdl_ms_to_tv(wait_ms)) != REDIS_OK ||
-        redisAppendCommandArgv(c->ctx, argc, args, lens) != REDIS_OK) {
+    if (redisAppendCommandArgv(c->ctx, argc, args, lens) != REDIS_OK) {
         c->broken = true;
-        rc = EIO;
+        return c->ctx->err ? EIO : ENOMEM;
     }
-    if (rc == 0 && (c->ctx->flags & REDIS_BLOCK))
-        rc = flush_nosignal(c);
-    if (rc == 0)
-        rc = rdl_conn_read_io(c, reply);
-    if (rc == 0 && redisSetTimeout(c->ctx, rdl_ms_to_tv(restore_ms)) != REDIS_OK) {
-        freeReplyObject(*reply);
+    return 0;
+}
+
+int rdl_conn_set_timeout(rdl_conn_t *c, int ms)
+{
+    if (redisSetTimeout(c->ctx, rdl_ms_to_tv(ms)) != REDIS_OK) {
         c->broken = true;
-        rc = EIO;
+        return EIO;
     }
-    rdl_nosigpipe_leave(&st);
-    return rc;
+    return 0;
 }
 
 int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script)

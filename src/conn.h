@@ -141,13 +141,14 @@ int rdl_conn_time(rdl_conn_t *c, long long *ms);
  * missing), EIO no answer.  Leaves the connection in its normal mode. */
 int rdl_conn_check_channel(rdl_conn_t *c, const char *channel, size_t len);
 
-/* A command that blocks on the server (BLPOP: handover.c), with a read
- * timeout of wait_ms for its answer, then restore_ms again.  Returns 0
- * with *reply (an error reply as is), or EIO: no answer in time, or the
- * connection failed (close it: a blocked command may still be pending on
- * the server). */
-int rdl_conn_blocking(rdl_conn_t *c, int argc, const char *const *argv, const size_t *lens, int wait_ms,
-                      int restore_ms, redisReply **reply);
+/* Pipelining a plain command (at most 8 arguments), e.g. a BLPOP before
+ * a script (handover.c); its reply is read with rdl_conn_read.  0, or
+ * EIO/ENOMEM/EINVAL (the connection is then not reused). */
+int rdl_conn_append_command(rdl_conn_t *c, int argc, const char *const *argv, const size_t *lens);
+/* The socket's read and write timeout from now on: a command that blocks
+ * on the server needs its own wait on top of the command timeout.  0 or
+ * EIO. */
+int rdl_conn_set_timeout(rdl_conn_t *c, int ms);
 
 /* Load a script into the server's cache (after NOSCRIPT in a pipeline). */
 int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);

@@ -9,6 +9,8 @@
 #include "conn.h"
 #include "handover.h"
 #include "log.h"
+#include "reply.h"
+#include "slotmap.h"
 #include "timeutil.h"
 #include "topology.h"
 
@@ -35,12 +37,124 @@ static int item_parse(const redisReply *v, uint64_t *call, uint64_t *token)
     return 1;
 }
 
-static int listen_on(rdlock_client_t *c, const char *key, size_t keylen, const char *list, size_t listlen,
-                     uint64_t call, long long until, uint64_t *token);
-
-int rdl_handover_wait(rdlock_client_t *c, const char *key, size_t keylen, const char *list, size_t listlen,
-                      uint64_t call, long long until, uint64_t *token)
+/* The BLPOP's answer was an error: what the caller does next. */
+static int refused(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *conn, const redisReply *r)
 {
+    int cls = rdl_cluster_error(r);
+    if (rdl_reply_readonly(r)) {
+        /* A deposed master: every pooled connection leads there. */
+        rdl_log(RDLOCK_LOG_WARN, "%.*s: hand-over wait: %s; reconnecting", (int)w->keylen, w->key, r->str);
+        rdl_topo_redirected(c, conn);
+        rdl_client_pool_flush(c);
+        return EIO;
+    }
+    if (cls != RDL_CL_NONE || rdl_reply_transient(r)) {
+        /* Another node serves the slot, or this one cannot now: the next
+         * look follows the redirection or waits. */
+        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: hand-over wait: %s", (int)w->keylen, w->key, r->str);
+        return EIO;
+    }
+    rdl_log(RDLOCK_LOG_DEBUG, "%.*s: hand-over wait refused: %s", (int)w->keylen, w->key, r->str);
+    return ENOTSUP;
+}
+
+/* The renewal's answer (renew.lua: the holds that are gone): 0 renewed,
+ * EAGAIN gone, EIO no answer.  A server that lost the script (NOSCRIPT)
+ * gets it again, once, on the same connection. */
+static int renewed(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *conn, redisReply *r)
+{
+    const char *argv[5] = { w->key, w->owner, w->lease, "", w->call };
+    size_t lens[5] = { w->keylen, strlen(w->owner), strlen(w->lease), 0, strlen(w->call) };
+    redisReply *again = NULL;
+    int rc = 0;
+    if (rdl_reply_noscript(r)) {
+        rc = rdl_conn_script(conn, c->scripts->renew, 1, 5, argv, lens, &again);
+        if (rc != 0)
+            return rc == EIO ? EIO : EAGAIN;
+        r = again;
+    }
+    rc = r->type == REDIS_REPLY_ARRAY && r->elements == 0 ? 0 : EAGAIN;
+    if (again != NULL)
+        freeReplyObject(again);
+    return rc;
+}
+
+/* One wait on conn; see rdl_handover_wait.  *drop: the connection must
+ * not be reused. */
+static int listen_on(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *conn, long long until, uint64_t *token,
+                     long long *sent_at, bool *drop)
+{
+    const char *argv[3] = { "BLPOP", w->list, NULL };
+    size_t lens[3] = { 5, w->listlen, 0 };
+    const char *rargv[5] = { w->key, w->owner, w->lease, "", w->call };
+    size_t rlens[5] = { w->keylen, strlen(w->owner), strlen(w->lease), 0, strlen(w->call) };
+    uint64_t call = strtoull(w->call, NULL, 10);
+    char secs[32];
+
+    argv[2] = secs;
+    for (;;) {
+        long long ms = until - rdl_now_ms(), sent;
+        redisReply *r = NULL, *rr = NULL;
+        uint64_t gcall, gtoken;
+        int rc;
+        if (ms <= 0)
+            return EAGAIN;
+        /* BLPOP's timeout in seconds, with milliseconds (Redis >= 6). */
+        lens[2] = rdl_fmt_u64(secs, (unsigned long long)(ms / 1000));
+        secs[lens[2]++] = '.';
+        secs[lens[2]++] = (char)('0' + ms / 100 % 10);
+        secs[lens[2]++] = (char)('0' + ms / 10 % 10);
+        secs[lens[2]++] = (char)('0' + ms % 10);
+        secs[lens[2]] = '\0';
+        /* The renewal behind the BLPOP runs when the pop answers: a grant
+         * then arrives with its lease started, and a timed-out wait only
+         * costs the renewal a look at our (absent) field. */
+        sent = rdl_now_ms();
+        if ((rc = rdl_conn_append_command(conn, 3, argv, lens)) != 0 ||
+            (rc = rdl_conn_append_script(conn, c->scripts->renew, 1, 5, rargv, rlens)) != 0 ||
+            (rc = rdl_conn_set_timeout(conn, (int)ms + c->cfg.command_timeout_ms)) != 0 ||
+            (rc = rdl_conn_read(conn, &r)) != 0 || (rc = rdl_conn_set_timeout(conn, c->cfg.command_timeout_ms)) != 0 ||
+            (rc = rdl_conn_read(conn, &rr)) != 0) {
+            /* No answer: the server may still hold our BLPOP, and would
+             * hand it a grant that nobody reads.  Closing the connection
+             * ends it there; such a grant is claimed by the next look while
+             * its window lasts (acquire.lua). */
+            rdl_log(RDLOCK_LOG_DEBUG, "%.*s: no answer to the hand-over wait: %s", (int)w->keylen, w->key,
+                    conn->ctx->errstr[0] ? conn->ctx->errstr : "failed");
+            if (r != NULL)
+                freeReplyObject(r);
+            *drop = true;
+            return EIO;
+        }
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && item_parse(r->element[1], &gcall, &gtoken)) {
+            freeReplyObject(r);
+            if (gcall != call || gtoken <= w->floor) {
+                freeReplyObject(rr);
+                continue; /* stale: an older call's grant, or a resurrected copy */
+            }
+            rc = renewed(c, w, conn, rr);
+            freeReplyObject(rr);
+            if (rc == EIO)
+                *drop = true;
+            if (rc != 0)
+                return rc;
+            *token = gtoken;
+            *sent_at = sent;
+            return 0;
+        }
+        freeReplyObject(rr);
+        rc = r->type == REDIS_REPLY_ERROR ? refused(c, w, conn, r) : EAGAIN; /* nil: time up; "u" */
+        freeReplyObject(r);
+        return rc;
+    }
+}
+
+int rdl_handover_wait(rdlock_client_t *c, const rdl_handover_t *w, long long until, uint64_t *token,
+                      long long *sent_at)
+{
+    char route[RDL_ROUTE_MAX];
+    rdl_conn_t *conn;
+    bool drop = false;
     int rc;
 
     RDL_LOCK(c);
@@ -50,75 +164,23 @@ int rdl_handover_wait(rdlock_client_t *c, const char *key, size_t keylen, const 
     }
     c->listening++;
     RDL_UNLOCK(c);
-    rc = listen_on(c, key, keylen, list, listlen, call, until, token);
+    rc = rdl_topo_route(c, w->key, w->keylen, route, sizeof route) != 0 ? EIO : 0;
+    if (rc == 0 && (conn = rdl_client_conn_idle(c, route)) == NULL) {
+        unsigned gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
+        if (rdl_topo_connect_route(c, route, &conn) != 0)
+            rc = EIO;
+        else
+            conn->gen = gen; /* read before connecting: a flush meanwhile wins */
+    }
+    if (rc == 0) {
+        rc = listen_on(c, w, conn, until, token, sent_at, &drop);
+        if (drop || !rdl_conn_ok(conn))
+            rdl_conn_close(conn);
+        else
+            rdl_client_conn_put(c, conn);
+    }
     RDL_LOCK(c);
     c->listening--;
     RDL_UNLOCK(c);
-    return rc;
-}
-
-static int listen_on(rdlock_client_t *c, const char *key, size_t keylen, const char *list, size_t listlen,
-                     uint64_t call, long long until, uint64_t *token)
-{
-    char route[RDL_ROUTE_MAX], secs[32];
-    const char *argv[3] = { "BLPOP", list, secs };
-    size_t lens[3] = { 5, listlen, 0 };
-    rdl_conn_t *conn;
-    int rc;
-
-    if (rdl_topo_route(c, key, keylen, route, sizeof route) != 0)
-        return EIO;
-    if ((conn = rdl_client_conn_idle(c, route)) == NULL) {
-        unsigned gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
-        if (rdl_topo_connect_route(c, route, &conn) != 0)
-            return EIO;
-        conn->gen = gen; /* read before connecting: a flush meanwhile wins */
-    }
-    for (;;) {
-        long long ms = until - rdl_now_ms();
-        redisReply *r;
-        uint64_t gcall, gtoken;
-        if (ms <= 0) {
-            rc = EAGAIN;
-            break;
-        }
-        /* BLPOP's timeout in seconds, with milliseconds (Redis >= 6). */
-        lens[2] = rdl_fmt_u64(secs, (unsigned long long)(ms / 1000));
-        secs[lens[2]++] = '.';
-        secs[lens[2]++] = (char)('0' + ms / 100 % 10);
-        secs[lens[2]++] = (char)('0' + ms / 10 % 10);
-        secs[lens[2]++] = (char)('0' + ms % 10);
-        secs[lens[2]] = '\0';
-        rc = rdl_conn_blocking(conn, 3, argv, lens, (int)ms + c->cfg.command_timeout_ms, c->cfg.command_timeout_ms,
-                               &r);
-        if (rc != 0) {
-            /* No answer: the server may still hold our BLPOP, and would
-             * hand it a grant that nobody reads.  Closing the connection
-             * ends it there; such a lost grant is claimed by the next look
-             * while its window lasts (acquire.lua). */
-            rdl_log(RDLOCK_LOG_DEBUG, "%.*s: no answer to the hand-over wait: %s", (int)keylen, key,
-                    conn->ctx->errstr[0] ? conn->ctx->errstr : "failed");
-            rdl_conn_close(conn);
-            return EIO;
-        }
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && item_parse(r->element[1], &gcall, &gtoken)) {
-            freeReplyObject(r);
-            if (gcall != call)
-                continue; /* an older call's grant, which lapsed: the next */
-            *token = gtoken;
-            rc = 0;
-            break;
-        }
-        rc = EAGAIN; /* timed out (nil), or "look again" */
-        if (r->type == REDIS_REPLY_ERROR) {
-            /* Refused (an ACL without BLPOP, a slot served elsewhere): the
-             * caller waits the other way. */
-            rdl_log(RDLOCK_LOG_DEBUG, "%.*s: hand-over wait refused: %s", (int)keylen, key, r->str);
-            rc = ENOTSUP;
-        }
-        freeReplyObject(r);
-        break;
-    }
-    rdl_client_conn_put(c, conn);
     return rc;
 }

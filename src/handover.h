@@ -5,8 +5,10 @@
  * to the head of the line and pushes "<call>;<token>" onto the head's own
  * grant list, "<prefix>{<name>}:g:<owner>" (acquire.lua says the layout).
  * The waiter is already blocked in BLPOP on that list, on a connection of
- * its own from the pool: the server's answer to the BLPOP is the grant.
- * The waiting thread itself reads it, so a hand-over costs no pub/sub
+ * its own from the pool, with a renewal of its hold (renew.lua) pipelined
+ * behind the BLPOP: the server runs the renewal the moment the pop
+ * answers, so the grant arrives with its lease already started.  The
+ * waiting thread itself reads both answers: a hand-over costs no pub/sub
  * message, no hop through the background thread and no claim round trip
  * (project issue 15).  lock.c decides who waits this way and records the
  * hold; this file only waits. */
@@ -24,19 +26,39 @@ struct rdlock_client;
  * which needs none. */
 #define RDL_LISTEN_MAX 16
 
-/* Wait in BLPOP on the grant list `list` (of the lock key `key`, which
- * says the server) until monotonic ms `until`, for a grant of acquire call
- * number `call`.  Grants of older calls (hand-overs that lapsed before)
- * are dropped.  Returns
- *   0       granted: *token is the fencing token
- *   EAGAIN  look again: the time is up, or a "look again" item came
- *   ENOTSUP the server refused the BLPOP (an ACL without it, a Cluster
- *           slot served elsewhere, loading), or RDL_LISTEN_MAX threads of
- *           the client wait in BLPOP already: the caller waits as it does
- *           without a list (pub/sub) for the rest of its call
- *   EIO     no connection, or no answer in time (the connection is
- *           closed): the caller sleeps its re-check period, then looks */
-int rdl_handover_wait(struct rdlock_client *c, const char *key, size_t keylen, const char *list, size_t listlen,
-                      uint64_t call, long long until, uint64_t *token);
+/* What a wait is for. */
+typedef struct rdl_handover {
+    const char *key;    /* the lock's key "<prefix>{<name>}": its server, and
+                           the hash the renewal extends */
+    size_t keylen;
+    const char *list;   /* the caller's grant list */
+    size_t listlen;
+    const char *owner;  /* owner id */
+    const char *call;   /* the acquire call's number, decimal */
+    const char *lease;  /* the lease, ms, decimal */
+    uint64_t floor;     /* the fencing counter at the caller's last look: a
+                           grant made after that look has a higher token */
+} rdl_handover_t;
+
+/* Wait in BLPOP on the grant list until monotonic ms `until`, for a grant
+ * of this call.  Grants of older calls, and with a token not above the
+ * floor (made before the last look: a copy that a failover or an older
+ * AOF brought back), are dropped.  Returns
+ *   0       held: *token is the fencing token, and the lease runs until
+ *           *sent_at + lease at least (the renewal ran after the BLPOP was
+ *           sent at *sent_at, monotonic ms)
+ *   EAGAIN  look again: the time is up, a "look again" item came, or a
+ *           grant whose renewal did not take (the look claims what is
+ *           left of it)
+ *   ENOTSUP the server refuses the BLPOP (an ACL without it), or
+ *           RDL_LISTEN_MAX threads of the client wait in BLPOP already:
+ *           the caller waits as it does without a list (pub/sub) for the
+ *           rest of its call
+ *   EIO     no connection, no answer in time (the connection is closed),
+ *           or a server that cannot serve it now (a replica, loading, a
+ *           Cluster slot elsewhere): the caller sleeps its re-check
+ *           period, then looks */
+int rdl_handover_wait(struct rdlock_client *c, const rdl_handover_t *w, long long until, uint64_t *token,
+                      long long *sent_at);
 
 #endif

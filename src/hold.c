@@ -183,14 +183,3 @@ void rdl_hold_schedule(rdl_hold_t *hold, const rdl_config_t *cfg, unsigned lease
      * is ours for sure. */
     hold->expires_at = sent_at + (cfg->nmasters > 0 ? rdl_quorum_validity(cfg, lease) : (long long)lease);
 }
-
-void rdl_hold_schedule_handed(rdl_hold_t *hold, const rdl_config_t *cfg, unsigned lease, unsigned claim,
-                              long long sent_at)
-{
-    rdl_hold_schedule(hold, cfg, lease, sent_at);
-    /* Ours for the claim window only, until the first renewal starts the
-     * lease (renew.lua extends the handed-over field like any other):
-     * renewed as a hold of that window would be. */
-    hold->renew_at = sent_at + rdl_hold_interval(cfg, claim);
-    hold->expires_at = sent_at + claim;
-}

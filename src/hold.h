@@ -138,10 +138,5 @@ unsigned rdl_hold_interval(const struct rdl_config *cfg, unsigned lease);
  * max_hold_ms, and its first renewal and expiry from sent_at, when the
  * request that took it was sent (monotonic ms). */
 void rdl_hold_schedule(rdl_hold_t *hold, const struct rdl_config *cfg, unsigned lease, long long sent_at);
-/* The same for a hold that a hand-over gave (handover.h): the server keeps
- * it for `claim` ms after sent_at (the waiter's last look) until the first
- * renewal, which is due within that window. */
-void rdl_hold_schedule_handed(rdl_hold_t *hold, const struct rdl_config *cfg, unsigned lease, unsigned claim,
-                              long long sent_at);
 
 #endif

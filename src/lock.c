@@ -39,7 +39,7 @@
  * and release use: the record of the last release, and the caller's own
  * grant list (handover.h). */
 #define RDL_NKEYS 7
-#define RDL_NKEYS_RELEASE 9
+#define RDL_NKEYS_RELEASE RDL_LOCK_NKEYS_CALL
 typedef struct lock_keys {
     char *buf;
     const char *v[RDL_NKEYS_RELEASE];
@@ -102,9 +102,7 @@ typedef struct attempt {
     char claim[16];  /* how long a hand-over to us waits for our claim */
     unsigned claim_ms;
     bool listed;     /* waits for a hand-over in BLPOP (handover.h) */
-    bool handed;     /* held by a hand-over popped from the grant list: until
-                        the first renewal, for the claim window after
-                        sent_at only */
+    int listen_fails; /* BLPOP waits in a row that got no answer */
     char info[300];
     char call[21];   /* this call's number, as in info */
     bool robust;
@@ -366,10 +364,7 @@ static rdl_hold_t *record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *
     hold->token = a->token;
     hold->call = strtoull(a->call, NULL, 10);
     hold->serial = ++c->next_serial;
-    if (a->handed)
-        rdl_hold_schedule_handed(hold, cfg, lease, a->claim_ms, a->sent_at);
-    else
-        rdl_hold_schedule(hold, cfg, lease, a->sent_at);
+    rdl_hold_schedule(hold, cfg, lease, a->sent_at);
     /* Kept as a span after the acquire's send: an earlier moment has
      * passed by the time anyone waits for it. */
     if (a->unsure_until > hold->acquired_at)
@@ -430,6 +425,13 @@ static long long turn_until(rdlock_client_t *c, const attempt_t *a, int rc, int 
      * retry interval (and every third of our lease, which keeps our queue
      * mark alive); while Redis is away, every retry interval. */
     wait_ms = c->cfg.retry_interval_ms;
+    /* A queued writer in BLPOP that is not the head hears its hand-over
+     * by push: its own looks only keep its mark fresh and find a
+     * hand-over that lapsed to a dead head in front of it, for which one
+     * claim window is soon enough (and they would cost the server a look
+     * per waiter and period, where pub/sub waiters share theirs). */
+    if (a->listed && rc == EBUSY && !a->first && a->claim_ms > wait_ms)
+        wait_ms = a->claim_ms;
     if (wait_ms > lease / 3 && lease >= 3)
         wait_ms = lease / 3;
     if (rc == EBUSY && a->hint > 0 && a->hint < wait_ms)
@@ -481,27 +483,29 @@ static void wait_turn(rdlock_client_t *c, rdl_waitq_t *q, rdl_waiter_t *me, unsi
 }
 
 /* A queued writer's wait for the next re-check (turn_until), in BLPOP on
- * its grant list (handover.h).  0: the lock was handed to this call
- * (a->token, a->handed); else rdl_handover_wait's EAGAIN, ENOTSUP, EIO. */
+ * its grant list (handover.h).  0: the lock was handed to this call and
+ * its lease started (a->token, a->sent_at); else rdl_handover_wait's
+ * EAGAIN, ENOTSUP, EIO. */
 static int handover_turn(attempt_t *a, int how, long long deadline, unsigned lease)
 {
     rdlock_client_t *c = a->c;
-    long long until = turn_until(c, a, EBUSY, how, deadline, lease, NULL, NULL);
+    rdl_handover_t w = {
+        .key = a->keys.v[0],
+        .keylen = a->keys.l[0],
+        .list = a->keys.v[RDL_NKEYS_RELEASE - 1],
+        .listlen = a->keys.l[RDL_NKEYS_RELEASE - 1],
+        .owner = a->owner,
+        .call = a->call,
+        .lease = a->lease,
+        .floor = a->fence,
+    };
+    long long sent;
     uint64_t token;
-    int rc = rdl_handover_wait(c, a->keys.v[0], a->keys.l[0], a->keys.v[RDL_NKEYS_RELEASE - 1],
-                               a->keys.l[RDL_NKEYS_RELEASE - 1], strtoull(a->call, NULL, 10), until, &token);
+    int rc = rdl_handover_wait(c, &w, turn_until(c, a, EBUSY, how, deadline, lease, NULL, NULL), &token, &sent);
     if (rc != 0)
         return rc;
-    /* Our last look emptied the list (acquire.lua), so this grant came
-     * after it reached the server, and the server keeps it for the claim
-     * window from then: until sent_at + claim at least.  Taken as held
-     * with half of that still ahead, so that the watchdog's first
-     * renewal, which starts the lease, has time; later (a stalled
-     * network), a look claims it while it lasts. */
-    if (rdl_now_ms() >= a->sent_at + a->claim_ms / 2)
-        return EAGAIN;
     a->token = token;
-    a->handed = true;
+    a->sent_at = sent; /* the renewal that started the lease came after */
     return 0;
 }
 
@@ -654,13 +658,16 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
                 rc = 0;
                 break;
             }
+            a.listen_fails = hr == EIO ? a.listen_fails + 1 : 0;
             if (hr == EAGAIN)
                 continue;
-            if (hr == EIO) {
+            if (hr == EIO && a.listen_fails < 2) {
                 wait_turn(c, NULL, &me, 0, &a, rc, how, deadline, lease);
                 continue;
             }
-            a.listed = false; /* ENOTSUP: the pub/sub way from now on */
+            /* Refused, or no answer twice while looks get one (a proxy
+             * that cuts blocking commands): the pub/sub way from now on. */
+            a.listed = false;
         }
         if (q == NULL && !a.listed) {
             /* Subscribe, then look again at once: a release between our

@@ -33,12 +33,13 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "lock.h"
 #include "lock_quorum.h"
 #include "log.h"
 #include "quorum.h"
 #include "timeutil.h"
 
-#define ARG_MAX 13 /* release.lua: 8 keys, owner, op, call, arg4, arg5 */
+#define ARG_MAX (RDL_LOCK_NKEYS_CALL + 5) /* release.lua: keys, owner, op, call, arg4, arg5 */
 #define KEY_FENCE 4 /* the fencing counter among the lock's keys (lock.c) */
 
 long long rdl_quorum_validity(const rdl_config_t *cfg, unsigned lease)
@@ -57,6 +58,8 @@ static int release_on(rdlock_client_t *c, const char *const *keys, const size_t 
     int n = rdl_redlock_count(c), argc = 0;
 
     memset(q, 0, sizeof *q);
+    if (nkeys + 5 > ARG_MAX)
+        return EINVAL; /* more keys than the argument rows hold */
     q->script = c->scripts->release;
     q->nkeys = nkeys;
     for (int k = 0; k < n; k++) {

@@ -164,7 +164,7 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
     RDL_TABLE_FOREACH(&c->holds, i, nd)
     {
         rdl_hold_t *h = (rdl_hold_t *)nd;
-        long long due, interval, tol;
+        long long due, interval;
         /* A hold whose unlock is under way is renewed too: the unlock may
          * take a while (its retries, a slot being migrated answering
          * TRYAGAIN for seconds), and must not find the lease run out.
@@ -184,14 +184,7 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
         }
         due = h->renew_stopped ? h->expires_at : h->renew_at;
         interval = rdl_hold_interval(&c->cfg, h->lease_ms);
-        /* Renewals due within half an interval go along in this round;
-         * but a hold with little of its window left (a hand-over's claim
-         * window, handover.h) goes only when due for its own window, or
-         * every hand-over would cost a renewal. */
-        tol = interval / 2;
-        if (h->expires_at - now < 4 * tol)
-            tol = (h->expires_at - now) / 4;
-        if (!h->renew_stopped && h->renew_at <= now + tol && batch_add(c, b, h) == 0)
+        if (!h->renew_stopped && h->renew_at <= now + interval / 2 && batch_add(c, b, h) == 0)
             due = now + interval; /* provisional, until the reply */
         if (next == 0 || due < next)
             next = due;
