@@ -1068,19 +1068,6 @@ static void *many_thread(void *arg)
     return NULL;
 }
 
-/* Blocked clients on the server now (INFO clients), -1 on error. */
-static long long blocked_now(void)
-{
-    redisReply *r = (redisReply *)redisCommand(g_rc, "INFO clients");
-    const char *p;
-    long long v = -1;
-    if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, "blocked_clients:")) != NULL)
-        v = strtoll(p + strlen("blocked_clients:"), NULL, 10);
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 /* 24 threads of one client take one lock 10 times each: mutual exclusion
  * holds, and queued writers wait for their hand-over in BLPOP (each on a
  * connection of its own) at most 16 at a time: the others wait the
@@ -1101,7 +1088,7 @@ static void test_many_threads_one_client(void)
     RDT_ASSERT_EQ_LL(MANY_THREADS, started);
     /* Sampling the server while they run (the test's only pacing). */
     while (__atomic_load_n(&p.done, __ATOMIC_SEQ_CST) < started) {
-        if ((b = blocked_now()) > max_blocked)
+        if ((b = rdt_blocked_clients(g_rc)) > max_blocked)
             max_blocked = b;
         rdt__nap_ms(1);
     }

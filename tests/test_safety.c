@@ -807,6 +807,31 @@ static int waiter_child(void *arg)
     return rc == 0 ? 4 : 5;
 }
 
+/* Items 5 and the hand-over: H, on a client of its own (*ch, handle *mh),
+ * holds the robust lock `name` (lease W_LEASE), *mc is the same lock on
+ * the callback client for C, and waiter W, forked to run child, is really
+ * queued for it.  Returns W's pid (the test fails at once without it). */
+static pid_t holder_and_waiter(const char *name, rdlock_client_t **ch, rdlock_t *mh, rdlock_t *mc,
+                               int (*child)(void *))
+{
+    rdt_lockopts_t oh = RDT_LOCKOPTS(NULL), oc = RDT_LOCKOPTS(g_cb);
+    pid_t pid;
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(rdlock_client_open(ch, g_ini), 0);
+    oh.client = *ch;
+    oh.robust = oc.robust = RDLOCK_ROBUST;
+    oh.lease = oc.lease = W_LEASE;
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(mh, name, &oh), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(mc, name, &oc), 0);
+    RDT_ASSERT_RC(0, rdlock_lock(mh));
+    pid = rdt_spawn(&g_wpipe, child, (void *)name);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(rdt_expect_line(&g_wpipe, "locking", 10000, "waiter"), 0);
+    CU_ASSERT_EQUAL(rdt_wait_zcard(g_rc, rdt_key(name, ":w"), 1, 10000), 1); /* really queued */
+    return pid;
+}
+
 /* Issue #9 item 5.  H holds a robust lock; W queues for it (its mark is in
  * the writers' queue) and is SIGKILLed; H unlocks.  Pre-fix the release
  * handed the lock to W, the head of the queue, whose mark was still fresh:
@@ -819,7 +844,6 @@ static int waiter_child(void *arg)
 static void test_killed_waiter_not_handed_the_lock(void)
 {
     static char name[] = "s5";
-    rdt_lockopts_t oh = RDT_LOCKOPTS(NULL), oc = RDT_LOCKOPTS(g_cb);
     rdlock_client_t *ch = NULL;
     rdlock_t mh, mc;
     actor_t act;
@@ -827,19 +851,7 @@ static void test_killed_waiter_not_handed_the_lock(void)
     pid_t pid;
     int rc = -1, done;
 
-    fresh();
-    CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&ch, g_ini), 0);
-    oh.client = ch;
-    oh.robust = oc.robust = RDLOCK_ROBUST;
-    oh.lease = oc.lease = W_LEASE;
-    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&mh, name, &oh), 0);
-    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&mc, name, &oc), 0);
-    RDT_ASSERT_RC(0, rdlock_lock(&mh));
-
-    pid = rdt_spawn(&g_wpipe, waiter_child, name);
-    CU_ASSERT_FATAL(pid > 0);
-    CU_ASSERT_EQUAL(rdt_expect_line(&g_wpipe, "locking", 10000, "waiter"), 0);
-    CU_ASSERT_EQUAL(rdt_wait_zcard(g_rc, rdt_key(name, ":w"), 1, 10000), 1); /* really queued */
+    pid = holder_and_waiter(name, &ch, &mh, &mc, waiter_child);
     kill(pid, SIGKILL);
     RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_wait(pid, 10000));
     rdt_pipe_close(&g_wpipe);
@@ -930,7 +942,6 @@ static int handed_child(void *arg)
 static void test_handover_pop_is_the_hold(void)
 {
     static char name[] = "s5h";
-    rdt_lockopts_t oh = RDT_LOCKOPTS(NULL), oc = RDT_LOCKOPTS(g_cb);
     rdlock_client_t *ch = NULL;
     rdlock_status_t st;
     rdlock_t mh, mc;
@@ -940,19 +951,7 @@ static void test_handover_pop_is_the_hold(void)
     pid_t pid;
     int rc = -1, done, marker;
 
-    fresh();
-    CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&ch, g_ini), 0);
-    oh.client = ch;
-    oh.robust = oc.robust = RDLOCK_ROBUST;
-    oh.lease = oc.lease = W_LEASE;
-    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&mh, name, &oh), 0);
-    CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(&mc, name, &oc), 0);
-    RDT_ASSERT_RC(0, rdlock_lock(&mh));
-
-    pid = rdt_spawn(&g_wpipe, handed_child, name);
-    CU_ASSERT_FATAL(pid > 0);
-    CU_ASSERT_EQUAL(rdt_expect_line(&g_wpipe, "locking", 10000, "waiter"), 0);
-    CU_ASSERT_EQUAL(rdt_wait_zcard(g_rc, rdt_key(name, ":w"), 1, 10000), 1); /* queued */
+    pid = holder_and_waiter(name, &ch, &mh, &mc, handed_child);
     CU_ASSERT_EQUAL(rdt_wait_blocked(g_rc, 1, 10000), 1); /* in BLPOP */
     before = cmd_ok("evalsha") + cmd_ok("eval");
     RDT_ASSERT_RC(0, rdlock_unlock(&mh));

@@ -240,7 +240,7 @@ int rdt_wait_zcard(redisContext *c, const char *key, long long n, int timeout_ms
     }
 }
 
-static long long blocked_clients(redisContext *c)
+long long rdt_blocked_clients(redisContext *c)
 {
     redisReply *r = c ? (redisReply *)redisCommand(c, "INFO clients") : NULL;
     const char *p;
@@ -256,7 +256,7 @@ int rdt_wait_blocked(redisContext *c, long long n, int timeout_ms)
 {
     long long deadline = rdt_now_ms() + timeout_ms;
     for (;;) {
-        if (blocked_clients(c) >= n)
+        if (rdt_blocked_clients(c) >= n)
             return 1;
         if (rdt_now_ms() >= deadline) {
             fprintf(stderr, "fewer than %lld blocked clients after %d ms\n", n, timeout_ms);

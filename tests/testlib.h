@@ -128,6 +128,8 @@ int rdt_wait_zcard(redisContext *c, const char *key, long long n, int timeout_ms
  * blocked_clients): queued writers waiting in BLPOP for their hand-over
  * (src/handover.h). */
 int rdt_wait_blocked(redisContext *c, long long n, int timeout_ms);
+/* Clients blocked on the server now (INFO clients), -1 on error. */
+long long rdt_blocked_clients(redisContext *c);
 
 /* ------------------------------------------------------------------ */
 /* 4. one command on a fresh connection                                */
