@@ -784,13 +784,22 @@ static void test_late_try_attempts_leave_no_orphan(void)
 
 static rdt_pipe_t g_wpipe;
 
-/* Waiter W (a forked child): queue for the lock, robust, with lease
- * W_LEASE, and block until the parent kills it. */
+/* Waiter W (a forked child): queue for the lock `name`, robust, with
+ * `lease`; say "locked <rc>" if the lock returns, then wait to be killed
+ * (item 5 kills it while it still waits; the hand-over case once it
+ * holds the lock). */
+typedef struct waiter_arg {
+    const char *name;
+    unsigned lease;
+} waiter_arg_t;
+
 static int waiter_child(void *arg)
 {
+    const waiter_arg_t *wa = arg;
     rdlock_client_t *c;
     rdt_lockopts_t o;
     rdlock_t m;
+    char line[32];
     int rc;
 
     rdt_child_begin(&g_wpipe);
@@ -798,22 +807,25 @@ static int waiter_child(void *arg)
         return 2;
     o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
     o.robust = RDLOCK_ROBUST;
-    o.lease = W_LEASE;
-    if (rdt_mutex_init(&m, (const char *)arg, &o) != 0)
+    o.lease = wa->lease;
+    if (rdt_mutex_init(&m, wa->name, &o) != 0)
         return 3;
     rdt_send(g_wpipe.to_parent[1], "locking");
-    rc = rdlock_lock(&m); /* the parent holds it until after our SIGKILL */
-    rdt_send(g_wpipe.to_parent[1], "locked");
-    return rc == 0 ? 4 : 5;
+    rc = rdlock_lock(&m);
+    snprintf(line, sizeof line, "locked %d", rc);
+    rdt_send(g_wpipe.to_parent[1], line);
+    for (;;)
+        pause();
 }
 
 /* Items 5 and the hand-over: H, on a client of its own (*ch, handle *mh),
  * holds the robust lock `name` (lease W_LEASE), *mc is the same lock on
- * the callback client for C, and waiter W, forked to run child, is really
- * queued for it.  Returns W's pid (the test fails at once without it). */
-static pid_t holder_and_waiter(const char *name, rdlock_client_t **ch, rdlock_t *mh, rdlock_t *mc,
-                               int (*child)(void *))
+ * the callback client for C, and waiter W (waiter_child, with lease
+ * w_lease) is really queued for it.  Returns W's pid (the test fails at
+ * once without it). */
+static pid_t holder_and_waiter(const char *name, rdlock_client_t **ch, rdlock_t *mh, rdlock_t *mc, unsigned w_lease)
 {
+    static waiter_arg_t wa;
     rdt_lockopts_t oh = RDT_LOCKOPTS(NULL), oc = RDT_LOCKOPTS(g_cb);
     pid_t pid;
 
@@ -825,11 +837,27 @@ static pid_t holder_and_waiter(const char *name, rdlock_client_t **ch, rdlock_t 
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(mh, name, &oh), 0);
     CU_ASSERT_EQUAL_FATAL(rdt_mutex_init(mc, name, &oc), 0);
     RDT_ASSERT_RC(0, rdlock_lock(mh));
-    pid = rdt_spawn(&g_wpipe, child, (void *)name);
+    wa.name = name;
+    wa.lease = w_lease;
+    pid = rdt_spawn(&g_wpipe, waiter_child, &wa);
     CU_ASSERT_FATAL(pid > 0);
     CU_ASSERT_EQUAL(rdt_expect_line(&g_wpipe, "locking", 10000, "waiter"), 0);
     CU_ASSERT_EQUAL(rdt_wait_zcard(g_rc, rdt_key(name, ":w"), 1, 10000), 1); /* really queued */
     return pid;
+}
+
+/* ... and after C's lock returned rc: C's hold is given back (made
+ * consistent first after EOWNERDEAD), and everything is closed. */
+static void finish_c(actor_t *act, rdlock_t *mh, rdlock_t *mc, rdlock_client_t *ch, int rc)
+{
+    if (rc == EOWNERDEAD)
+        actor_call(act, op_consistent, mc);
+    if (rc == 0 || rc == EOWNERDEAD)
+        RDT_ASSERT_RC(0, actor_call(act, op_unlock, mc));
+    actor_stop(act);
+    RDT_ASSERT_RC(0, rdlock_destroy(mh));
+    RDT_ASSERT_RC(0, rdlock_destroy(mc));
+    rdt_close_client(ch);
 }
 
 /* Issue #9 item 5.  H holds a robust lock; W queues for it (its mark is in
@@ -851,7 +879,7 @@ static void test_killed_waiter_not_handed_the_lock(void)
     pid_t pid;
     int rc = -1, done;
 
-    pid = holder_and_waiter(name, &ch, &mh, &mc, waiter_child);
+    pid = holder_and_waiter(name, &ch, &mh, &mc, W_LEASE);
     kill(pid, SIGKILL);
     RDT_ASSERT_EQ_LL(128 + SIGKILL, rdt_wait(pid, 10000));
     rdt_pipe_close(&g_wpipe);
@@ -870,14 +898,7 @@ static void test_killed_waiter_not_handed_the_lock(void)
     } else {
         RDT_ASSERT_RC(0, rc);
     }
-    if (rc == EOWNERDEAD)
-        actor_call(&act, op_consistent, &mc);
-    if (rc == 0 || rc == EOWNERDEAD)
-        RDT_ASSERT_RC(0, actor_call(&act, op_unlock, &mc));
-    actor_stop(&act);
-    RDT_ASSERT_RC(0, rdlock_destroy(&mh));
-    RDT_ASSERT_RC(0, rdlock_destroy(&mc));
-    rdt_close_client(ch);
+    finish_c(&act, &mh, &mc, ch, rc);
 }
 
 /* Calls of cmd ("evalsha") that the server ran without an error so far
@@ -903,33 +924,6 @@ static long long cmd_ok(const char *cmd)
     return v;
 }
 
-/* Waiter W for the hand-over cases: like waiter_child, but it says
- * "locked <rc>" when its lock returns and then waits to be killed,
- * holding the lock. */
-static int handed_child(void *arg)
-{
-    rdlock_client_t *c;
-    rdt_lockopts_t o;
-    rdlock_t m;
-    char line[32];
-    int rc;
-
-    rdt_child_begin(&g_wpipe);
-    if (rdlock_client_open(&c, g_ini) != 0)
-        return 2;
-    o = (rdt_lockopts_t)RDT_LOCKOPTS(c);
-    o.robust = RDLOCK_ROBUST;
-    o.lease = H_LEASE;
-    if (rdt_mutex_init(&m, (const char *)arg, &o) != 0)
-        return 3;
-    rdt_send(g_wpipe.to_parent[1], "locking");
-    rc = rdlock_lock(&m);
-    snprintf(line, sizeof line, "locked %d", rc);
-    rdt_send(g_wpipe.to_parent[1], line);
-    for (;;)
-        pause();
-}
-
 /* The contended hand-over (issue 15, src/handover.h): W queues for the
  * lock H holds and waits in BLPOP on its grant list; H unlocks.  W must
  * hold the lock with no request of its own after H's release: the server
@@ -951,7 +945,7 @@ static void test_handover_pop_is_the_hold(void)
     pid_t pid;
     int rc = -1, done, marker;
 
-    pid = holder_and_waiter(name, &ch, &mh, &mc, handed_child);
+    pid = holder_and_waiter(name, &ch, &mh, &mc, H_LEASE);
     CU_ASSERT_EQUAL(rdt_wait_blocked(g_rc, 1, 10000), 1); /* in BLPOP */
     before = cmd_ok("evalsha") + cmd_ok("eval");
     RDT_ASSERT_RC(0, rdlock_unlock(&mh));
@@ -982,14 +976,8 @@ static void test_handover_pop_is_the_hold(void)
         RDT_ASSERT_RC(0, rdlock_status_name(g_cb, name, &st));
         CU_ASSERT_EQUAL(st.robust, RDLOCK_STATE_INCONSISTENT);
         rdlock_status_free(&st);
-        actor_call(&act, op_consistent, &mc);
     }
-    if (rc == 0 || rc == EOWNERDEAD)
-        RDT_ASSERT_RC(0, actor_call(&act, op_unlock, &mc));
-    actor_stop(&act);
-    RDT_ASSERT_RC(0, rdlock_destroy(&mh));
-    RDT_ASSERT_RC(0, rdlock_destroy(&mc));
-    rdt_close_client(ch);
+    finish_c(&act, &mh, &mc, ch, rc);
 }
 
 /* ------------------------------------------------------------------ */
