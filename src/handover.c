@@ -58,17 +58,32 @@ static int refused(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *conn
     return ENOTSUP;
 }
 
+/* renew.lua's arguments for this call's hold: its key, then owner, lease,
+ * '' (keep the count) and call. */
+typedef struct renew_args {
+    const char *v[5];
+    size_t l[5];
+} renew_args_t;
+
+static void renew_args(const rdl_handover_t *w, renew_args_t *a)
+{
+    const char *v[5] = { w->key, w->owner, w->lease, "", w->call };
+    size_t i;
+    for (i = 0; i < 5; i++) {
+        a->v[i] = v[i];
+        a->l[i] = i == 0 ? w->keylen : strlen(v[i]);
+    }
+}
+
 /* The renewal's answer (renew.lua: the holds that are gone): 0 renewed,
  * EAGAIN gone, EIO no answer.  A server that lost the script (NOSCRIPT)
  * gets it again, once, on the same connection. */
-static int renewed(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *conn, redisReply *r)
+static int renewed(rdlock_client_t *c, const renew_args_t *ra, rdl_conn_t *conn, redisReply *r)
 {
-    const char *argv[5] = { w->key, w->owner, w->lease, "", w->call };
-    size_t lens[5] = { w->keylen, strlen(w->owner), strlen(w->lease), 0, strlen(w->call) };
     redisReply *again = NULL;
     int rc = 0;
     if (rdl_reply_noscript(r)) {
-        rc = rdl_conn_script(conn, c->scripts->renew, 1, 5, argv, lens, &again);
+        rc = rdl_conn_script(conn, c->scripts->renew, 1, 5, ra->v, ra->l, &again);
         if (rc != 0)
             return rc == EIO ? EIO : EAGAIN;
         r = again;
@@ -86,12 +101,12 @@ static int listen_on(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *co
 {
     const char *argv[3] = { "BLPOP", w->list, NULL };
     size_t lens[3] = { 5, w->listlen, 0 };
-    const char *rargv[5] = { w->key, w->owner, w->lease, "", w->call };
-    size_t rlens[5] = { w->keylen, strlen(w->owner), strlen(w->lease), 0, strlen(w->call) };
+    renew_args_t ra;
     uint64_t call = strtoull(w->call, NULL, 10);
     char secs[32];
 
     argv[2] = secs;
+    renew_args(w, &ra);
     for (;;) {
         long long ms = until - rdl_now_ms(), sent;
         redisReply *r = NULL, *rr = NULL;
@@ -111,7 +126,7 @@ static int listen_on(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *co
          * costs the renewal a look at our (absent) field. */
         sent = rdl_now_ms();
         if ((rc = rdl_conn_append_command(conn, 3, argv, lens)) != 0 ||
-            (rc = rdl_conn_append_script(conn, c->scripts->renew, 1, 5, rargv, rlens)) != 0 ||
+            (rc = rdl_conn_append_script(conn, c->scripts->renew, 1, 5, ra.v, ra.l)) != 0 ||
             (rc = rdl_conn_set_timeout(conn, (int)ms + c->cfg.command_timeout_ms)) != 0 ||
             (rc = rdl_conn_read(conn, &r)) != 0 || (rc = rdl_conn_set_timeout(conn, c->cfg.command_timeout_ms)) != 0 ||
             (rc = rdl_conn_read(conn, &rr)) != 0) {
@@ -132,7 +147,7 @@ static int listen_on(rdlock_client_t *c, const rdl_handover_t *w, rdl_conn_t *co
                 freeReplyObject(rr);
                 continue; /* stale: an older call's grant, or a resurrected copy */
             }
-            rc = renewed(c, w, conn, rr);
+            rc = renewed(c, &ra, conn, rr);
             freeReplyObject(rr);
             if (rc == EIO)
                 *drop = true;
