@@ -62,6 +62,24 @@ install_deps() {
     # The package starts a system redis-server on 6379; we never use it.
 }
 
+# failed_logs DIR: the logs of the tests that failed under DIR/tests, each
+# whole, and nothing else; every log when no .trs names a failure (make
+# stopped before writing them).  Only the failing suites' logs are printed,
+# so that a CI page that keeps the head and the tail of the output shows
+# the failure itself rather than the passing suites around it.
+failed_logs() { # DIR
+    bad=$(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' "$1"/tests/*.trs 2>/dev/null || true)
+    if [ -z "$bad" ]; then
+        cat "$1"/tests/*.log
+        return
+    fi
+    for trs in $bad; do
+        echo "==================== ${trs%.trs}.log"
+        cat "${trs%.trs}.log"
+    done
+    echo "run.sh: failed: $(echo "$bad" | sed 's|.*/||; s|\.trs$||' | tr '\n' ' ')" >&2
+}
+
 configure_in() { # DIR [configure args...]
     dir=$1
     shift
@@ -91,7 +109,7 @@ sanitizer_check() { # NAME CFLAGS TESTS...
         CFLAGS="-g -O1 -fno-omit-frame-pointer $flags" LDFLAGS="$flags"
     say "make check under $name"
     make -C "$top/build/$name" -j"$jobs" >/dev/null
-    make -C "$top/build/$name" check TESTS="$*" || { cat "$top/build/$name"/tests/*.log; exit 1; }
+    make -C "$top/build/$name" check TESTS="$*" || { failed_logs "$top/build/$name"; exit 1; }
 }
 
 # The CUnit suites under valgrind memcheck (tests/valgrind.sh): fails on any
@@ -106,7 +124,7 @@ valgrind_check() { # TESTS...
     say "make check under valgrind"
     make -C "$top/build/valgrind" -j"$jobs" >/dev/null
     make -C "$top/build/valgrind" check TESTS="$*" LOG_COMPILER="$top/tests/valgrind.sh" ||
-        { cat "$top/build/valgrind"/tests/*.log; exit 1; }
+        { failed_logs "$top/build/valgrind"; exit 1; }
 }
 
 # ---------------------------------------------------------------- Debian packages
@@ -281,12 +299,12 @@ demo)
 check)
     build
     say "make check"
-    make -C "$top/build" -j"$jobs" check || { cat "$top"/build/tests/*.log; exit 1; }
+    make -C "$top/build" -j"$jobs" check || { failed_logs "$top/build"; exit 1; }
     ;;
 test)
     build
     say "make check"
-    make -C "$top/build" -j"$jobs" check || { cat "$top"/build/tests/*.log; exit 1; }
+    make -C "$top/build" -j"$jobs" check || { failed_logs "$top/build"; exit 1; }
     say "make distcheck"
     make -C "$top/build" distcheck >"$top/build/distcheck.out" 2>&1 || { tail -80 "$top/build/distcheck.out"; exit 1; }
     tail -4 "$top/build/distcheck.out"
