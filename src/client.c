@@ -428,6 +428,20 @@ void rdl_client_conn_put(rdlock_client_t *c, rdl_conn_t *conn)
     pool_put(c, conn);
 }
 
+int rdl_client_conn_get(rdlock_client_t *c, const char *route, rdl_conn_t **out)
+{
+    unsigned gen;
+    int rc;
+    if ((*out = pool_get(c, route)) != NULL)
+        return 0;
+    /* Read before connecting: a flush meanwhile wins, and pool_put then
+     * closes this one instead of keeping it. */
+    gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
+    if ((rc = rdl_topo_connect_route(c, route, out)) == 0)
+        (*out)->gen = gen;
+    return rc;
+}
+
 static rdl_conn_t *pool_get(rdlock_client_t *c, const char *route)
 {
     rdl_conn_t **pp, *conn = NULL;
@@ -655,12 +669,10 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 snprintf(why, sizeof why, "%s", rdl_conn_last_error());
             }
         }
-        if (rc == 0 && (conn = pool_get(c, route)) == NULL) {
-            /* The script's own reply reports NOAUTH: no probe needed. */
-            unsigned gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
-            rc = rdl_topo_connect_route(c, route, &conn);
-            if (rc == 0)
-                conn->gen = gen; /* read before connecting: a flush meanwhile wins */
+        if (rc == 0) {
+            /* A new connection needs no probe: the script's own reply
+             * reports NOAUTH. */
+            rc = rdl_client_conn_get(c, route, &conn);
             if (rc != 0 && rc != EIO)
                 return rc; /* EACCES, EINVAL (db), ENOMEM: retrying won't help */
             if (rc == EIO)

@@ -177,6 +177,12 @@ void rdl_client_stamp(rdlock_client_t *c, const char *route, char *stamp, long l
 bool rdl_client_clock_known(rdlock_client_t *c, const char *route);
 int rdl_client_clock_sample(rdlock_client_t *c, rdl_conn_t *conn);
 
+/* A connection to route's server: an idle pooled one, or one opened now
+ * and stamped with the pool generation read before connecting (a flush
+ * meanwhile keeps it out of the pool).  0, EIO (unreachable), or what
+ * rdl_topo_connect_route refuses with for good (EACCES, EINVAL, ENOMEM). */
+int rdl_client_conn_get(rdlock_client_t *c, const char *route, rdl_conn_t **out);
+
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic
  * ms, < 0 for none).  Returns 0 with *reply, or EIO, EACCES, ENOMEM.

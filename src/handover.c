@@ -180,13 +180,8 @@ int rdl_handover_wait(rdlock_client_t *c, const rdl_handover_t *w, long long unt
     c->listening++;
     RDL_UNLOCK(c);
     rc = rdl_topo_route(c, w->key, w->keylen, route, sizeof route) != 0 ? EIO : 0;
-    if (rc == 0 && (conn = rdl_client_conn_idle(c, route)) == NULL) {
-        unsigned gen = __atomic_load_n(&c->pool_gen, __ATOMIC_RELAXED);
-        if (rdl_topo_connect_route(c, route, &conn) != 0)
-            rc = EIO;
-        else
-            conn->gen = gen; /* read before connecting: a flush meanwhile wins */
-    }
+    if (rc == 0 && rdl_client_conn_get(c, route, &conn) != 0)
+        rc = EIO;
     if (rc == 0) {
         rc = listen_on(c, w, conn, until, token, sent_at, &drop);
         if (drop || !rdl_conn_ok(conn))
