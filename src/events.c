@@ -417,6 +417,20 @@ static void sub_failed(rdlock_client_t *c, bool moved)
     RDL_UNLOCK(c);
 }
 
+/* Whether a subscriber connection is on a server that the topology knows
+ * not to answer now (a Redlock master in its backoff).  A SIGSTOPped or
+ * cut-off server keeps its connections open, so no read of them fails;
+ * meanwhile the wake-ups that the masters which do answer publish would
+ * reach no waiter before its re-check (retry_interval_ms). */
+static bool sub_on_down(rdlock_client_t *c)
+{
+    rdl_conn_t *conn;
+    for (conn = c->sub; conn != NULL; conn = conn->next)
+        if (rdl_topo_route_down(c, conn->route))
+            return true;
+    return false;
+}
+
 void rdl_events_moved(rdlock_client_t *c)
 {
     rdl_watchdog_close(c);
@@ -455,8 +469,14 @@ static void *bg_main(void *arg)
         round = rdl_watchdog_collect(c, now);
         RDL_UNLOCK(c);
 
-        if (sub_flush(c, &subs, &unsubs) != 0)
+        if (sub_flush(c, &subs, &unsubs) != 0) {
             sub_failed(c, false);
+        } else if (sub_on_down(c)) {
+            /* Subscribed again at once where route() leads now; every
+             * waiter looks, for what was published meanwhile. */
+            rdl_log(RDLOCK_LOG_INFO, "subscriber: moving off a server that does not answer");
+            sub_failed(c, true);
+        }
         chan_clear(&subs);
         chan_clear(&unsubs);
 

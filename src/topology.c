@@ -67,6 +67,11 @@ void rdl_topo_after_round(rdlock_client_t *c)
         c->topo->after_round(c);
 }
 
+bool rdl_topo_route_down(rdlock_client_t *c, const char *route)
+{
+    return c->topo->route_down != NULL && c->topo->route_down(c, route);
+}
+
 void rdl_topo_release(rdlock_client_t *c, bool after_fork)
 {
     if (c->topo->release != NULL)

@@ -71,6 +71,10 @@ typedef struct rdl_topology_ops {
     long long (*due)(struct rdlock_client *c);
     void (*service)(struct rdlock_client *c, bool readable);
     void (*after_round)(struct rdlock_client *c);
+    /* Whether route's server is known not to answer now (a Redlock master
+     * in its backoff), so that the background thread moves subscriptions
+     * off it.  May be NULL: never. */
+    bool (*route_down)(struct rdlock_client *c, const char *route);
     /* Free what the topology keeps (mu not held; after_fork: in a fork
      * child, where only descriptors are closed). */
     void (*release)(struct rdlock_client *c, bool after_fork);
@@ -97,6 +101,7 @@ int rdl_topo_fd(struct rdlock_client *c);
 long long rdl_topo_due(struct rdlock_client *c);
 void rdl_topo_service(struct rdlock_client *c, bool readable);
 void rdl_topo_after_round(struct rdlock_client *c);
+bool rdl_topo_route_down(struct rdlock_client *c, const char *route);
 void rdl_topo_release(struct rdlock_client *c, bool after_fork);
 
 #endif

@@ -15,8 +15,13 @@
  *    sees the same uptime, so none of them counts it.
  *  - route() gives the first master that answers: the one whose channels
  *    carry the wake-ups (events.c subscribes there), and where the
- *    scripts that are not quorum steps run.  Releases publish on every
- *    master, so wake-ups go on when that one changes. */
+ *    scripts that are not quorum steps run.  A step publishes on every
+ *    master it runs on (a majority), so wake-ups go on when that one
+ *    changes; and once the master that carries the subscriptions stops
+ *    answering (route_down), events.c moves them to the one route()
+ *    gives now: a stopped master keeps its connections open, so no read
+ *    of them fails, and the wake-ups that the majority publishes would
+ *    reach no waiter before its re-check. */
 #include "rdl_build.h"
 
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "events.h"
 #include "log.h"
 #include "quorum.h"
 #include "timeutil.h"
@@ -133,8 +139,10 @@ void rdl_redlock_result(rdlock_client_t *c, int k, bool answered)
         rl->m[k].down_until = rdl_now_ms() + (ms > DOWN_MAX_MS ? DOWN_MAX_MS : ms);
     }
     RDL_CHECK(pthread_mutex_unlock(&rl->mu));
-    if (now_down)
+    if (now_down) {
         rdl_log(RDLOCK_LOG_WARN, "redlock master %s does not answer; the others vote without it", rl->m[k].route);
+        rdl_events_poke(c); /* subscriptions on it move (route_down) */
+    }
     else if (was_down)
         rdl_log(RDLOCK_LOG_INFO, "redlock master %s answers again", rl->m[k].route);
 }
@@ -347,6 +355,12 @@ static void redlock_release(rdlock_client_t *c, bool after_fork)
     free(rl);
 }
 
+static bool redlock_route_down(rdlock_client_t *c, const char *route)
+{
+    int k = rdl_redlock_index(c, route);
+    return k >= 0 && !rdl_redlock_up(c, k, rdl_now_ms());
+}
+
 const rdl_topology_ops_t rdl_topology_redlock = {
     .name = "redlock",
     .connect = redlock_connect,
@@ -354,5 +368,6 @@ const rdl_topology_ops_t rdl_topology_redlock = {
     .connect_route = redlock_connect_route,
     .where = redlock_where,
     .quorum = true,
+    .route_down = redlock_route_down,
     .release = redlock_release,
 };

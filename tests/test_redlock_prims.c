@@ -22,8 +22,13 @@
  *   cond               producer/consumer over two clients with a condition
  *                      variable and the lock of the same name, with two
  *                      masters stopped for part of it: every item is
- *                      consumed exactly once, and a wait is woken by the
- *                      signal, not by its re-check period (10 s here)
+ *                      consumed exactly once, each within 5 s (a wait
+ *                      looks again every third of its 3 s lease anyway;
+ *                      cond_sub_moves shows the signal itself wakes it)
+ *   cond_sub_moves     a waiter whose subscription is on a master that is
+ *                      SIGSTOPped is woken by the signal the others
+ *                      publish, once its client moves the subscription,
+ *                      not by its re-check (20 s here)
  *   barrier            three participants (two clients) over several
  *                      generations: exactly one serial caller each
  *   barrier_withdraw_unreachable
@@ -364,7 +369,7 @@ typedef struct cparty {
     rdcond_t cv;
 } cparty_t;
 
-static int cparty_open(cparty_t *p, rdlock_client_t *c)
+static int cparty_open(cparty_t *p, rdlock_client_t *c, const char *name)
 {
     rdlock_attr_t a;
     rdcond_attr_t ca;
@@ -372,13 +377,13 @@ static int cparty_open(cparty_t *p, rdlock_client_t *c)
     p->c = c;
     rdlock_attr_init(&a);
     rdlock_attr_setclient(&a, c);
-    rc = rdlock_init(&p->lock, "rp-queue", &a);
+    rc = rdlock_init(&p->lock, name, &a);
     rdlock_attr_destroy(&a);
     if (rc != 0)
         return rc;
     rdcond_attr_init(&ca);
     rdcond_attr_setclient(&ca, c);
-    rc = rdcond_init(&p->cv, "rp-queue", &ca);
+    rc = rdcond_init(&p->cv, name, &ca);
     rdcond_attr_destroy(&ca);
     return rc;
 }
@@ -423,8 +428,8 @@ static void test_cond(void)
 
     memset(g_taken, 0, sizeof g_taken);
     g_qn = g_consumed = g_cond_errors = 0;
-    RDT_ASSERT_RC(0, cparty_open(&prod, g_c1));
-    RDT_ASSERT_RC(0, cparty_open(&cons, g_c2));
+    RDT_ASSERT_RC(0, cparty_open(&prod, g_c1, "rp-queue"));
+    RDT_ASSERT_RC(0, cparty_open(&cons, g_c2, "rp-queue"));
     pthread_create(&t, NULL, consumer, &cons);
     for (int i = 0; i < ITEMS; i++) {
         if (i == ITEMS / 4) {
@@ -441,8 +446,8 @@ static void test_cond(void)
         RDT_ASSERT_RC(0, rdcond_signal(&prod.cv));
         t0 = rdt_now_ms();
         RDT_ASSERT_RC(0, rdlock_unlock(&prod.lock));
-        /* Wait for the consumer to take it: the wake-up must come from
-         * the signal, far sooner than the 10 s re-check period. */
+        /* Wait for the consumer to take it (its wait looks again every
+         * second anyway: a third of its lease). */
         for (;;) {
             int left;
             RDT_ASSERT_RC(0, rdlock_lock(&prod.lock));
@@ -471,6 +476,118 @@ static void test_cond(void)
     rdlock_destroy(&prod.lock);
     rdlock_destroy(&cons.lock);
     RDT_ASSERT_RC(0, rdlock_reset_name(g_c1, "rp-queue"));
+}
+
+/* ---- a wake-up while the master that carries the subscription is stopped */
+
+static int g_move_flag, g_move_errors;
+static long long g_move_woke;
+
+static void *move_waiter(void *arg)
+{
+    cparty_t *p = arg;
+    int rc = rdlock_lock(&p->lock);
+    if (rc != 0) {
+        fprintf(stderr, "move_waiter: lock: %s\n", rdt_errname(rc));
+        __atomic_add_fetch(&g_move_errors, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    while (!LD(g_move_flag))
+        if ((rc = rdcond_wait(&p->cv, &p->lock)) != 0) {
+            fprintf(stderr, "move_waiter: wait: %s\n", rdt_errname(rc));
+            __atomic_add_fetch(&g_move_errors, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    ST(g_move_woke, rdt_now_ms());
+    rdlock_unlock(&p->lock);
+    return NULL;
+}
+
+/* PUBSUB NUMSUB of chan on master k: [chan, n]; -1 on error. */
+static long long numsub_on(int k, const char *chan)
+{
+    redisReply *r = rdt_cmd_on(&g_m[k], "PUBSUB NUMSUB %s", chan);
+    long long n = -1;
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r != NULL)
+        freeReplyObject(r);
+    return n;
+}
+
+/* The waiter's client subscribed on master 0 (the first that answers),
+ * and master 0 is then SIGSTOPped: its connections stay open, so no read
+ * of them fails, and the signal is published by the four masters that
+ * run the step.  Once the waiter's client finds master 0 silent (here its
+ * trylock of another name times out there), the subscription must move to
+ * a master that answers, and the waiter look again: woken long before its
+ * re-check (a third of its 60 s lease: 20 s). */
+static void test_cond_sub_moves(void)
+{
+    rdlock_client_t *c1 = NULL, *c2 = NULL;
+    cparty_t sig, wait;
+    rdlock_t other;
+    pthread_t t;
+    char text[1024];
+    char chan[128];
+    const char *ini;
+    long long t0, subs = 0, regs = 0, held = 1;
+    int off;
+
+    snprintf(chan, sizeof chan, "%s", rdt_key("rp-move", ":cv:c")); /* rdt_key's buffer is reused */
+    off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
+    for (int k = 0; k < N; k++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", g_m[k].port);
+    snprintf(text + off, sizeof text - (size_t)off,
+             "\nrestart_delay_ms = 0\n[redis]\ncommand_timeout_ms = 1000\n[lock]\nlease_ms = 60000\n"
+             "retry_interval_ms = 30000\nretry_jitter_ms = 5\n");
+    ini = rdt_write_file(&g_m[0], "move.ini", text);
+    CU_ASSERT_FATAL(ini != NULL);
+    RDT_ASSERT_RC(0, rdlock_client_open(&c1, ini));
+    RDT_ASSERT_RC(0, rdlock_client_open(&c2, ini));
+    RDT_ASSERT_RC(0, cparty_open(&sig, c1, "rp-move"));
+    RDT_ASSERT_RC(0, cparty_open(&wait, c2, "rp-move"));
+    g_move_flag = g_move_errors = 0;
+    g_move_woke = 0;
+    pthread_create(&t, NULL, move_waiter, &wait);
+    /* Registered, and subscribed on master 0. */
+    t0 = rdt_now_ms();
+    while ((subs < 1 || regs < 1 || held > 0) && rdt_now_ms() - t0 < 20000) {
+        usleep(10000);
+        regs = rdt_int_on(&g_m[0], 0, "HLEN %s", rdt_key("rp-move", ":cv:h"));
+        subs = numsub_on(0, chan);
+        /* Asleep: its release of the lock has run on every master (and
+         * master 0 has sent its answer before it stops). */
+        held = 0;
+        for (int k = 0; k < N; k++)
+            held += rdt_int_on(&g_m[k], 0, "EXISTS %s", rdt_key("rp-move", "")) != 0;
+    }
+    RDT_ASSERT_EQ_LL(1, regs);
+    RDT_ASSERT_EQ_LL(1, subs);
+    RDT_ASSERT_EQ_LL(0, held);
+    rdt_server_pause(&g_m[0]);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_lock(&sig.lock));
+    ST(g_move_flag, 1);
+    RDT_ASSERT_RC(0, rdcond_signal(&sig.cv));
+    RDT_ASSERT_RC(0, rdlock_unlock(&sig.lock));
+    /* Other work of the waiter's client meets the stopped master. */
+    RDT_ASSERT_RC(0, rdt_mutex_on(&other, "rp-move-other", c2, RDLOCK_NORMAL));
+    RDT_ASSERT_RC(0, rdlock_trylock(&other));
+    RDT_ASSERT_RC(0, rdlock_unlock(&other));
+    rdlock_destroy(&other);
+    pthread_join(t, NULL);
+    rdt_server_resume(&g_m[0]);
+    RDT_ASSERT_EQ_LL(0, g_move_errors);
+    fprintf(stderr, "[woken %lld ms after master 0 stopped] ", g_move_woke - t0);
+    CU_ASSERT(g_move_woke - t0 < 12000);
+    rdcond_destroy(&sig.cv);
+    rdcond_destroy(&wait.cv);
+    rdlock_destroy(&sig.lock);
+    rdlock_destroy(&wait.lock);
+    RDT_ASSERT_RC(0, rdlock_reset_name(c1, "rp-move"));
+    rdlock_client_close(c1);
+    rdlock_client_close(c2);
 }
 
 /* ---- barrier */
@@ -708,6 +825,7 @@ static const rdt_test_t tests[] = {
     { "sem_restart", test_sem_restart },
     { "sem_leased", test_sem_leased },
     { "cond", test_cond },
+    { "cond_sub_moves", test_cond_sub_moves },
     { "barrier", test_barrier },
     { "barrier_withdraw_unreachable", test_barrier_withdraw_unreachable },
     { "lease_merge", test_lease_merge },
