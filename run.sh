@@ -68,9 +68,10 @@ install_deps() {
 # so that a CI page that keeps the head and the tail of the output shows
 # the failure itself rather than the passing suites around it.
 failed_logs() { # DIR
-    bad=$(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' "$1"/tests/*.trs 2>/dev/null || true)
+    # find, not a glob: the torture suite's .trs lives in tests/torture/.
+    bad=$(find "$1"/tests -name '*.trs' -exec grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' {} + 2>/dev/null || true)
     if [ -z "$bad" ]; then
-        cat "$1"/tests/*.log
+        find "$1"/tests -name '*.log' ! -name 'test-suite.log' -exec cat {} +
         return
     fi
     for trs in $bad; do

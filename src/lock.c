@@ -105,6 +105,8 @@ typedef struct attempt {
     int listen_fails; /* BLPOP waits in a row that got no answer */
     char info[300];
     char call[21];   /* this call's number, as in info */
+    unsigned thread; /* the owner thread's number */
+    bool new_call;   /* the next attempt is a call of its own (try_once) */
     bool robust;
     int acked;       /* replicas that confirmed the last try (-1: not asked) */
     char prev[RDL_WHO_MAX + 2]; /* the robust marker the last grant replaced */
@@ -119,6 +121,8 @@ typedef struct attempt {
 } attempt_t;
 
 #define RDL_VOID_MAX 3 /* void attempts in a row (clock trouble) before EIO */
+
+static void info_make(char *buf, char *call, rdlock_client_t *c, unsigned thread);
 
 /* One acquire script call.  0 = held (a->token), EOWNERDEAD = held, the
  * previous exclusive hold ended without unlock (robust callers only),
@@ -135,6 +139,20 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
     size_t n, l;
     int i, rc, voids = 0;
 
+    if (a->new_call) {
+        /* What the last attempt was granted was given back: on a quorum
+         * a grant without majority ('aq', lock_quorum.c), with
+         * wait_replicas one too few replicas confirmed ('ax').  Were
+         * this attempt of the same call, a late or duplicated copy of that
+         * give-back could take back what this attempt is granted, and the
+         * hold would stand on fewer masters than the client counts.  A new
+         * call number makes this attempt a hold the old requests cannot
+         * name (release.lua matches the call); the old call's leftovers are
+         * older, so acquire.lua starts afresh over them, and its late
+         * attempts find a newer call here and are void. */
+        info_make(a->info, a->call, a->c, a->thread);
+        a->new_call = false;
+    }
     for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
         argv[i] = a->keys.v[i];
         lens[i] = a->keys.l[i];
@@ -177,6 +195,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
                 continue;
             if (rc == ESTALE)
                 rc = EIO;
+            a->new_call = rc != 0 && rc != EOWNERDEAD;
             if (rc != 0 && rc != EOWNERDEAD && rc != EBUSY)
                 return rc;
             break;
@@ -274,7 +293,8 @@ static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner
         }
     }
     if (c->topo->quorum)
-        return rdl_quorum_release(c, argv, lens, RDL_NKEYS_RELEASE, argc, &out->r, &out->sent_at, &out->ambiguous);
+        return rdl_quorum_release(c, argv, lens, RDL_NKEYS_RELEASE, argc, deadline, &out->r, &out->sent_at,
+                                  &out->ambiguous);
     rc = rdl_client_script(c, c->scripts->release, RDL_NKEYS_RELEASE, argc, argv, lens, deadline, &r, &rc_call);
     if (rc != 0)
         return rc;
@@ -311,6 +331,7 @@ static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long dead
         return rc;
     rdl_log(RDLOCK_LOG_WARN, "%.*s: acquisition confirmed by %d of %d replicas within %d ms: undone",
             (int)a->keys.l[0], a->keys.v[0], a->acked < 0 ? 0 : a->acked, want, c->cfg.wait_timeout_ms);
+    a->new_call = true; /* try_once says why */
     if (leave(c, &a->keys, a->owner, a->mode == 'x' ? "ax" : "rs", a->call, a->mode == 'x' ? a->prev : NULL,
               deadline, &lr) == 0) {
         RDL_LOCK(c);
@@ -388,6 +409,7 @@ static int attempt_init(attempt_t *a, rdlock_client_t *c, const rdl_handle_t *h,
     unsigned claim;
     memset(a, 0, sizeof *a);
     a->c = c;
+    a->thread = thread;
     rdl_owner(c, thread, a->owner);
     if (keys_make(&a->keys, h->key, h->keylen, a->owner) != 0)
         return ENOMEM;
@@ -727,7 +749,7 @@ int rdl_release(rdl_handle_t *h)
     leave_reply_t lr;
     char owner[RDL_OWNER_MAX], call[21];
     const char *how;
-    long long unsure_until;
+    long long unsure_until, deadline;
     char *dead_owner;
     bool was_lost;
     int rc;
@@ -758,6 +780,10 @@ int rdl_release(rdl_handle_t *h)
     rdl_owner(c, hold->thread, owner);
     rdl_hold_call_str(hold, call);
     unsure_until = rdl_hold_unsure_until(hold);
+    /* On a quorum, a release that some masters confirmed asks the others
+     * until the lease would have ended (lock_quorum.h); on one server the
+     * client's own retries bound it. */
+    deadline = c->topo->quorum ? hold->expires_at : -1;
     RDL_UNLOCK(c);
 
     /* An acquire attempt of this hold that got no answer may still arrive:
@@ -767,7 +793,7 @@ int rdl_release(rdl_handle_t *h)
     if (rc != 0)
         free(dead_owner);
     if (rc == 0) {
-        rc = leave5(c, &keys, owner, how, call, NULL, dead_owner, -1, &lr);
+        rc = leave5(c, &keys, owner, how, call, NULL, dead_owner, deadline, &lr);
         free(keys.buf);
         free(dead_owner);
         if (rc == 0 && lr.r.status == 3) {

@@ -318,7 +318,7 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
 }
 
 int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
-                       rdl_released_t *out, long long *sent_at, bool *ambiguous)
+                       long long until, rdl_released_t *out, long long *sent_at, bool *ambiguous)
 {
     const char *op = argv[nkeys + 1], *call = argv[nkeys + 2];
     const char *arg4[RDL_REDLOCK_MAX];
@@ -373,10 +373,16 @@ int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t
             else
                 gone++;
         }
-        if (op[0] != 'r' || ok >= maj || ok + noans < maj || attempt >= c->cfg.command_retries)
+        if (op[0] != 'r' || ok >= maj || ok + noans < maj)
             break;
         {
             long long pause = 20LL << (attempt < 5 ? attempt : 5);
+            /* Released on some masters already: a fresh unlock could not
+             * count those (their proof of this release lasts only until
+             * another owner's release replaces it), and would report a
+             * hold lost that was released in time. */
+            if (attempt >= c->cfg.command_retries && (ok == 0 || until < 0 || rdl_now_ms() + pause >= until))
+                break;
             rdl_sleep_ms(pause);
         }
     }
@@ -409,12 +415,14 @@ int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t
         return noans > n - maj ? EIO : 0;
     }
     out->kind = woke ? 2 : 0;
+    if (ok < maj)
+        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: release %s: %d of %d masters released it, %d did not have it, %d did not "
+                "answer (%d attempts)", (int)lens[0], argv[0], call, ok, n, gone, noans, attempt + 1);
     if (ok >= maj)
         out->status = 1;
     else if (ok + noans < maj)
         out->status = 0;
     else
         return denied ? EACCES : EIO;
-    (void)gone;
     return 0;
 }

@@ -25,13 +25,17 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
 /* release.lua on every master (argv as lock.c's leave()).  For a release
  * ("r..."): status 1 when a majority of voting masters still had the hold
  * (or had released it by an earlier attempt), 0 when too few can have it;
- * masters that did not answer are asked again (command_retries).  For an
+ * masters that did not answer are asked again (command_retries), and once
+ * some master has released the hold, until `until` (monotonic ms; -1:
+ * command_retries only): the hold is then no longer whole, so EIO, which
+ * tells the caller it still holds the lock and may unlock again, is the
+ * answer only once the lease would have ended anyway.  For an
  * unwait ("u"): a master that had granted the lock to this call after all
  * gets it released at once (on a quorum that is no hold), so status is
  * never 2.  kind is 2 (waiters look again) if any master woke someone.
  * 0 and *out, or EIO (too few answers to tell). */
 int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
-                       rdl_released_t *out, long long *sent_at, bool *ambiguous);
+                       long long until, rdl_released_t *out, long long *sent_at, bool *ambiguous);
 
 /* What a quorum's lease allows: lease less the clock drift allowance
  * (drift_factor of it, and 2 ms for the masters' clock granularity). */

@@ -985,6 +985,24 @@ const char *rdt_write_file(const rdt_server_t *s, const char *basename, const ch
     return write_text(s, basename, text);
 }
 
+const char *rdt_quorum_ini(const rdt_server_t *m, int n, const char *basename, const char *redlock_extra,
+                           int lease_ms, int retry_interval_ms)
+{
+    char text[2048];
+    int off = snprintf(text, sizeof text, "[redlock]\nmasters = "), k;
+    for (k = 0; k < n && off < (int)sizeof text; k++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", m[k].port);
+    if (off >= (int)sizeof text ||
+        snprintf(text + off, sizeof text - (size_t)off,
+                 "\n%s[redis]\ncommand_timeout_ms = 1000\n[lock]\nlease_ms = %d\nretry_interval_ms = %d\n"
+                 "retry_jitter_ms = 5\n",
+                 redlock_extra ? redlock_extra : "", lease_ms, retry_interval_ms) >= (int)sizeof text - off) {
+        fprintf(stderr, "fixture: rdt_quorum_ini: too long\n");
+        return NULL;
+    }
+    return rdt_write_file(&m[0], basename, text);
+}
+
 const char *rdt_write_ini(const rdt_server_t *s, int use_socket, const char *extra_ini)
 {
     static unsigned ini_counter;

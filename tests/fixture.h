@@ -72,6 +72,13 @@ const char *rdt_write_ini(const rdt_server_t *s, int use_socket, const char *ext
  * password file) and return its path, as rdt_write_ini. */
 const char *rdt_write_file(const rdt_server_t *s, const char *basename, const char *text);
 
+/* Write a Redlock client's ini into m[0]'s dir and return its path (as
+ * rdt_write_file): [redlock] masters = the n servers' TCP addresses, then
+ * redlock_extra (more [redlock] keys, may be ""), then command_timeout_ms
+ * 1000, lease_ms, retry_interval_ms and a 5 ms jitter.  NULL on failure. */
+const char *rdt_quorum_ini(const rdt_server_t *m, int n, const char *basename, const char *redlock_extra,
+                           int lease_ms, int retry_interval_ms);
+
 /* Monotonic milliseconds, for test measurements (not synchronisation). */
 long long rdt_now_ms(void);
 

@@ -38,6 +38,17 @@
  *                       host): no call waits out the connect timeout
  *   password_stopped    masters with a password and a db, one stopped:
  *                       logging in does not wait for it
+ *   undo_duplicated     a waiter's first attempt, granted by one master
+ *                       only, is given back there ('aq'); a copy of that
+ *                       give-back (captured with MONITOR) delivered again
+ *                       after the waiter's next attempt took the lock does
+ *                       not take back that master's grant
+ *   unlock_partial      an unlock that two masters confirm, a third never
+ *                       had the hold and the other two are stopped: the
+ *                       lock is free for another client at once, and the
+ *                       unlock asks the stopped two until they answer (0),
+ *                       instead of EIO, which would say the hold is still
+ *                       whole (a second unlock then finds it gone: ENOLCK)
  * Semaphores, condition variables and barriers on the quorum:
  * test_redlock_prims.c.
  */
@@ -68,16 +79,8 @@ static rdlock_client_t *g_c1, *g_c2;
 
 static int write_ini(char *out, size_t n, const char *base, const char *extra)
 {
-    char text[2048];
-    const char *path;
-    int off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
-    for (int k = 0; k < N; k++)
-        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", g_m[k].port);
-    snprintf(text + off, sizeof text - (size_t)off,
-             "\n%s[redis]\ncommand_timeout_ms = 1000\n[lock]\nlease_ms = %d\nretry_interval_ms = 10000\n"
-             "retry_jitter_ms = 5\n",
-             extra, LEASE_MS);
-    if ((path = rdt_write_file(&g_m[0], base, text)) == NULL)
+    const char *path = rdt_quorum_ini(g_m, N, base, extra, LEASE_MS, 10000);
+    if (path == NULL)
         return -1;
     snprintf(out, n, "%s", path);
     return 0;
@@ -796,6 +799,198 @@ static void test_password_stopped(void)
         rdt_server_stop(&pm[k]);
 }
 
+/* ---- a give-back delivered twice */
+
+/* One MONITOR line ("<time> [<db> <addr>] "arg" "arg" ...") into argv
+ * (unescaped, malloc'd, at most max).  The number of arguments. */
+static int monitor_args(const char *line, char **argv, size_t *lens, int max)
+{
+    const char *p = strchr(line, ']');
+    int n = 0;
+    while (p != NULL && (p = strchr(p, '"')) != NULL && n < max) {
+        char *out = malloc(strlen(p) + 1);
+        size_t l = 0;
+        for (p++; *p != '\0' && *p != '"'; p++) {
+            if (*p != '\\' || p[1] == '\0') {
+                out[l++] = *p;
+                continue;
+            }
+            p++;
+            if (*p == 'x' && p[1] != '\0' && p[2] != '\0') {
+                char hex[3] = { p[1], p[2], '\0' };
+                out[l++] = (char)strtol(hex, NULL, 16);
+                p += 2;
+            } else {
+                out[l++] = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p;
+            }
+        }
+        if (*p == '"')
+            p++;
+        argv[n] = out;
+        lens[n++] = l;
+    }
+    return n;
+}
+
+/* A thread that locks (blocking), then unlocks once told to (a hold is
+ * its thread's). */
+typedef struct holder {
+    rdlock_t *l;
+    int lock_rc, rc, locked, go; /* rc: the unlock's */
+    long long done;              /* when the unlock returned */
+} holder_t;
+
+static void *holder_thread(void *arg)
+{
+    holder_t *u = arg;
+    u->lock_rc = rdlock_lock(u->l);
+    __atomic_store_n(&u->locked, 1, __ATOMIC_RELEASE);
+    if (u->lock_rc != 0)
+        return NULL;
+    while (!__atomic_load_n(&u->go, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    u->rc = rdlock_unlock(u->l);
+    u->done = rdt_now_ms();
+    return NULL;
+}
+
+static void test_undo_duplicated(void)
+{
+    rdlock_t a, b;
+    holder_t w = { 0 };
+    pthread_t t;
+    redisContext *mon, *m0;
+    redisReply *r;
+    char *argv[64];
+    size_t lens[64];
+    int argc = 0, held;
+    long long until;
+
+    RDT_ASSERT_RC(0, lock_init(&a, "rl-undo", g_c1, 0));
+    RDT_ASSERT_RC(0, lock_init(&b, "rl-undo", g_c2, 0));
+    /* B holds the lock on masters 1-4: master 0 is free for A's first
+     * attempt, the others are not.  (B's attempt on master 0, stopped,
+     * is void a command timeout after it was sent.) */
+    rdt_server_pause(&g_m[0]);
+    RDT_ASSERT_RC(0, rdlock_lock(&b));
+    usleep(1200 * 1000);
+    rdt_server_resume(&g_m[0]);
+    RDT_ASSERT_EQ_LL(4, held_on("rl-undo"));
+
+    mon = rdt_connect(&g_m[0]);
+    m0 = rdt_connect(&g_m[0]);
+    CU_ASSERT_FATAL(mon != NULL && m0 != NULL);
+    r = redisCommand(mon, "MONITOR");
+    CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisSetTimeout(mon, (struct timeval){ 1, 0 });
+
+    /* A waits: its first attempt is granted on master 0 alone, and given
+     * back there. */
+    w.l = &a;
+    pthread_create(&t, NULL, holder_thread, &w);
+    until = rdt_now_ms() + 10000;
+    while (argc == 0 && rdt_now_ms() < until) {
+        void *v = NULL;
+        if (redisGetReply(mon, &v) != REDIS_OK) {
+            if (mon->err == REDIS_ERR_IO && errno == EAGAIN) {
+                mon->err = 0; /* a read timeout: ask again */
+                continue;
+            }
+            break;
+        }
+        r = v;
+        if (r->type == REDIS_REPLY_STATUS && strstr(r->str, "\"aq\"") != NULL)
+            argc = monitor_args(r->str, argv, lens, 64);
+        freeReplyObject(r);
+    }
+    redisFree(mon);
+    CU_ASSERT_FATAL(argc > 3);
+    RDT_ASSERT_EQ_LL(0, __atomic_load_n(&w.locked, __ATOMIC_ACQUIRE));
+
+    /* B leaves; A's next attempt takes the lock (master 0, free, among
+     * its grants). */
+    RDT_ASSERT_RC(0, rdlock_unlock(&b));
+    while (!__atomic_load_n(&w.locked, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    RDT_ASSERT_RC(0, w.lock_rc);
+    held = held_on("rl-undo");
+    CU_ASSERT(held >= 3);
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_m[0], 0, "EXISTS %s", rdt_key("rl-undo", "")));
+
+    /* The network delivers the give-back again: master 0 keeps A's grant
+     * (without it, A's hold could stand on fewer masters than a
+     * majority while A counts it held). */
+    r = redisCommandArgv(m0, argc, (const char **)argv, lens);
+    CU_ASSERT(r != NULL && r->type != REDIS_REPLY_ERROR);
+    if (r != NULL)
+        freeReplyObject(r);
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&g_m[0], 0, "EXISTS %s", rdt_key("rl-undo", "")));
+    RDT_ASSERT_EQ_LL(held, held_on("rl-undo"));
+    RDT_ASSERT_RC(EBUSY, rdlock_trylock(&b));
+
+    __atomic_store_n(&w.go, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    RDT_ASSERT_EQ_LL(0, held_on("rl-undo"));
+    for (int i = 0; i < argc; i++)
+        free(argv[i]);
+    redisFree(m0);
+    RDT_ASSERT_RC(0, rdlock_destroy(&a));
+    RDT_ASSERT_RC(0, rdlock_destroy(&b));
+}
+
+/* ---- an unlock that only some masters confirm */
+
+static void test_unlock_partial(void)
+{
+    rdlock_t a, b;
+    rdlock_attr_t at;
+    holder_t u = { 0 };
+    pthread_t t;
+    long long resumed;
+    /* Longer than the unlock's retries against two stopped masters
+     * (command_retries = 3 of a 1 s timeout each) and within the lease. */
+    const int stop_ms = 5000;
+
+    rdlock_attr_init(&at);
+    rdlock_attr_setclient(&at, g_c1);
+    rdlock_attr_setlease(&at, 15000);
+    RDT_ASSERT_RC(0, rdlock_init(&a, "rl-partial", &at));
+    rdlock_attr_destroy(&at);
+    RDT_ASSERT_RC(0, lock_init(&b, "rl-partial", g_c2, 0));
+    /* The hold on masters 1-4 only. */
+    rdt_server_pause(&g_m[0]);
+    u.l = &a;
+    pthread_create(&t, NULL, holder_thread, &u);
+    while (!__atomic_load_n(&u.locked, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    /* The attempt master 0 got while stopped is void a command timeout
+     * (1 s) after it was sent (its stamp): only then may it run. */
+    usleep(1200 * 1000);
+    rdt_server_resume(&g_m[0]);
+    CU_ASSERT_EQUAL_FATAL(u.lock_rc, 0);
+    RDT_ASSERT_EQ_LL(4, held_on("rl-partial"));
+    rdt_server_pause(&g_m[1]);
+    rdt_server_pause(&g_m[2]);
+    __atomic_store_n(&u.go, 1, __ATOMIC_RELEASE);
+    /* Released on 3 and 4, never held on 0: a majority is free. */
+    RDT_ASSERT_RC(0, rdlock_lock(&b));
+    RDT_ASSERT_RC(0, rdlock_unlock(&b));
+    usleep((useconds_t)stop_ms * 1000);
+    resumed = rdt_now_ms();
+    rdt_server_resume(&g_m[1]);
+    rdt_server_resume(&g_m[2]);
+    pthread_join(t, NULL);
+    if (u.rc != 0)
+        fprintf(stderr, "unlock_partial: the unlock returned %s %lld ms before the stopped masters came back\n",
+                rdt_errname(u.rc), resumed - u.done);
+    RDT_ASSERT_RC(0, u.rc);
+    CU_ASSERT(u.done >= resumed);
+    RDT_ASSERT_EQ_LL(0, held_on("rl-partial"));
+    RDT_ASSERT_RC(0, rdlock_destroy(&a));
+    RDT_ASSERT_RC(0, rdlock_destroy(&b));
+}
+
 static const rdt_test_t tests[] = {
     { "basic", test_basic },
     { "two_stopped", test_two_stopped },
@@ -809,6 +1004,8 @@ static const rdt_test_t tests[] = {
     { "status_kinds", test_status_kinds },
     { "dead_host", test_dead_host },
     { "password_stopped", test_password_stopped },
+    { "undo_duplicated", test_undo_duplicated },
+    { "unlock_partial", test_unlock_partial },
     { NULL, NULL },
 };
 

@@ -70,15 +70,9 @@ static long long g_started; /* when the masters started (monotonic ms) */
  * 0's directory: its path, or NULL. */
 static const char *quorum_ini(const char *file, int restart_delay_ms, int lease_ms, int retry_interval_ms)
 {
-    char text[1024];
-    int off = snprintf(text, sizeof text, "[redlock]\nmasters = ");
-    for (int k = 0; k < N; k++)
-        off += snprintf(text + off, sizeof text - (size_t)off, "%s127.0.0.1:%d", k ? ", " : "", g_m[k].port);
-    snprintf(text + off, sizeof text - (size_t)off,
-             "\nrestart_delay_ms = %d\n[redis]\ncommand_timeout_ms = 1000\n[lock]\nlease_ms = %d\n"
-             "retry_interval_ms = %d\nretry_jitter_ms = 5\n",
-             restart_delay_ms, lease_ms, retry_interval_ms);
-    return rdt_write_file(&g_m[0], file, text);
+    char extra[64];
+    snprintf(extra, sizeof extra, "restart_delay_ms = %d\n", restart_delay_ms);
+    return rdt_quorum_ini(g_m, N, file, extra, lease_ms, retry_interval_ms);
 }
 
 static int suite_setup(void)
@@ -448,7 +442,8 @@ static void test_cond(void)
     RDT_ASSERT_RC(0, cparty_open(&prod, g_c1, "rp-queue"));
     RDT_ASSERT_RC(0, cparty_open(&cons, g_c2, "rp-queue"));
     pthread_create(&t, NULL, consumer, &cons);
-    for (int i = 0; i < ITEMS; i++) {
+    /* A consumer that failed has returned: report it, not a timeout. */
+    for (int i = 0; i < ITEMS && LD(g_cond_errors) == 0; i++) {
         if (i == ITEMS / 4) {
             rdt_server_pause(&g_m[1]);
             rdt_server_pause(&g_m[4]);
@@ -470,13 +465,15 @@ static void test_cond(void)
             RDT_ASSERT_RC(0, rdlock_lock(&prod.lock));
             left = LD(g_qn);
             RDT_ASSERT_RC(0, rdlock_unlock(&prod.lock));
-            if (left == 0 || rdt_now_ms() - t0 > 8000)
+            if (left == 0 || LD(g_cond_errors) > 0 || rdt_now_ms() - t0 > 8000)
                 break;
             usleep(1000);
         }
         if (rdt_now_ms() - t0 > worst)
             worst = rdt_now_ms() - t0;
     }
+    rdt_server_resume(&g_m[1]); /* if the loop ended early */
+    rdt_server_resume(&g_m[4]);
     RDT_ASSERT_RC(0, rdlock_lock(&prod.lock));
     RDT_ASSERT_RC(0, rdcond_broadcast(&prod.cv));
     RDT_ASSERT_RC(0, rdlock_unlock(&prod.lock));
