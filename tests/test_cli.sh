@@ -428,6 +428,10 @@ rl -c "$INI" -n -E 42 ex1 -- true
 expect 42 "held: -n -E 42 exits 42"
 rl -c "$INI" -n -s ex1 -- true
 expect 1 "held exclusive: -s -n exits 1"
+# ... and on a free NAME, -E 0 changes nothing: COMMAND runs, its status
+rl -c "$INI" -n -E 0 free-e0 -- sh -c 'echo RAN; exit 5'
+if [ "$rc" -eq 5 ] && grep -q RAN "$T/out"; then ok "free: -n -E 0 runs COMMAND and exits with its status"
+else nok "free: -n -E 0 runs COMMAND and exits with its status" "rc $rc"; diag "$T/out" "$T/err"; fi
 t0=$(now_ms)
 rl -c "$INI" -w 0.5 ex1 -- sh -c 'echo RAN'
 el=$(($(now_ms) - t0))
@@ -436,6 +440,27 @@ if [ "$rc" -eq 1 ] && [ "$el" -ge 450 ] && [ "$el" -lt 5000 ] && ! grep -q RAN "
 else nok "held: -w 0.5 exits 1 after ~0.5 s" "rc $rc after $el ms"; diag "$T/err"; fi
 rl -c "$INI" -w 0.3 -E 9 -s ex1 -- true
 expect 9 "held: -s -w 0.3 -E 9 exits 9"
+
+# -E never makes a conflict run COMMAND: not with 0, not with the default
+# 1 given explicitly, not with a code COMMAND itself returns.
+# ran_not CODE DESC: exit CODE, COMMAND did not run (prints RAN), and with
+# -v the one line saying so
+ran_not() {
+    if [ "$rc" -eq "$1" ] && ! grep -q RAN "$T/out" && [ ! -s "$T/out" ]; then ok "$2"
+    else nok "$2" "rc $rc (expected $1)"; diag "$T/out" "$T/err"; fi
+}
+rl -c "$INI" -n -E 0 ex1 -- sh -c 'echo RAN token=$RDLOCK_FENCING_TOKEN'
+ran_not 0 "held: -n -E 0 exits 0 and does not run COMMAND"
+rl -c "$INI" -w 0.3 -E 0 ex1 -- sh -c 'echo RAN'
+ran_not 0 "held: -w 0.3 -E 0 exits 0 and does not run COMMAND"
+rl -c "$INI" -n -E 1 ex1 -- sh -c 'echo RAN; exit 1'
+ran_not 1 "held: -n -E 1 (COMMAND's own code) exits 1 and does not run COMMAND"
+rl -c "$INI" -s -w 0.3 -E 3 ex1 -- sh -c 'echo RAN; exit 3'
+ran_not 3 "held: -s -w 0.3 -E 3 (COMMAND's own code) exits 3 and does not run COMMAND"
+rl -c "$INI" -v -n -E 0 ex1 -- sh -c 'echo RAN'
+if [ "$rc" -eq 0 ] && [ ! -s "$T/out" ] && grep -q 'COMMAND not run' "$T/err"; then
+    ok "-v -n -E 0: the one line that tells 'not run' from a run that exited 0"
+else nok "-v -n -E 0: says COMMAND was not run" "rc $rc"; diag "$T/out" "$T/err"; fi
 
 # --status while held exclusive
 rl -c "$INI" --status ex1
@@ -754,8 +779,9 @@ fi
 hold lost1 -c "$INI_SHORT" lost1
 rcli del 'rdlock:{lost1}' >/dev/null
 finish lost1
-if [ "$rc" -eq 75 ] && grep -q TERM "$T/lost1.sig" && grep -q 'lease lost' "$T/lost1.err" &&
-    grep -q 'lease was lost while COMMAND ran' "$T/lost1.err"; then
+if [ "$rc" -eq 75 ] && grep -q TERM "$T/lost1.sig" &&
+    [ "$(grep -c 'lease lost' "$T/lost1.err")" -eq 1 ] && grep -q 'lease lost.*while COMMAND runs; sent SIGTERM' "$T/lost1.err" &&
+    ! grep -q 'before COMMAND' "$T/lost1.err" && grep -q 'exit status 75' "$T/lost1.err"; then
     ok "lease lost (key deleted): COMMAND gets SIGTERM, message, exit 75"
 else nok "lease lost (key deleted): COMMAND gets SIGTERM, message, exit 75" "rc $rc"; diag "$T/lost1.err"; fi
 
@@ -768,6 +794,54 @@ finish lost2
 if [ "$rc" -eq 75 ] && [ ! -e "$T/lost2.sig" ] && grep -q 'ignore' "$T/lost2.err"; then
     ok "--on-lost=ignore: COMMAND runs on undisturbed, still exit 75"
 else nok "--on-lost=ignore: COMMAND runs on undisturbed, still exit 75" "rc $rc"; diag "$T/lost2.err" "$T/lost2.sig"; fi
+
+# --reset while COMMAND runs (the issue's case): COMMAND gets SIGTERM by the
+# next renewal round (lease 3 s: every second), one true line, exit 75
+INI_3S=$T/lease3s.ini
+printf '[redis]\nsocket = %s\n[lock]\nlease_ms = 3000\n' "$SOCK" >"$INI_3S"
+hold rsd -c "$INI_3S" rsd
+t0=$(now_ms)
+rl -c "$INI" --reset rsd
+finish rsd
+el=$(($(now_ms) - t0))
+if [ "$rc" -eq 75 ] && grep -q TERM "$T/rsd.sig" && [ "$el" -lt 3000 ] &&
+    [ "$(grep -c 'lease lost' "$T/rsd.err")" -eq 1 ] && ! grep -q 'before COMMAND' "$T/rsd.err"; then
+    ok "--reset during COMMAND: SIGTERM within a renewal round (${el} ms), one message, exit 75"
+else nok "--reset during COMMAND: SIGTERM within a renewal round, one message, exit 75" "rc $rc after $el ms"
+    diag "$T/rsd.err" "$T/rsd.sig"; fi
+
+# a loss that only the unlock finds (30 s lease, reset, COMMAND ends before
+# the first renewal): one line, saying so, exit 75
+hold rsu -c "$INI" rsu
+rl -c "$INI" --reset rsu
+release rsu
+finish rsu
+if [ "$rc" -eq 75 ] && [ ! -e "$T/rsu.sig" ] && [ "$(grep -c 'lost' "$T/rsu.err")" -eq 1 ] &&
+    grep -q 'lost before COMMAND finished (found at the unlock); COMMAND exited with status 0' "$T/rsu.err"; then
+    ok "a loss found by the unlock: one line that says so, exit 75"
+else nok "a loss found by the unlock: one line that says so, exit 75" "rc $rc"; diag "$T/rsu.err"; fi
+
+# rdlock SIGKILLed while COMMAND runs (the OOM killer): COMMAND gets
+# SIGTERM at once (--orphan=term, the default), so that it does not run
+# on unprotected when the lease lapses; --orphan=keep lets it run on.
+# cmd_parent ID: the parent pid of ID's COMMAND ("" if it is gone)
+cmd_parent() { sed 's/.*) //' "/proc/$(cat "$T/$1.cpid")/stat" 2>/dev/null | cut -d' ' -f2; }
+hold ok1 -c "$INI" ok1
+kill -KILL "$(cat "$T/ok1.rpid")"
+wait_for 50 exists "$T/ok1.sig"
+if grep -qs TERM "$T/ok1.sig"; then ok "rdlock SIGKILLed: COMMAND gets SIGTERM (--orphan=term)"
+else nok "rdlock SIGKILLed: COMMAND gets SIGTERM (--orphan=term)"; diag "$T/ok1.err"; fi
+finish ok1
+hold ok2 -c "$INI" --orphan=keep ok2
+kill -KILL "$(cat "$T/ok2.rpid")"
+sleep 1
+if [ ! -e "$T/ok2.sig" ] && [ -n "$(cmd_parent ok2)" ]; then
+    ok "rdlock SIGKILLed with --orphan=keep: COMMAND runs on"
+else nok "rdlock SIGKILLed with --orphan=keep: COMMAND runs on"; diag "$T/ok2.err" "$T/ok2.sig"; fi
+release ok2
+wait_for 50 sh -c '[ ! -e "/proc/$1" ]' sh "$(cat "$T/ok2.cpid")"
+finish ok2
+usage_case "--orphan=maybe" -c "$INI" --orphan=maybe u1 -- true
 
 # a short lease is renewed for as long as COMMAND runs (1 s: renewed
 # every 333 ms, so a loaded machine does not lose it by a late renewal)
@@ -875,6 +949,10 @@ rl -c "$INI_CLOSED" --reset un1
 expect_err 69 "127.0.0.1:$CLOSED" "unreachable Redis with --reset: exit 69"
 rl -c "$INI_FF" un1 -- true
 expect_err 69 "127.0.0.1:$CLOSED" "unreachable Redis with fail_fast = yes: exit 69"
+if [ "$(grep -c . "$T/err")" -ge 1 ] && ! grep -v '^rdlock: ' "$T/err" | grep -q . &&
+    grep -q '^rdlock: lock un1: cannot reach Redis' "$T/err"; then
+    ok "fail_fast: the tool's own line names the lock"
+else nok "fail_fast: the tool's own line names the lock"; diag "$T/err"; fi
 rl -c "$INI_ACL" -n un1 -- true
 expect_err 69 'refused' "Redis refusing the credentials: exit 69"
 rl -c "$INI_ACL" --status un1

@@ -3,7 +3,7 @@
  * flock(1) is to file locks (docs/CONTRACT.md section 8).
  *
  *   rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] [--on-lost=term|ignore]
- *          [-v | -q] NAME -- COMMAND [ARG...]
+ *          [--orphan=term|keep] [-v | -q] NAME -- COMMAND [ARG...]
  *   rdlock [-c FILE] [--json] --status NAME
  *   rdlock [-c FILE] --reset NAME
  *
@@ -67,13 +67,28 @@
  *   before the fork, so COMMAND never inherits a Redis connection, while
  *   descriptors rdlock itself inherited are passed on untouched.
  *
- * - Lost lease: the lost callback runs on the library's background thread;
- *   it sets a flag, sends SIGTERM to COMMAND (unless --on-lost=ignore) and
- *   writes one line to stderr.  rdlock exits 75 once COMMAND has exited,
- *   whatever COMMAND's own status (which the message reports): the work was
- *   not protected to its end, and that is what the caller must learn.  An
- *   unlock that returns ENOLCK (the lease ran out before the watchdog saw
- *   it) is the same case.
+ * - COMMAND runs only while NAME is held.  Whether the lock was taken is
+ *   its own answer (acquire() returns it beside the exit code), never read
+ *   from the exit code: -E may make "not taken" exit 0, or any code COMMAND
+ *   itself uses.
+ *
+ * - Lost lease: the lost callback runs on the library's background thread
+ *   as soon as the watchdog finds the loss (its next renewal round at the
+ *   latest).  What it does depends on where the main thread is (run_mu
+ *   guards both): before COMMAND starts, it only sets the flag, and COMMAND
+ *   is never started; while COMMAND runs, it sends COMMAND SIGTERM (unless
+ *   --on-lost=ignore) and says so; after COMMAND exited (the unlock found
+ *   the loss), the main thread reports it.  rdlock exits 75 once COMMAND
+ *   has exited, whatever COMMAND's own status (which the message reports):
+ *   the work was not protected to its end, and that is what the caller must
+ *   learn.
+ *
+ * - rdlock killed (SIGKILL, the OOM killer): flock(1)'s COMMAND inherits
+ *   the lock, ours cannot, and would run on unprotected once the lease
+ *   lapses.  So the child asks the kernel for SIGTERM when rdlock's main
+ *   thread dies (PR_SET_PDEATHSIG, Linux), and checks that rdlock is still
+ *   its parent after asking, so that a death between fork and prctl is not
+ *   missed: then COMMAND is never started.  --orphan=keep skips this.
  *
  * - Only the public API (<rdlock.h>): rdlock_status_name() and
  *   rdlock_status_kinds() for --status,
@@ -125,6 +140,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -156,7 +174,8 @@ enum {
 /* ------------------------------------------------------------------ */
 
 static const char usage_text[] =
-    "usage: rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] [--on-lost=term|ignore] NAME -- COMMAND [ARG...]\n"
+    "usage: rdlock [-c FILE] [-s] [-n | -w SECONDS] [-E CODE] [--on-lost=term|ignore] [--orphan=term|keep]\n"
+    "              NAME -- COMMAND [ARG...]\n"
     "       rdlock [-c FILE] [--json] --status NAME\n"
     "       rdlock [-c FILE] --reset NAME\n"
     "       rdlock --help | --version\n";
@@ -178,10 +197,14 @@ static const char help_text[] =
     "  -n, --nonblock        do not wait: exit CODE if NAME is held\n"
     "  -w, --wait SECONDS    wait at most SECONDS (fractions allowed), then exit CODE\n"
     "  -E, --conflict-exit-code CODE\n"
-    "                        exit code for -n / -w conflicts (0..255, default 1)\n"
+    "                        exit code for -n / -w conflicts (0..255, default 1);\n"
+    "                        COMMAND never runs then, whatever CODE is\n"
     "      --on-lost=term    if the lease is lost while COMMAND runs, send it\n"
     "                        SIGTERM (default)\n"
     "      --on-lost=ignore  ... let it run on (rdlock still exits 75)\n"
+    "      --orphan=term     if rdlock itself dies (SIGKILL, OOM killer) while\n"
+    "                        COMMAND runs, COMMAND gets SIGTERM (default)\n"
+    "      --orphan=keep     ... COMMAND runs on, unprotected once the lease lapses\n"
     "      --status NAME     show NAME: free / held exclusive / held shared, each\n"
     "                        holder (host, pid, thread, hold count, remaining lease),\n"
     "                        waiting writers and readers, the last fencing token and\n"
@@ -211,15 +234,17 @@ static const char help_text[] =
     "\n"
     "Exit status:\n"
     "  COMMAND's status   COMMAND ran (128+N if signal N killed it)\n"
-    "  CODE (1)           -n: NAME is held; -w: still held after SECONDS\n"
+    "  CODE (1)           -n: NAME is held; -w: still held after SECONDS; COMMAND\n"
+    "                     was not run (-v says so: CODE may equal COMMAND's own)\n"
     "  64                 usage error (also -n together with -w)\n"
     "  69                 Redis unreachable or refusing access (-n, -w, --status,\n"
     "                     --reset, or fail_fast)\n"
     "  70                 NAME is not recoverable (a robust owner died and its\n"
     "                     state was not repaired): see rdlock --reset NAME\n"
     "  71                 system error (fork, pipe, out of memory)\n"
-    "  75                 the lease was lost while COMMAND ran (expired, deleted,\n"
-    "                     reset, or [watchdog] max_hold_ms reached); reported once\n"
+    "  75                 the lease was lost (expired, deleted, reset, or\n"
+    "                     [watchdog] max_hold_ms reached) while COMMAND ran, or\n"
+    "                     before it started (then it was not run); reported once\n"
     "                     COMMAND has exited, whatever COMMAND's own status, which\n"
     "                     the message on stderr gives\n"
     "  78                 configuration error (bad or missing ini file)\n"
@@ -425,6 +450,7 @@ typedef struct opts {
     long long wait_ms;
     int conflict_code;
     bool onlost_term;
+    bool orphan_term;
     bool json;
     const char *name;
     char **cmd;
@@ -480,10 +506,10 @@ static void check_name(const char *name)
         usage_error("NAME must be 1 to %d bytes (got %zu)", NAME_MAX_BYTES, n);
 }
 
-enum { OPT_ONLOST = 256, OPT_STATUS, OPT_RESET, OPT_JSON };
+enum { OPT_ONLOST = 256, OPT_ORPHAN, OPT_STATUS, OPT_RESET, OPT_JSON };
 
 typedef struct seen {
-    bool n, w, E, onlost;
+    bool n, w, E, onlost, orphan;
 } seen_t;
 
 /* Options up to the first non-option argument (or the end). */
@@ -498,6 +524,7 @@ static void parse_opts(int argc, char **argv, opts_t *o, seen_t *seen)
         { "timeout", required_argument, NULL, 'w' },
         { "conflict-exit-code", required_argument, NULL, 'E' },
         { "on-lost", required_argument, NULL, OPT_ONLOST },
+        { "orphan", required_argument, NULL, OPT_ORPHAN },
         { "status", no_argument, NULL, OPT_STATUS },
         { "reset", no_argument, NULL, OPT_RESET },
         { "json", no_argument, NULL, OPT_JSON },
@@ -542,6 +569,15 @@ static void parse_opts(int argc, char **argv, opts_t *o, seen_t *seen)
             else
                 usage_error("--on-lost: '%s' is neither 'term' nor 'ignore'", optarg);
             break;
+        case OPT_ORPHAN:
+            seen->orphan = true;
+            if (strcmp(optarg, "term") == 0)
+                o->orphan_term = true;
+            else if (strcmp(optarg, "keep") == 0)
+                o->orphan_term = false;
+            else
+                usage_error("--orphan: '%s' is neither 'term' nor 'keep'", optarg);
+            break;
         case OPT_STATUS:
         case OPT_RESET:
             if (o->mode != MODE_RUN && o->mode != (ch == OPT_STATUS ? MODE_STATUS : MODE_RESET))
@@ -577,13 +613,14 @@ static void parse_opts(int argc, char **argv, opts_t *o, seen_t *seen)
 
 static void parse_args(int argc, char **argv, opts_t *o)
 {
-    seen_t seen = { false, false, false, false };
+    seen_t seen = { false, false, false, false, false };
 
     memset(o, 0, sizeof *o);
     o->mode = MODE_RUN;
     o->wait = WAIT_BLOCK;
     o->conflict_code = EXIT_CONFLICT_DEFAULT;
     o->onlost_term = true;
+    o->orphan_term = true;
 
     parse_opts(argc, argv, o, &seen);
     if (o->mode != MODE_RUN) {
@@ -595,8 +632,8 @@ static void parse_args(int argc, char **argv, opts_t *o)
         parse_opts(argc, argv, o, &seen);
         if (optind < argc)
             usage_error("%s takes one NAME (got also '%s')", what, argv[optind]);
-        if (o->shared || seen.n || seen.w || seen.E || seen.onlost)
-            usage_error("%s takes no -s, -n, -w, -E or --on-lost", what);
+        if (o->shared || seen.n || seen.w || seen.E || seen.onlost || seen.orphan)
+            usage_error("%s takes no -s, -n, -w, -E, --on-lost or --orphan", what);
         if (o->json && o->mode != MODE_STATUS)
             usage_error("--json goes with --status only");
         if (verbose && quiet)
@@ -722,16 +759,16 @@ static int open_client(const char *config, rdlock_client_t **c)
             msg("configuration error in %s", config_source(config));
             return EXIT_CONFIG;
         }
-        msg("Redis refused access%s%s", reason[0] && !said ? ": " : "", said ? "" : reason);
+        msg("%s: Redis refused access%s%s", lockdesc, reason[0] && !said ? ": " : "", said ? "" : reason);
         return EXIT_UNAVAILABLE;
     case EIO:
-        msg("cannot reach Redis%s%s", reason[0] && !said ? ": " : "", said ? "" : reason);
+        msg("%s: cannot reach Redis%s%s", lockdesc, reason[0] && !said ? ": " : "", said ? "" : reason);
         return EXIT_UNAVAILABLE;
     case ENOMEM:
         msg("%s", rdlock_strerror(rc));
         return EXIT_OSERR;
     default:
-        msg("cannot open a client: %s", rdlock_strerror(rc));
+        msg("%s: cannot open a client: %s", lockdesc, rdlock_strerror(rc));
         return EXIT_SOFTWARE;
     }
 }
@@ -1176,35 +1213,50 @@ static void scan_fds(bool mark)
 /* Running COMMAND                                                     */
 /* ------------------------------------------------------------------ */
 
-/* Shared with the lost callback, which runs on the library's thread. */
-static int lost;          /* atomic: the lease was found lost */
-static int term_sent;     /* atomic: SIGTERM went to COMMAND */
-static pid_t child;       /* atomic: COMMAND's pid once started */
+/* Where the main thread is, shared with the lost callback (which runs on
+ * the library's background thread); run_mu guards all of it, so that the
+ * callback never sees COMMAND started without its pid, and a loss found
+ * just before the fork keeps COMMAND from starting. */
+enum { PHASE_HELD, PHASE_RUNNING, PHASE_DONE };
+static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
+static int phase = PHASE_HELD;
+static bool lost;           /* the lease was found lost */
+static bool term_sent;      /* the callback sent COMMAND SIGTERM */
+static pid_t child;         /* COMMAND's pid in PHASE_RUNNING */
 static bool onlost_term = true;
-
-static void term_child_once(pid_t pid)
-{
-    if (pid > 0 && !__atomic_exchange_n(&term_sent, 1, __ATOMIC_SEQ_CST))
-        kill(pid, SIGTERM);
-}
+static bool orphan_term = true;
 
 static void on_lost(const char *name, void *arg)
 {
-    pid_t pid;
     (void)name;
     (void)arg;
-    __atomic_store_n(&lost, 1, __ATOMIC_SEQ_CST);
-    pid = __atomic_load_n(&child, __ATOMIC_SEQ_CST);
-    if (onlost_term)
-        term_child_once(pid);
-    if (pid <= 0)
-        msg("lock %s: lease lost (expired, taken over, deleted or reset) before COMMAND started", qname);
-    else if (onlost_term)
-        msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
-            "sent SIGTERM to COMMAND (pid %ld)", qname, (long)pid);
-    else
-        msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
-            "--on-lost=ignore: COMMAND (pid %ld) keeps running without the lock", qname, (long)pid);
+    pthread_mutex_lock(&run_mu);
+    lost = true;
+    /* Before COMMAND, nothing runs unprotected yet: do_run will not start
+     * it and says so; after it, do_run reports what the unlock found.  So
+     * only a loss while COMMAND runs is told here, at once. */
+    if (phase == PHASE_RUNNING && !term_sent) {
+        if (onlost_term) {
+            kill(child, SIGTERM);
+            term_sent = true;
+            msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
+                "sent SIGTERM to COMMAND (pid %ld)", qname, (long)child);
+        } else {
+            msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
+                "--on-lost=ignore: COMMAND (pid %ld) keeps running without the lock", qname, (long)child);
+        }
+        term_sent = true; /* told once, whatever it did */
+    }
+    pthread_mutex_unlock(&run_mu);
+}
+
+static bool lease_lost(void)
+{
+    bool l;
+    pthread_mutex_lock(&run_mu);
+    l = lost;
+    pthread_mutex_unlock(&run_mu);
+    return l;
 }
 
 /* environ plus RDLOCK_FENCING_TOKEN=token (replacing any old one), which
@@ -1276,15 +1328,54 @@ static void describe_status(int status, char *buf, size_t n)
         snprintf(buf, n, "ended with wait status %#x", (unsigned)status);
 }
 
-/* Start COMMAND and wait for it, forwarding signals.  Returns 0 with
- * *status and *exec_err (0, or the errno of a failed exec), or an exit
- * code for a system failure. */
+/* COMMAND has exited: its pid is no longer ours to signal. */
+static void finish_phase(void)
+{
+    pthread_mutex_lock(&run_mu);
+    phase = PHASE_DONE;
+    child = 0;
+    pthread_mutex_unlock(&run_mu);
+}
+
+/* What the child reports through the close-on-exec pipe when it cannot
+ * run COMMAND. */
+typedef struct child_err {
+    int stage; /* CHILD_EXEC, CHILD_PDEATHSIG */
+    int err;   /* errno */
+} child_err_t;
+enum { CHILD_EXEC, CHILD_PDEATHSIG };
+
+/* The child, before exec: COMMAND gets SIGTERM when rdlock dies
+ * (--orphan=term).  0, or an errno.  Async-signal-safe. */
+static int child_pdeathsig(pid_t parent)
+{
+#ifdef PR_SET_PDEATHSIG
+    if (!orphan_term)
+        return 0;
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+        return errno;
+    /* rdlock died between fork and prctl: no signal will come, and nobody
+     * holds the lock for COMMAND.  Do not start it. */
+    if (getppid() != parent)
+        _exit(EXIT_TEMPFAIL);
+    return 0;
+#else
+    (void)parent;
+    return 0;
+#endif
+}
+
+/* Start COMMAND unless the lease was lost already, and wait for it,
+ * forwarding signals.  Returns 0 with *status and *exec_err (0, or the
+ * errno of a failed exec), -1 when the lease was lost before COMMAND could
+ * start (not started), or an exit code for a system failure. */
 static int run_command(char **cmd, uint64_t token, int *status, int *exec_err)
 {
     char **env = child_env(token);
-    int pfd[2], e = 0;
+    int pfd[2];
+    child_err_t ce = { CHILD_EXEC, 0 };
     ssize_t r;
-    pid_t pid;
+    pid_t pid, parent = getpid();
 
     *exec_err = 0;
     if (env == NULL) {
@@ -1299,9 +1390,21 @@ static int run_command(char **cmd, uint64_t token, int *status, int *exec_err)
     scan_fds(true);
     fflush(stdout);
     fflush(stderr);
+    /* Held across the fork (the callback waits a moment): a loss found
+     * before it keeps COMMAND from starting, one found after it finds the
+     * pid. */
+    pthread_mutex_lock(&run_mu);
+    if (lost) {
+        pthread_mutex_unlock(&run_mu);
+        close(pfd[0]);
+        close(pfd[1]);
+        free_env(env);
+        return -1;
+    }
     pid = fork();
     if (pid < 0) {
-        e = errno;
+        int e = errno;
+        pthread_mutex_unlock(&run_mu);
         close(pfd[0]);
         close(pfd[1]);
         free_env(env);
@@ -1311,26 +1414,39 @@ static int run_command(char **cmd, uint64_t token, int *status, int *exec_err)
     if (pid == 0) {
         /* The child: async-signal-safe calls only until exec. */
         close(pfd[0]);
-        sigaction(SIGCHLD, &orig_chld, NULL);
-        sigprocmask(SIG_SETMASK, &orig_mask, NULL);
-        environ = env;
-        execvp(cmd[0], cmd);
-        e = errno;
-        while (write(pfd[1], &e, sizeof e) < 0 && errno == EINTR)
+        if ((ce.err = child_pdeathsig(parent)) != 0) {
+            ce.stage = CHILD_PDEATHSIG;
+        } else {
+            sigaction(SIGCHLD, &orig_chld, NULL);
+            sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+            environ = env;
+            execvp(cmd[0], cmd);
+            ce.err = errno;
+        }
+        while (write(pfd[1], &ce, sizeof ce) < 0 && errno == EINTR)
             ;
-        _exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+        _exit(ce.stage == CHILD_EXEC && ce.err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
     }
-    __atomic_store_n(&child, pid, __ATOMIC_SEQ_CST);
-    if (onlost_term && __atomic_load_n(&lost, __ATOMIC_SEQ_CST))
-        term_child_once(pid); /* lost between the check before fork and now */
+    child = pid;
+    phase = PHASE_RUNNING;
+    pthread_mutex_unlock(&run_mu);
     close(pfd[1]);
     free_env(env);
     do
-        r = read(pfd[0], &e, sizeof e);
+        r = read(pfd[0], &ce, sizeof ce);
     while (r < 0 && errno == EINTR);
     close(pfd[0]);
-    if (r == (ssize_t)sizeof e)
-        *exec_err = e;
+    if (r == (ssize_t)sizeof ce && ce.stage == CHILD_PDEATHSIG) {
+        /* Cannot happen on Linux (prctl only fails for a bad signal), but
+         * COMMAND must not run unwatched for it: say so and fail. */
+        msg("cannot ask for COMMAND's end at rdlock's death: prctl: %s (use --orphan=keep to run anyway)",
+            strerror(ce.err));
+        waitpid(pid, status, 0);
+        finish_phase();
+        return EXIT_OSERR;
+    }
+    if (r == (ssize_t)sizeof ce)
+        *exec_err = ce.err;
 
     for (;;) {
         siginfo_t si;
@@ -1353,7 +1469,7 @@ static int run_command(char **cmd, uint64_t token, int *status, int *exec_err)
             continue;
         kill(pid, s);
     }
-    __atomic_store_n(&child, 0, __ATOMIC_SEQ_CST);
+    finish_phase();
     return 0;
 }
 
@@ -1593,23 +1709,30 @@ static void status_join(void)
     ws.running = false;
 }
 
-/* Take the lock as -n / -w / blocking say, from t0 on.  Returns 0 (held),
- * or the exit code (*conflict set for -n / -w conflicts); dies by a signal
- * that arrives while waiting. */
-static int acquire_wait(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o, long long t0, bool *conflict)
+/* Take the lock as -n / -w / blocking say, from t0 on.  Returns true when
+ * it is held; else false with *code, the exit code (*conflict set for
+ * -n / -w conflicts: then *code is -E's CODE, which may be 0).  Dies by a
+ * signal that arrives while waiting. */
+static bool acquire_wait(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o, long long t0, int *code,
+                         bool *conflict)
 {
     long long deadline = o->wait == WAIT_TIMED ? t0 + o->wait_ms : -1;
     bool told_down = false;
     int rc, sig;
 
     *conflict = false;
+    *code = 0;
     if (o->wait == WAIT_TRY) {
         rc = o->shared ? rdrwlock_tryrdlock(rw) : rdrwlock_trywrlock(rw);
+        if (rc == 0)
+            return true;
         if (rc == EBUSY) {
             *conflict = true;
-            return o->conflict_code;
+            *code = o->conflict_code;
+        } else {
+            *code = op_failed(c, rc, lockdesc);
         }
-        return rc == 0 ? 0 : op_failed(c, rc, lockdesc);
+        return false;
     }
     for (;;) {
         long long now = mono_ms(), until = now + SLICE_MS;
@@ -1631,12 +1754,13 @@ static int acquire_wait(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o, lon
             die_by_signal(sig);
         }
         if (rc == 0)
-            return 0;
+            return true;
         if (rc == ETIMEDOUT && !last)
             continue;
         if (rc == ETIMEDOUT) {
             *conflict = true;
-            return o->conflict_code;
+            *code = o->conflict_code;
+            return false;
         }
         if (rc == EIO && !last && !fail_fast(c)) {
             if (!told_down && o->wait == WAIT_BLOCK && !quiet) {
@@ -1649,29 +1773,30 @@ static int acquire_wait(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o, lon
             }
             continue;
         }
-        return op_failed(c, rc, lockdesc);
+        *code = op_failed(c, rc, lockdesc);
+        return false;
     }
 }
 
-/* acquire_wait() with the waiting status (and, with -v, how it ended). */
-static int acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o)
+/* acquire_wait() with the waiting status (and, with -v, how it ended):
+ * true when held, else false with the exit code in *code. */
+static bool acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o, int *code)
 {
     long long t0 = mono_ms();
-    bool conflict;
-    int code;
+    bool conflict, held;
 
     if (o->wait != WAIT_TRY)
         status_start(c, o, t0);
-    code = acquire_wait(rw, c, o, t0, &conflict);
+    held = acquire_wait(rw, c, o, t0, code, &conflict);
     status_stop();
-    if (verbose && code == 0)
+    if (verbose && held)
         msg("got %s after %.1f s", qname, (double)(mono_ms() - t0) / 1000.0);
     else if (verbose && conflict && o->wait == WAIT_TRY)
-        msg("%s is held: not waiting (-n); exit status %d", qname, code);
+        msg("%s is held: not waiting (-n), COMMAND not run; exit status %d", qname, *code);
     else if (verbose && conflict)
-        msg("%s still held after %.1f s: giving up (-w); exit status %d", qname,
-            (double)(mono_ms() - t0) / 1000.0, code);
-    return code;
+        msg("%s still held after %.1f s: giving up (-w), COMMAND not run; exit status %d", qname,
+            (double)(mono_ms() - t0) / 1000.0, *code);
+    return held;
 }
 
 static bool keep_client; /* a hold could not be released: skip the close */
@@ -1685,6 +1810,7 @@ static int do_run(rdlock_client_t *c, const opts_t *o)
     char desc[128];
 
     onlost_term = o->onlost_term;
+    orphan_term = o->orphan_term;
     rdlock_attr_init(&a);
     rdlock_attr_setclient(&a, c);
     rdlock_attr_setlostcb(&a, on_lost, NULL);
@@ -1694,8 +1820,8 @@ static int do_run(rdlock_client_t *c, const opts_t *o)
     if (rc != 0)
         return op_failed(c, rc, lockdesc);
 
-    code = acquire(&rw, c, o);
-    if (code != 0) {
+    if (!acquire(&rw, c, o, &code)) {
+        /* Not held: COMMAND never runs, whatever the exit code says. */
         rdrwlock_destroy(&rw);
         return code;
     }
@@ -1707,14 +1833,15 @@ static int do_run(rdlock_client_t *c, const opts_t *o)
     }
     rdrwlock_fencing_token(&rw, &token);
 
-    if (__atomic_load_n(&lost, __ATOMIC_SEQ_CST)) {
-        /* Lost before COMMAND could start: do not run it unprotected. */
+    code = run_command(o->cmd, token, &status, &exec_err);
+    if (code < 0) {
+        /* Lost before COMMAND could start: it does not run unprotected. */
         rdrwlock_unlock(&rw);
         rdrwlock_destroy(&rw);
-        msg("lock %s: not running COMMAND", qname);
+        msg("lock %s: lease lost (expired, taken over, deleted or reset) before COMMAND started; "
+            "COMMAND not run; exit status %d", qname, EXIT_TEMPFAIL);
         return EXIT_TEMPFAIL;
     }
-    code = run_command(o->cmd, token, &status, &exec_err);
     if (code != 0) {
         rdrwlock_unlock(&rw);
         rdrwlock_destroy(&rw);
@@ -1726,9 +1853,11 @@ static int do_run(rdlock_client_t *c, const opts_t *o)
         if (rc != EIO || tries >= 2)
             break;
     }
-    if (rc == ENOLCK)
-        __atomic_store_n(&lost, 1, __ATOMIC_SEQ_CST);
-    else if (rc == EIO) {
+    if (rc == ENOLCK) {
+        pthread_mutex_lock(&run_mu);
+        lost = true;
+        pthread_mutex_unlock(&run_mu);
+    } else if (rc == EIO) {
         char where[300];
         msg("lock %s: could not release it (Redis at %s unreachable); it frees itself when its lease "
             "runs out", qname, where_of(c, where, sizeof where));
@@ -1748,9 +1877,14 @@ static int do_run(rdlock_client_t *c, const opts_t *o)
         return EXIT_NOEXEC;
     }
     describe_status(status, desc, sizeof desc);
-    if (__atomic_load_n(&lost, __ATOMIC_SEQ_CST)) {
-        msg("lock %s: the lease was lost while COMMAND ran (COMMAND %s); exit status %d", qname, desc,
-            EXIT_TEMPFAIL);
+    if (lease_lost()) {
+        /* One report of the loss: the callback's, when it came while
+         * COMMAND ran; else this one (the unlock found it). */
+        if (term_sent)
+            msg("lock %s: COMMAND %s after the lease was lost; exit status %d", qname, desc, EXIT_TEMPFAIL);
+        else
+            msg("lock %s: the lease was lost before COMMAND finished (found at the unlock); COMMAND %s; "
+                "exit status %d", qname, desc, EXIT_TEMPFAIL);
         return EXIT_TEMPFAIL;
     }
     if (WIFEXITED(status))
