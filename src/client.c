@@ -253,7 +253,8 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
             c->nidle++;
         }
     } else if (rc == EIO && !c->cfg.fail_fast) {
-        rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); lock calls will wait for it",
+        rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); blocking calls wait for it, timed calls until "
+                "their deadline, try calls give EIO (fail_fast = no)",
                 rdl_topology_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
         c->net_down = true;
         /* rdlock_client_info() says why from the start. */

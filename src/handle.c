@@ -200,6 +200,26 @@ static int handle_new(const char *name, const rdlock_attr_t *a, int api, rdl_han
     return 0;
 }
 
+/* What a magic number makes of an object, for log lines that name the
+ * call's own kind rather than "lock" for all of them. */
+static const char *kind_of(unsigned magic)
+{
+    switch (magic) {
+    case RDRWLOCK__MAGIC:
+        return "read-write lock";
+    case RDSEM__MAGIC:
+        return "semaphore";
+    case RDCOND__MAGIC:
+        return "condition variable";
+    case RDBARRIER__MAGIC:
+        return "barrier";
+    case RDONCE__MAGIC:
+        return "run-once object";
+    default:
+        return "lock";
+    }
+}
+
 int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const rdlock_attr_t *a,
                     int api)
 {
@@ -221,7 +241,8 @@ int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const 
     RDL_CHECK(pthread_mutex_unlock(&live_mu));
     if (rc != 0) {
         if (rc == EBUSY)
-            rdl_log(RDLOCK_LOG_ERROR, "init of a lock that is initialised and not destroyed");
+            rdl_log(RDLOCK_LOG_ERROR, "init of a %s that is initialised and not destroyed (name %s): EBUSY",
+                    kind_of(magic), name);
         if (h->explicit_client) {
             RDL_LOCK(h->client);
             h->client->nhandles--;
@@ -251,7 +272,7 @@ int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rd
         return 0;
     }
     if (obj->magic != static_magic) {
-        rdl_log(RDLOCK_LOG_ERROR, "lock object not initialised (or destroyed)");
+        rdl_log(RDLOCK_LOG_ERROR, "%s not initialised (or destroyed): EINVAL", kind_of(magic));
         return EINVAL;
     }
     /* Static initialiser: the first user builds the handle; racers publish
@@ -330,8 +351,14 @@ int rdl_handle_destroy(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic
     rdl_handle_t *h;
     rdlock_client_t *c;
 
-    if (obj == NULL || (obj->magic != magic && obj->magic != static_magic))
+    if (obj == NULL)
         return EINVAL;
+    if (obj->magic != magic && obj->magic != static_magic) {
+        /* As a call on it would say: a second destroy is a bug too. */
+        rdl_log(RDLOCK_LOG_ERROR, "destroy of a %s that is not initialised (or destroyed already): EINVAL",
+                kind_of(magic));
+        return EINVAL;
+    }
     h = obj->impl;
     if (h != NULL && (c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE)) != NULL) {
         RDL_LOCK(c);

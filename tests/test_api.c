@@ -127,6 +127,16 @@ static void cap_reset(void)
     pthread_mutex_unlock(&cap_mu);
 }
 
+/* The last captured line contains s. */
+static int cap_last_has(const char *s)
+{
+    int has;
+    pthread_mutex_lock(&cap_mu);
+    has = strstr(cap_last, s) != NULL;
+    pthread_mutex_unlock(&cap_mu);
+    return has;
+}
+
 /* Expected error lines go to the capture hook instead of stderr. */
 static void quiet(void)
 {
@@ -698,7 +708,11 @@ static void test_init_no_network_refused(void)
     ini = ini_for_port(port, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ini);
     rdlock_set_logger(capture_logger, NULL); /* expected warnings stay quiet */
+    cap_reset();
     RDT_ASSERT_RC(0, rdlock_client_open(&c, ini));
+    /* The warning says what a try call then does (EIO), not that every
+     * lock call waits. */
+    CU_ASSERT(cap_last_has("unreachable for now") && cap_last_has("try calls give EIO"));
     if (c) {
         t0 = rdt_now_ms();
         RDT_ASSERT_RC(0, rdt_mutex_on(&m, "no-network", c, 0));
@@ -966,6 +980,70 @@ static void test_double_init_double_close(void)
     rdlock_set_logger(NULL, NULL);
 }
 
+/* A log line names the kind of object the call was made on (issue 23):
+ * a condition variable's misuse says "condition variable", not "lock",
+ * and a second destroy logs as any other call on a destroyed handle. */
+static void test_messages_name_the_kind(void)
+{
+    rdcond_attr_t ca;
+    rdlock_attr_t la;
+    rdsem_attr_t sa;
+    rdcond_t cv;
+    rdbarrier_t b;
+    rdsem_t sem;
+    rdlock_t m;
+
+    CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
+    RDT_ASSERT_RC(0, rdcond_attr_init(&ca));
+    RDT_ASSERT_RC(0, rdcond_attr_setclient(&ca, g_cli));
+    RDT_ASSERT_RC(0, rdlock_attr_init(&la));
+    RDT_ASSERT_RC(0, rdlock_attr_setclient(&la, g_cli));
+    RDT_ASSERT_RC(0, rdsem_attr_init(&sa));
+    RDT_ASSERT_RC(0, rdsem_attr_setclient(&sa, g_cli));
+    quiet();
+
+    RDT_ASSERT_RC(0, rdcond_init(&cv, "kind-cv", &ca));
+    cap_reset();
+    RDT_ASSERT_RC(EBUSY, rdcond_init(&cv, "kind-cv", &ca));
+    CU_ASSERT(cap_count() == 1 && cap_last_has("condition variable") && cap_last_has("kind-cv"));
+    RDT_ASSERT_RC(0, rdcond_destroy(&cv));
+    cap_reset();
+    RDT_ASSERT_RC(EINVAL, rdcond_signal(&cv));
+    CU_ASSERT(cap_count() == 1 && cap_last_has("condition variable") && !cap_last_has("lock"));
+    cap_reset();
+    RDT_ASSERT_RC(EINVAL, rdcond_destroy(&cv));
+    CU_ASSERT(cap_count() == 1 && cap_last_has("destroy of a condition variable"));
+
+    RDT_ASSERT_RC(0, rdbarrier_init(&b, "kind-bar", 2, &la));
+    cap_reset();
+    RDT_ASSERT_RC(EBUSY, rdbarrier_init(&b, "kind-bar", 2, &la));
+    CU_ASSERT(cap_count() == 1 && cap_last_has("barrier"));
+    RDT_ASSERT_RC(0, rdbarrier_destroy(&b));
+
+    RDT_ASSERT_RC(0, rdsem_init(&sem, "kind-sem", 1, &sa));
+    cap_reset();
+    RDT_ASSERT_RC(EBUSY, rdsem_init(&sem, "kind-sem", 1, &sa));
+    CU_ASSERT(cap_count() == 1 && cap_last_has("semaphore"));
+    RDT_ASSERT_RC(0, rdsem_destroy(&sem));
+
+    /* A second destroy logs, as a lock call on the destroyed handle does. */
+    RDT_ASSERT_RC(0, rdlock_init(&m, "kind-lock", &la));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    cap_reset();
+    RDT_ASSERT_RC(EINVAL, rdlock_lock(&m));
+    CU_ASSERT(cap_count() == 1 && cap_last_has("lock not initialised"));
+    cap_reset();
+    RDT_ASSERT_RC(EINVAL, rdlock_destroy(&m));
+    CU_ASSERT(cap_count() == 1 && cap_last_has("destroy of a lock"));
+    if (cap_count() != 1)
+        printf("[last line: %s] ", cap_last);
+
+    loud();
+    RDT_ASSERT_RC(0, rdcond_attr_destroy(&ca));
+    RDT_ASSERT_RC(0, rdlock_attr_destroy(&la));
+    RDT_ASSERT_RC(0, rdsem_attr_destroy(&sa));
+}
+
 /* The public error table and the detail of the last error. */
 static void test_errname_last_error(void)
 {
@@ -1216,6 +1294,7 @@ static const rdt_test_t tests[] = {
     { "client_open_args", test_client_open_args },
     { "client_close_busy", test_client_close_busy },
     { "double_init_double_close", test_double_init_double_close },
+    { "messages_name_the_kind", test_messages_name_the_kind },
     { "errname_last_error", test_errname_last_error },
     { "status_name", test_status_name },
     { "logger", test_logger },
