@@ -4,13 +4,21 @@
 #   ./run.sh demo    install what is missing, build, run the demo against a
 #                    private redis-server
 #   ./run.sh test    install what is missing, build with -Werror, then run
-#                    make check, make distcheck, the suite under
-#                    AddressSanitizer+UBSan, the threaded suites under
-#                    ThreadSanitizer, the CUnit suites under valgrind
-#                    memcheck, a short fuzz run, and the Debian packages
-#                    (built, lintian-clean, installed, used, purged): what
-#                    CI runs
-#   ./run.sh check   build and make check only (the quick loop)
+#                    make check: every functional test (unit suites, the
+#                    tool, the examples, Sentinel, Cluster, Redlock, the
+#                    short torture run); about 10 minutes on 2 cores
+#   ./run.sh ci      what CI runs (.ci/run): the test command, then
+#                    ./run.sh ci-more
+#   ./run.sh ci-more make distcheck, the suites under AddressSanitizer+UBSan,
+#                    the threaded ones under ThreadSanitizer, the
+#                    single-server ones under valgrind memcheck, a short
+#                    fuzz run, the Debian packages (built, lintian-clean,
+#                    installed, used, purged), and ./run.sh debian13
+#   ./run.sh debian13  the test command in a fresh Debian 13 chroot
+#                    (mmdebstrap, Debian's packages), once against Redis 8
+#                    and once against Valkey 8, and the packages built and
+#                    lintian-checked there (root)
+#   ./run.sh check   the same as test (kept for old habits)
 #   ./run.sh bench   build and run the benchmark
 #   ./run.sh fuzz    build and run the fuzz targets (config loader, server
 #                    replies, cluster slots and redirections), FUZZ_SECONDS each (default 60)
@@ -21,7 +29,7 @@
 #                    and check them with lintian; the .debs go to build/deb/
 #   ./run.sh deb-check  the same, then install them, build and run a
 #                    consumer with pkg-config, run the rdlock tool, purge
-#                    them (root or sudo; the last step of ./run.sh test)
+#                    them (root or sudo; a stage of ./run.sh ci-more)
 #
 # Builds happen out of tree under build/ (build/asan, build/tsan,
 # build/valgrind for the checked runs), so the source tree stays clean.
@@ -32,10 +40,18 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 say() { printf '\n=== %s\n' "$*"; }
 
-# Debian packages this project builds, tests, fuzzes and packages with.
+# Debian packages the build and the tests need (./run.sh test), with the
+# same names on Debian 12 and 13.  python3 for the tool's JSON checks.
 PKGS="gcc make autoconf automake libtool pkg-config libhiredis-dev libiniparser-dev
-      libcunit1-dev redis-server redis-tools clang libclang-rt-14-dev groff-base mandoc
-      valgrind build-essential debhelper dpkg-dev fakeroot lintian"
+      libcunit1-dev libssl-dev openssl redis-server redis-tools groff-base mandoc python3"
+# What ./run.sh ci-more needs on top.  clang's sanitizer runtime is named
+# after clang's major version (14 on Debian 12, 19 on 13): clang_rt_pkg.
+CI_PKGS="clang valgrind build-essential debhelper dpkg-dev fakeroot lintian mmdebstrap"
+
+clang_rt_pkg() {
+    v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\)\..*/\1/p' | head -n 1)
+    [ -n "$v" ] && echo "libclang-rt-$v-dev"
+}
 
 need_install() {
     for p in $PKGS; do
@@ -50,7 +66,8 @@ need_root() { # WHY: sets $sudo to "" (root) or "sudo", else fails saying WHY
     fi
 }
 
-install_deps() {
+install_deps() { # [more packages...]
+    [ $# -eq 0 ] || PKGS="$PKGS $*"
     missing=$(need_install | tr '\n' ' ')
     [ -z "${missing% }" ] && return 0
     say "installing: $missing"
@@ -291,51 +308,158 @@ EOF
     say "Debian packages: built, lintian-clean, installed, used, removed"
 }
 
+# Stage timer: CI's limit is 90 minutes and ours 60, so each stage says
+# what it took.
+stage_t0=0
+stage() { # NAME: start a stage (and end the previous one)
+    now=$(date +%s)
+    [ "$stage_t0" -eq 0 ] || echo "(stage took $((now - stage_t0)) s)"
+    stage_t0=$now
+    say "$*"
+}
+
+# Everything CI runs besides the test command.  Each checker covers what
+# it can find that the others cannot:
+#   - distcheck: the tarball is complete and builds out of a read-only
+#     tree; the quick suites that read files from the source tree run
+#     there (the full suite ran already in ./run.sh test);
+#   - ASan+UBSan: memory and undefined-behaviour errors, in every CUnit
+#     suite (about 2x slower, so all of them fit);
+#   - TSan: data races, in the suites that run threads;
+#   - valgrind memcheck: reads of uninitialised memory (ASan cannot see
+#     them) and leaks of the forked children, in the suites that drive the
+#     library's own code on one server; the topology suites (replica,
+#     Sentinel, Cluster, Redlock) spend their time waiting for servers and
+#     add little under memcheck beyond what ASan finds in them;
+#   - the fuzzers: hostile config files and server replies;
+#   - the packages, and Debian 13 (Redis 8, Valkey 8, hiredis 1.2).
+ci_more() {
+    install_deps $CI_PKGS
+    install_deps "$(clang_rt_pkg)"
+    build
+    stage "make distcheck (quick suites)"
+    make -C "$top/build" distcheck TESTS="$DISTCHECK_TESTS" >"$top/build/distcheck.out" 2>&1 ||
+        { tail -80 "$top/build/distcheck.out"; exit 1; }
+    tail -4 "$top/build/distcheck.out"
+    # Sanitizers report through the test programs' exit codes.
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    # die_after_fork=0: the fork tests start threads in multi-threaded children on purpose.
+    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
+    stage "AddressSanitizer + UBSan"
+    sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" "$SUITES_ALL"
+    # clang's TSan: gcc 12's loses track of threads in multi-threaded fork
+    # children ("dup thread with used id"), and the fork tests do that.
+    stage "ThreadSanitizer"
+    TSAN_CC=clang sanitizer_check tsan "-fsanitize=thread" "$SUITES_THREADED"
+    stage "valgrind memcheck"
+    valgrind_check "$SUITES_ONE_SERVER"
+    stage "fuzz (short)"
+    sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-30}"
+    stage "Debian packages"
+    package_check
+    stage "Debian 13"
+    debian13
+    stage "done"
+}
+
+DISTCHECK_TESTS="tests/check-exports.sh man/check-man.sh man/check-docs.sh tests/test_cli.sh examples/check-examples.sh
+    tests/test_config tests/test_api"
+SUITES_ONE_SERVER="tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock
+    tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_sem
+    tests/test_cond"
+SUITES_TOPOLOGY="tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster
+    tests/test_cluster_locks tests/test_redlock tests/test_redlock_prims"
+SUITES_ALL="$SUITES_ONE_SERVER $SUITES_TOPOLOGY"
+# test_fixture, test_config, test_api and test_cluster run no threads of
+# their own that race.
+SUITES_THREADED="tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety
+    tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover
+    tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock tests/test_redlock_prims"
+
+# One line each (make takes them as TESTS=...).
+DISTCHECK_TESTS=$(echo $DISTCHECK_TESTS)
+SUITES_ALL=$(echo $SUITES_ALL)
+SUITES_THREADED=$(echo $SUITES_THREADED)
+SUITES_ONE_SERVER=$(echo $SUITES_ONE_SERVER)
+
+# ---------------------------------------------------------------- Debian 13
+# The packages ./run.sh test needs there: all of them are in the chroot
+# from the start, so run.sh inside installs nothing.  valkey-server for the
+# second run; debhelper and lintian for the packages.
+D13_PKGS="build-essential autoconf automake libtool pkg-config libhiredis-dev libiniparser-dev libcunit1-dev
+    libssl-dev openssl redis-server redis-tools valkey-server groff-base mandoc python3 procps
+    debhelper dpkg-dev fakeroot lintian git ca-certificates"
+
+# A fresh Debian 13 (trixie) chroot from Debian's packages, the source tree
+# copied in (the files git tracks, as a clone has them), and in it: the
+# test command against Redis 8, again against Valkey 8, and the Debian
+# packages built and lintian-checked.  Removed afterwards.
+debian13() {
+    need_root "the Debian 13 chroot needs root (mmdebstrap, mount, chroot)"
+    install_deps mmdebstrap
+    d13=$(mktemp -d "${TMPDIR:-/tmp}/rdlock-d13.XXXXXX")
+    trap 'd13_cleanup' EXIT
+    say "Debian 13 chroot (mmdebstrap) in $d13"
+    mmdebstrap --quiet --variant=apt --include="$(echo $D13_PKGS | tr ' ' ',')" trixie "$d13/root" \
+        http://deb.debian.org/debian >"$d13/mmdebstrap.log" 2>&1 ||
+        { tail -40 "$d13/mmdebstrap.log"; echo "run.sh: mmdebstrap failed" >&2; exit 1; }
+    mount -t proc proc "$d13/root/proc"
+    mount --rbind /dev "$d13/root/dev"
+    mount -t sysfs sysfs "$d13/root/sys"
+    mkdir -p "$d13/root/src"
+    if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+        git -C "$top" ls-files -z | (cd "$top" && xargs -0 tar -cf -) | tar -xf - -C "$d13/root/src"
+    else
+        (cd "$top" && tar -cf - --exclude=./build .) | tar -xf - -C "$d13/root/src"
+    fi
+    chroot "$d13/root" sh -c 'redis-server --version; valkey-server --version; gcc --version | head -n 1;
+        echo "hiredis $(pkg-config --modversion hiredis), iniparser $(dpkg-query -W -f="\${Version}" libiniparser-dev)"'
+    say "Debian 13: ./run.sh test against Redis 8"
+    chroot "$d13/root" sh -c 'cd /src && ./run.sh test'
+    say "Debian 13: ./run.sh test against Valkey 8"
+    chroot "$d13/root" sh -c 'cd /src && REDIS_SERVER=/usr/bin/valkey-server REDIS_CLI=/usr/bin/valkey-cli ./run.sh test'
+    say "Debian 13: the Debian packages"
+    chroot "$d13/root" sh -c 'cd /src && ./run.sh deb'
+    d13_cleanup
+    trap - EXIT
+    say "Debian 13: Redis 8, Valkey 8 and the packages passed"
+}
+
+d13_cleanup() {
+    [ -n "${d13:-}" ] || return 0
+    for m in sys dev proc; do
+        umount -R "$d13/root/$m" 2>/dev/null || umount -l "$d13/root/$m" 2>/dev/null || true
+    done
+    # Only once nothing is mounted below it any more.
+    if ! grep -q " $d13/" /proc/mounts; then rm -rf "$d13"; fi
+    d13=
+}
+
 case "${1:-}" in
 demo)
     build
     say "demo"
     make -C "$top/build" demo
     ;;
-check)
+check | test)
     build
     say "make check"
-    make -C "$top/build" -j"$jobs" check || { failed_logs "$top/build"; exit 1; }
+    # REDIS_SERVER given to run.sh (./run.sh debian13's Valkey run) wins
+    # over the one configure found.
+    make -C "$top/build" -j"$jobs" check ${REDIS_SERVER:+REDIS_SERVER="$REDIS_SERVER"} ||
+        { failed_logs "$top/build"; exit 1; }
+    say "all functional tests passed"
     ;;
-test)
-    build
-    say "make check"
-    make -C "$top/build" -j"$jobs" check || { failed_logs "$top/build"; exit 1; }
-    say "make distcheck"
-    make -C "$top/build" distcheck >"$top/build/distcheck.out" 2>&1 || { tail -80 "$top/build/distcheck.out"; exit 1; }
-    tail -4 "$top/build/distcheck.out"
-    # Sanitizers report through the test programs' exit codes.
-    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    # die_after_fork=0: the fork tests start threads in multi-threaded children on purpose.
-    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
-    sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" \
-        "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock tests/test_redlock_prims"
-    # clang's TSan: gcc 12's loses track of threads in multi-threaded fork
-    # children ("dup thread with used id"), and the fork tests do that.
-    TSAN_CC=clang sanitizer_check tsan "-fsanitize=thread" \
-        "tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock tests/test_redlock_prims"
-    # Every CUnit suite passes under valgrind, none is left out: each passed
-    # every run (at least 6 in a row), the first nine also 5 of 5 with -j2,
-    # 2 of them beside two busy loops on this 2-core machine.  About 90 s
-    # with the build: the suites mostly wait out leases, so memcheck adds
-    # little (test_rwlock 12 s -> 15 s).  tests/valgrind.sh raises each
-    # suite's alarm to 600 s (RDT_TIMEOUT).  test_failover, added later, runs
-    # about 45 s (a Sentinel failover and the old master's demotion, twice),
-    # the same under memcheck; it passed 3 of 3 there and under TSan 2 of 2.
-    # test_cluster (no threads, so not under TSan) runs about 15 s: a
-    # 3+3 cluster, a migration, a failover and a reshard.  test_cluster_locks
-    # (the library on a cluster: migrations, a reshard and failovers under
-    # load) about 45 s.
-    valgrind_check "tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster tests/test_cluster_locks tests/test_sem tests/test_cond tests/test_redlock tests/test_redlock_prims"
-    say "fuzz (short)"
-    sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-30}"
-    package_check
-    say "all tests passed"
+ci)
+    "$top/run.sh" test
+    exec "$top/run.sh" ci-more
+    ;;
+ci-more)
+    ci_more
+    say "all CI stages passed"
+    ;;
+debian13)
+    debian13
     ;;
 bench)
     build
@@ -357,7 +481,7 @@ fuzz)
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-60}"
     ;;
 *)
-    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'
     exit 64
     ;;
 esac
