@@ -1,9 +1,10 @@
 #!/bin/sh
-# check-examples.sh: run every example program (examples/*.c, README.md
-# "Examples") against a private redis-server and check what it prints:
-# exact counts, a give-up that says so, readers that never see a torn
-# write, a stale write refused by its fencing token, and clear messages
-# when Redis is unreachable.  Run by make check (top_builddir and
+# check-examples.sh: run every example program (examples/*.c; README.md,
+# "A pthread_mutex port") and the demo against a private redis-server and
+# check what they print: exact counts, a give-up that says so, readers that
+# never see a torn write, a stale write refused by its fencing token, clear
+# messages when Redis is unreachable, and the demo's lines in the order of
+# events.  Run by make check (top_builddir and
 # REDIS_SERVER in the environment), or by hand from the build directory:
 #     top_builddir=. sh ../examples/check-examples.sh
 #
@@ -174,6 +175,35 @@ run 20 "$bin/client_fencing" "$dir/no-such.ini" "$dir/store"
 if [ "$rc" -eq 78 ] && grep -q "no-such.ini: ENOENT" "$err"; then
     ok "client_fencing, missing ini: exit 78, names the file"
 else nok "client_fencing, missing ini: exit 78 (exit $rc)" "$err"; fi
+
+# ---------------------------------------------------------------- demo (./run.sh demo)
+
+# Its lines follow the order of events: a worker's "got the lock" comes
+# only after the previous holder's "releasing the lock", the tokens rise,
+# and the summary comes last.
+run 60 "$bin/demo" "$INI"
+if [ "$rc" -eq 0 ] && awk '
+    NR == 1 { next }
+    /^demo done: 6 holds, / { done = NR; next }
+    {
+        if (done) bad = 1
+        if ($0 ~ /^worker [AB]: round [0-9]+: got the lock after .* fencing token [0-9]+;/) {
+            if (held != "") bad = 1
+            split($0, f, ": ")
+            held = f[1] ": " f[2]
+            t = $0
+            sub(/.*fencing token /, "", t)
+            sub(/;.*/, "", t)
+            if (t + 0 <= last) bad = 1
+            last = t + 0
+            n++
+        } else if ($0 == held ": releasing the lock") {
+            held = ""
+        } else bad = 1
+    }
+    END { exit !(!bad && held == "" && n == 6 && done == NR) }' "$out"; then
+    ok "demo: 6 holds, each line after the event before it, tokens rising"
+else nok "demo: lines in the order of events (exit $rc)" "$out" "$err"; fi
 
 echo "$((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -27,6 +27,9 @@
 #     SYNOPSIS of the page documenting it, and every declaration shown in a
 #     SYNOPSIS exists in the header.
 #
+# What the pages say (rdlock(7)'s SEE ALSO, page references, ini keys) is
+# checked against the code by check-docs.sh.
+#
 # Exit status: 0 all good, 1 a problem (each one printed), 77 (automake's
 # SKIP) when neither groff nor mandoc is installed.
 set -u
