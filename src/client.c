@@ -16,6 +16,7 @@
 #include "hold.h"
 #include "log.h"
 #include "timeutil.h"
+#include "tls.h"
 #include "topology.h"
 #include "waitq.h"
 
@@ -181,6 +182,7 @@ static void client_free(rdlock_client_t *c)
     if (c->wake[1] >= 0)
         close(c->wake[1]);
     pthread_mutex_destroy(&c->mu);
+    rdl_tls_free(c->cfg.tls_ctx);
     rdl_config_free(&c->cfg);
     free(c);
 }
@@ -203,6 +205,10 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
         rc = new_id(c->id);
     if (rc == 0 && pipe2(c->wake, O_CLOEXEC | O_NONBLOCK) != 0)
         rc = errno == EMFILE || errno == ENFILE ? EIO : ENOMEM;
+    /* TLS: one context for every connection of the client (tls.h); a
+     * file that does not load is a configuration error (EINVAL). */
+    if (rc == 0 && (c->cfg.tls || (c->cfg.sentinel_tls && c->cfg.nsentinels > 0)))
+        rc = rdl_tls_new(&c->cfg, &c->cfg.tls_ctx);
     if (rc != 0) {
         client_free(c);
         return rc;
@@ -309,6 +315,15 @@ int rdlock_client_info(rdlock_client_t *c, rdlock_client_info_t *info)
     rdl_topology_where(&c->cfg, info->server, sizeof info->server);
     info->fail_fast = c->cfg.fail_fast;
     RDL_LOCK(c);
+    if (c->cfg.tls) {
+        /* In the server's text, so that the struct (the ABI) stays as it
+         * is: the protocol of a pooled connection, if one is open. */
+        const char *v = NULL;
+        size_t l = strlen(info->server);
+        for (rdl_conn_t *conn = c->idle; conn != NULL && v == NULL; conn = conn->next)
+            v = conn->tls_version;
+        snprintf(info->server + l, sizeof info->server - l, " (TLS%s%s)", v ? " " : "", v ? v : "");
+    }
     snprintf(info->last_error, sizeof info->last_error, "%s", c->last_error);
     RDL_UNLOCK(c);
     return 0;

@@ -105,6 +105,12 @@ void rdl_config_free(rdl_config_t *cfg)
         free(cfg->master_host[i]);
     free(cfg->sentinel_username);
     wipe_free(cfg->sentinel_password);
+    free(cfg->tls_ca_cert_file);
+    free(cfg->tls_ca_cert_dir);
+    free(cfg->tls_cert_file);
+    free(cfg->tls_key_file);
+    free(cfg->tls_server_name);
+    /* tls_ctx is the client's (client_free). */
     /* Zeroed, so freeing twice is harmless (config.h promises it). */
     memset(cfg, 0, sizeof *cfg);
 }
@@ -119,6 +125,7 @@ int rdl_config_defaults(rdl_config_t *cfg)
     cfg->connect_timeout_ms = 1000;
     cfg->command_timeout_ms = 1000;
     cfg->command_retries = 3;
+    cfg->tls_verify = true;
     cfg->lease_ms = 30000;
     cfg->retry_interval_ms = 100;
     cfg->retry_jitter_ms = 20;
@@ -328,6 +335,7 @@ typedef struct rdl_load {
     int oom;
     char *password_file; /* as written in the file */
     char *sentinel_password_file; /* [sentinel]'s, as written */
+    char *sentinel_tls;  /* [sentinel] tls as written ("" or NULL: as [redis]) */
     bool lease_bad;      /* lease_ms was invalid: skip the cross checks */
     rdl_loc_t *locs;     /* from the scan, in file order */
     size_t nlocs, caplocs;
@@ -673,7 +681,8 @@ enum rdl_key_id {
     K_WD_ENABLED, K_WD_INTERVAL, K_MAX_HOLD, K_WAIT_REPLICAS, K_WAIT_TIMEOUT, K_SENTINEL_MASTER,
     K_SENTINELS, K_SENTINEL_USERNAME, K_SENTINEL_PASSWORD, K_SENTINEL_PASSWORD_FILE,
     K_CLUSTER_NODES, K_CLUSTER_REFRESH, K_CLUSTER_REDIRECTS,
-    K_REDLOCK_MASTERS, K_REDLOCK_DRIFT, K_REDLOCK_RESTART_DELAY
+    K_REDLOCK_MASTERS, K_REDLOCK_DRIFT, K_REDLOCK_RESTART_DELAY,
+    K_TLS, K_TLS_CA_FILE, K_TLS_CA_DIR, K_TLS_CERT, K_TLS_KEY, K_TLS_SERVER_NAME, K_TLS_VERIFY, K_SENTINEL_TLS
 };
 
 /* T_FRAC: a decimal fraction ("0.01"), kept in millionths; its range in
@@ -702,6 +711,13 @@ static const rdl_keydef_t keydefs[] = {
     { "redis", "connect_timeout_ms", K_CONNECT_TIMEOUT, T_NUM, 1, 3600000 },
     { "redis", "command_timeout_ms", K_COMMAND_TIMEOUT, T_NUM, 1, 3600000 },
     { "redis", "command_retries", K_RETRIES, T_NUM, 0, 100 },
+    { "redis", "tls", K_TLS, T_BOOL, 0, 0 },
+    { "redis", "tls_ca_cert_file", K_TLS_CA_FILE, T_STR, 0, PATH_MAX - 1 },
+    { "redis", "tls_ca_cert_dir", K_TLS_CA_DIR, T_STR, 0, PATH_MAX - 1 },
+    { "redis", "tls_cert_file", K_TLS_CERT, T_STR, 0, PATH_MAX - 1 },
+    { "redis", "tls_key_file", K_TLS_KEY, T_STR, 0, PATH_MAX - 1 },
+    { "redis", "tls_server_name", K_TLS_SERVER_NAME, T_STR, 0, 255 },
+    { "redis", "tls_verify", K_TLS_VERIFY, T_BOOL, 0, 0 },
     { "lock", "key_prefix", K_PREFIX, T_STR, 0, RDL_PREFIX_MAX },
     { "lock", "lease_ms", K_LEASE, T_NUM, 10, 86400000 },
     { "lock", "retry_interval_ms", K_RETRY_INTERVAL, T_NUM, 1, 60000 },
@@ -724,6 +740,8 @@ static const rdl_keydef_t keydefs[] = {
     { "sentinel", "username", K_SENTINEL_USERNAME, T_STR, 0, 0 },
     { "sentinel", "password", K_SENTINEL_PASSWORD, T_SECRET, 0, 0 },
     { "sentinel", "password_file", K_SENTINEL_PASSWORD_FILE, T_STR, 0, PATH_MAX - 1 },
+    /* empty: as [redis] tls (a boolean otherwise; finish()) */
+    { "sentinel", "tls", K_SENTINEL_TLS, T_STR, 0, 16 },
     /* "host:port, host:port ...": any nodes of the cluster, to learn the
      * slot map from (set_hostports). */
     { "cluster", "nodes", K_CLUSTER_NODES, T_STR, 0, 8192 },
@@ -1005,6 +1023,24 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     case K_SENTINEL_PASSWORD_FILE:
         set_str(ld, &ld->sentinel_password_file, val);
         break;
+    case K_TLS_CA_FILE:
+        set_str(ld, &cfg->tls_ca_cert_file, val);
+        break;
+    case K_TLS_CA_DIR:
+        set_str(ld, &cfg->tls_ca_cert_dir, val);
+        break;
+    case K_TLS_CERT:
+        set_str(ld, &cfg->tls_cert_file, val);
+        break;
+    case K_TLS_KEY:
+        set_str(ld, &cfg->tls_key_file, val);
+        break;
+    case K_TLS_SERVER_NAME:
+        set_str(ld, &cfg->tls_server_name, val);
+        break;
+    case K_SENTINEL_TLS:
+        set_str(ld, &ld->sentinel_tls, val);
+        break;
     default:
         break;
     }
@@ -1020,7 +1056,11 @@ static void apply_bool(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
         ld->problems++;
         return;
     }
-    if (kd->id == K_FAIL_FAST)
+    if (kd->id == K_TLS)
+        ld->cfg->tls = b;
+    else if (kd->id == K_TLS_VERIFY)
+        ld->cfg->tls_verify = b;
+    else if (kd->id == K_FAIL_FAST)
         ld->cfg->fail_fast = b;
     else if (kd->id == K_RELEASE_AT_EXIT)
         ld->cfg->release_at_exit = b;
@@ -1248,6 +1288,95 @@ static int password_from_file(rdl_load_t *ld, const char *section, const char *p
     return rc;
 }
 
+/* A TLS file key: the path resolved against the file's directory, and a
+ * readable regular file (or directory, for the CA dir) there.  0, ENOENT,
+ * EACCES or ENOMEM (logged with the key's line). */
+static int tls_path(rdl_load_t *ld, const char *key, char **path, bool dir)
+{
+    struct stat st;
+    char *p;
+
+    if (*path == NULL)
+        return 0;
+    if ((p = resolve_path(ld->file, *path)) == NULL)
+        return ENOMEM;
+    free(*path);
+    *path = p;
+    if (stat(p, &st) != 0) {
+        int e = errno;
+        key_problem(ld, "redis", key, "cannot use %s: %s", p, strerror(e));
+        return open_errno(e);
+    }
+    if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+        key_problem(ld, "redis", key, "%s is not a %s", p, dir ? "directory" : "regular file");
+        return EACCES;
+    }
+    if (access(p, R_OK | (dir ? X_OK : 0)) != 0) {
+        int e = errno;
+        key_problem(ld, "redis", key, "cannot read %s: %s", p, strerror(e));
+        return open_errno(e);
+    }
+    return 0;
+}
+
+/* The TLS keys together (docs/CONTRACT.md section 3, TLS).  0, or ENOENT,
+ * EACCES, ENOMEM from a file; EINVAL-class problems are counted. */
+static int finish_tls(rdl_load_t *ld)
+{
+    static const char *const files[] = { "tls_ca_cert_file", "tls_ca_cert_dir", "tls_cert_file", "tls_key_file",
+                                         "tls_server_name", "tls_verify" };
+    rdl_config_t *cfg = ld->cfg;
+    bool any;
+    int rc;
+
+    cfg->sentinel_tls = cfg->tls;
+    if (ld->sentinel_tls != NULL && ld->sentinel_tls[0] != '\0' &&
+        rdl_config_parse_bool(ld->sentinel_tls, &cfg->sentinel_tls) != 0) {
+        key_problem(ld, "sentinel", "tls", "not a boolean (yes/no, true/false, on/off, 1/0), nor empty");
+        ld->problems++;
+    }
+    any = cfg->tls || (cfg->sentinel_tls && cfg->nsentinels > 0);
+#ifndef RDL_HAVE_TLS
+    /* Never a plain connection where TLS was asked for. */
+    if (any) {
+        key_problem(ld, cfg->tls ? "redis" : "sentinel", "tls",
+                    "this librdlock was built without TLS (hiredis >= 1.0 with hiredis_ssl is needed)");
+        ld->problems++;
+        return 0;
+    }
+#endif
+    if (!any) {
+        /* TLS settings that nothing uses hide a mistake (tls = yes
+         * forgotten, or commented out).  By value: an empty key is unset. */
+        const bool set[] = { cfg->tls_ca_cert_file != NULL, cfg->tls_ca_cert_dir != NULL,
+                             cfg->tls_cert_file != NULL, cfg->tls_key_file != NULL, cfg->tls_server_name != NULL,
+                             !cfg->tls_verify };
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+            if (set[i]) {
+                key_problem(ld, "redis", files[i], "given without tls = yes");
+                ld->problems++;
+                return 0;
+            }
+        return 0;
+    }
+    if (cfg->tls && cfg->socket != NULL) {
+        key_problem(ld, "redis", "tls", "cannot be used with socket (a unix socket never uses TLS)");
+        ld->problems++;
+    }
+    if ((cfg->tls_cert_file == NULL) != (cfg->tls_key_file == NULL)) {
+        key_problem(ld, "redis", cfg->tls_cert_file == NULL ? "tls_key_file" : "tls_cert_file",
+                    "needs %s too (a client certificate and its key go together)",
+                    cfg->tls_cert_file == NULL ? "tls_cert_file" : "tls_key_file");
+        ld->problems++;
+    }
+    if ((rc = tls_path(ld, "tls_ca_cert_file", &cfg->tls_ca_cert_file, false)) != 0 ||
+        (rc = tls_path(ld, "tls_ca_cert_dir", &cfg->tls_ca_cert_dir, true)) != 0 ||
+        (rc = tls_path(ld, "tls_cert_file", &cfg->tls_cert_file, false)) != 0 ||
+        (rc = tls_path(ld, "tls_key_file", &cfg->tls_key_file, false)) != 0)
+        return rc;
+    return 0;
+}
+
 /* Rules that involve more than one key, and the paths.  Returns 0 or the
  * password_file error (ENOENT, EACCES, ENOMEM); EINVAL-class problems are
  * counted in ld->problems. */
@@ -1391,6 +1520,8 @@ static int finish(rdl_load_t *ld)
     rc = password_from_file(ld, "redis", ld->password_file, &cfg->password);
     if (rc == 0)
         rc = password_from_file(ld, "sentinel", ld->sentinel_password_file, &cfg->sentinel_password);
+    if (rc == 0)
+        rc = finish_tls(ld);
     return rc;
 }
 
@@ -1443,6 +1574,7 @@ static int load_file(rdl_config_t *cfg, const char *path)
     }
     wipe_free(ld.password_file);
     wipe_free(ld.sentinel_password_file);
+    free(ld.sentinel_tls);
     locs_free(&ld);
 
     if (ld.oom || ini_oom || pf_rc == ENOMEM)

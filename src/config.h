@@ -24,6 +24,16 @@ typedef struct rdl_config {
     int connect_timeout_ms;
     int command_timeout_ms;
     int command_retries; /* 0..100 */
+    /* [redis] tls*: TLS to every data server (and, by default, to the
+     * sentinels).  The paths are resolved against the file's directory
+     * and exist; the context built from them is tls_ctx. */
+    bool tls;
+    bool tls_verify;               /* no: any certificate (tests only) */
+    char *tls_ca_cert_file;        /* NULL = none; both CA NULL: the system's store */
+    char *tls_ca_cert_dir;
+    char *tls_cert_file;           /* client certificate: with tls_key_file or not at all */
+    char *tls_key_file;
+    char *tls_server_name;         /* NULL = each server's own host */
     /* [lock] */
     char *key_prefix;    /* never NULL; no '{' or '}' */
     unsigned lease_ms;
@@ -46,6 +56,7 @@ typedef struct rdl_config {
     int sentinel_port[RDL_SENTINELS_MAX];
     char *sentinel_username;       /* NULL = none; AUTH to the sentinels */
     char *sentinel_password;       /* NULL = none; from password or password_file */
+    bool sentinel_tls;             /* [sentinel] tls, by default [redis] tls */
     /* [cluster]: the nodes to learn the slot map from (none: not a
      * cluster), how often at most to ask again, how many redirections one
      * request may follow. */
@@ -68,6 +79,9 @@ typedef struct rdl_config {
      * time (a dead one costs a connect timeout).  The one field written
      * after load, only with __atomic builtins (conn.c). */
     int sentinel_hint;
+    /* Not configuration either: the TLS context built from the tls keys at
+     * client open (tls.h; NULL without TLS), owned by the client. */
+    struct rdl_tls *tls_ctx;
     /* Where it came from, for log lines ("built-in defaults" if no file). */
     char *source;
 } rdl_config_t;

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "reply.h"
 #include "slotmap.h"
+#include "tls.h"
 
 /* hiredis 0.14 writes with write(2): a peer that went away raises SIGPIPE,
  * which would kill a process that did not ignore it.  A library must not
@@ -78,9 +79,18 @@ static int setup_command(rdl_conn_t *c, int argc, const char **argv, const char 
     int rc = 0;
 
     if (r == NULL) {
-        snprintf(last_error, sizeof last_error, "%s failed: %s", what, c->ctx->errstr);
-        rdl_log(RDLOCK_LOG_WARN, "%s: %s failed: %s", c->addr, what, c->ctx->errstr);
-        return EIO;
+        char why[160];
+        bool refused = false;
+        /* Over TLS the server may refuse our certificate (or its absence)
+         * only now, with an alert instead of the first reply (TLS 1.3). */
+        if (c->tls_version == NULL || !rdl_tls_failure(why, sizeof why, &refused))
+            snprintf(why, sizeof why, "%s", c->ctx->errstr);
+        /* A TLS-only port drops a plain client at its first command. */
+        if (c->tls_version == NULL && c->port != 0 && (c->ctx->err == REDIS_ERR_EOF || strstr(why, "reset") != NULL))
+            snprintf(why + strlen(why), sizeof why - strlen(why), " (a TLS port? [redis] tls = yes)");
+        snprintf(last_error, sizeof last_error, "%s failed: %.120s", what, why);
+        rdl_log(refused ? RDLOCK_LOG_ERROR : RDLOCK_LOG_WARN, "%s: %s failed: %s", c->addr, what, why);
+        return refused ? EACCES : EIO;
     }
     if (r->type == REDIS_REPLY_ERROR) {
         rc = rdl_reply_error(r);
@@ -131,9 +141,34 @@ static int conn_open_io(const rdl_config_t *cfg, const char *host, int port, boo
     return rc;
 }
 
+/* [redis] tls: the handshake on a new TCP connection (c->ctx blocking,
+ * its timeouts set), before any command.  0, EACCES or EIO (logged; c is
+ * not closed). */
+static int conn_tls(const rdl_config_t *cfg, rdl_conn_t *c)
+{
+    int rc;
+    if (!cfg->tls || c->port == 0)
+        return 0;
+    /* The handshake is part of connecting: bounded by connect_timeout_ms
+     * (a plain server on the port never answers a ClientHello), then the
+     * command timeout again. */
+    if (redisSetTimeout(c->ctx, rdl_ms_to_tv(cfg->connect_timeout_ms)) != REDIS_OK)
+        return EIO;
+    rc = rdl_tls_start(cfg->tls_ctx, c->ctx, c->host, &c->tls_version);
+    if (rc == 0 && redisSetTimeout(c->ctx, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK)
+        rc = EIO;
+    if (rc != 0) {
+        snprintf(last_error, sizeof last_error, "%s", c->ctx->errstr);
+        /* Something answers there, but not as it should: a configuration
+         * matter that no retry mends, unless it was a timeout. */
+        rdl_log(rc == EACCES ? RDLOCK_LOG_ERROR : RDLOCK_LOG_WARN, "%s: %s", c->addr, c->ctx->errstr);
+    }
+    return rc;
+}
+
 /* What every new connection needs once connected: the command timeout,
- * keepalive, AUTH, SELECT, and with probe a PING.  0, or an errno (c is
- * closed then). */
+ * keepalive, TLS, AUTH, SELECT, and with probe a PING.  0, or an errno (c
+ * is closed then). */
 static int conn_setup(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
 {
     char dbs[16];
@@ -144,6 +179,10 @@ static int conn_setup(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
     }
     if (c->port != 0)
         redisEnableKeepAlive(c->ctx);
+    if ((rc = conn_tls(cfg, c)) != 0) {
+        rdl_conn_close(c);
+        return rc;
+    }
 
     rc = 0;
     if (cfg->password != NULL) {
@@ -247,6 +286,20 @@ int rdl_conn_finish_deferred(const rdl_config_t *cfg, rdl_conn_t *c)
         return EIO;
     }
     redisEnableKeepAlive(c->ctx);
+    {
+        /* The handshake here, one master at a time: its round trips are
+         * few beside the connect's timeout that the parallel connect
+         * saves. */
+        rdl_nosigpipe_t st;
+        int rc;
+        rdl_nosigpipe_enter(&st);
+        rc = conn_tls(cfg, c);
+        rdl_nosigpipe_leave(&st);
+        if (rc != 0) {
+            rdl_conn_close(c);
+            return rc;
+        }
+    }
     c->login = (cfg->password != NULL) + (cfg->db != 0);
     return 0;
 }
@@ -430,6 +483,20 @@ static int read_asking(rdl_conn_t *c, bool ask)
     return 0;
 }
 
+/* Over TLS every byte goes through the TLS layer: hiredis's own write,
+ * which may raise SIGPIPE, so its callers hold the signal-mask guard
+ * (rdl_conn_script_wait). */
+static int flush_tls(rdl_conn_t *c)
+{
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(c->ctx, &done) != REDIS_OK) {
+            c->broken = true;
+            return c->ctx->err == REDIS_ERR_OOM ? ENOMEM : EIO;
+        }
+    return 0;
+}
+
 /* Send what hiredis has buffered ourselves, with MSG_NOSIGNAL: then a peer
  * that went away cannot raise SIGPIPE, and a script call needs none of the
  * three signal-mask syscalls around it (rdl_nosigpipe_enter; they were as
@@ -442,6 +509,8 @@ static int flush_nosignal(rdl_conn_t *c)
     redisContext *ctx = c->ctx;
     size_t len = sdslen(ctx->obuf), off = 0;
 
+    if (c->tls_version != NULL)
+        return flush_tls(c);
     while (off < len) {
         ssize_t n = send(ctx->fd, ctx->obuf + off, len - off, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
@@ -687,7 +756,8 @@ int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, i
     rdl_nosigpipe_t st;
     int rc;
     /* A blocking context: every write of the call is flush_nosignal's, and
-     * reads raise no SIGPIPE.  Anything else: the signal-mask guard. */
+     * reads raise no SIGPIPE.  Anything else, and TLS (whose reads may
+     * write too: alerts, key updates): the signal-mask guard. */
     if (c->ctx != NULL && (c->ctx->flags & REDIS_BLOCK) && sdslen(c->ctx->obuf) == 0)
         return rdl_conn_script_io(c, script, nkeys, argc, argv, lens, replicas, timeout_ms, reply, acked);
     rdl_nosigpipe_enter(&st);

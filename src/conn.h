@@ -42,6 +42,7 @@ typedef struct rdl_conn {
     int login;             /* AUTH and SELECT commands still to send first
                             * (rdl_conn_finish with defer: quorum.c
                             * appends them to its setup round) */
+    const char *tls_version; /* the TLS protocol ("TLSv1.3"; tls.h), NULL: plain */
     bool ready;            /* the topology's first questions about this
                             * server were answered (Redlock: its uptime
                             * and clock, topology_redlock.c) */
@@ -55,7 +56,9 @@ typedef struct rdl_conn {
  * topology's business (topology.h), not this file's.  Returns 0 and *out,
  * or
  *   EIO     unreachable or no answer within the timeouts
- *   EACCES  authentication refused (also NOAUTH: a password is needed)
+ *   EACCES  authentication refused (also NOAUTH: a password is needed), or
+ *           TLS: the server's certificate did not verify, or the server
+ *           refused ours ([redis] tls; tls.h)
  *   EINVAL  the server rejected the db number
  *   ENOMEM */
 int rdl_conn_open_at(const rdl_config_t *cfg, const char *host, int port, bool probe, rdl_conn_t **out);

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "reply.h"
 #include "sentinel.h"
+#include "tls.h"
 #include "timeutil.h"
 
 #define RDL_SWITCH_CHANNEL "+switch-master"
@@ -45,6 +46,22 @@ static redisContext *sentinel_connect_io(const rdl_config_t *cfg, int i, char *w
         return NULL;
     }
     redisEnableKeepAlive(sc);
+    if (cfg->sentinel_tls) {
+        /* [sentinel] tls (by default [redis]'s): the same context, checked
+         * for the sentinel's own host. */
+        const char *version;
+        int rc = redisSetTimeout(sc, rdl_ms_to_tv(cfg->connect_timeout_ms)) == REDIS_OK
+                     ? rdl_tls_start(cfg->tls_ctx, sc, cfg->sentinel_host[i], &version)
+                     : EIO;
+        if (rc == 0 && redisSetTimeout(sc, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK)
+            rc = EIO;
+        if (rc != 0) {
+            snprintf(why, n, "%s", sc->errstr);
+            *refused = rc == EACCES;
+            redisFree(sc);
+            return NULL;
+        }
+    }
     if (cfg->sentinel_password == NULL)
         return sc;
     {

@@ -395,7 +395,13 @@ static int spawn(rdt_server_t *s, const char *exe)
         argv[argc++] = s->conf;
         argv[argc++] = "--sentinel";
     }
-    argv[argc++] = "--port";
+    if (s->tls_only) {
+        argv[argc++] = "--port";
+        argv[argc++] = "0";
+        argv[argc++] = "--tls-port";
+    } else {
+        argv[argc++] = "--port";
+    }
     argv[argc++] = portbuf;
     argv[argc++] = "--bind";
     argv[argc++] = "127.0.0.1";
@@ -542,8 +548,9 @@ static redisContext *connect_auth(const rdt_server_t *s, const char *sock, int t
                                   char *why, size_t whylen)
 {
     struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
-    redisContext *c = sock ? redisConnectUnixWithTimeout(sock, tv)
-                           : redisConnectWithTimeout("127.0.0.1", s->port, tv);
+    redisContext *c = sock          ? redisConnectUnixWithTimeout(sock, tv)
+                      : s->tls_only ? redisConnectUnixWithTimeout(s->sock, tv)
+                                    : redisConnectWithTimeout("127.0.0.1", s->port, tv);
     redisReply *r;
 
     if (!c) {
@@ -695,6 +702,10 @@ static int make_dir(rdt_server_t *s)
 /* public interface                                                    */
 /* ------------------------------------------------------------------ */
 
+static int start_server(rdt_server_t *s, const char *password, const char *extra_args, const char *env,
+                        int tls_only);
+static pid_t tls_owner;
+
 int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_args)
 {
     return rdt_server_start_env(s, password, extra_args, NULL);
@@ -702,12 +713,19 @@ int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_ar
 
 int rdt_server_start_env(rdt_server_t *s, const char *password, const char *extra_args, const char *env)
 {
+    return start_server(s, password, extra_args, env, 0);
+}
+
+static int start_server(rdt_server_t *s, const char *password, const char *extra_args, const char *env,
+                        int tls_only)
+{
     char exe[1024];
     int attempt, rc;
 
     if (!s)
         return -1;
     memset(s, 0, sizeof *s);
+    s->tls_only = tls_only;
     signal(SIGPIPE, SIG_IGN); /* documented above */
     if (env && copy_str(s->env, sizeof s->env, env) != 0) {
         fprintf(stderr, "fixture: environment entries too long\n");
@@ -750,6 +768,88 @@ int rdt_server_start_env(rdt_server_t *s, const char *password, const char *extr
     s->sock[0] = '\0';
     s->port = 0;
     return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* TLS                                                                 */
+/* ------------------------------------------------------------------ */
+
+static char tls_dir[256];
+
+static void tls_dir_remove(void)
+{
+    if (tls_dir[0] != '\0' && getpid() == tls_owner)
+        rm_rf(tls_dir);
+}
+
+const char *rdt_tls_certs(void)
+{
+    /* One openssl run per file; RSA 2048 keeps it under a second or two.
+     * expired.crt: -not_before/-not_after (OpenSSL >= 3.4, which every
+     * build with TLS has: hiredis >= 1.0 came to Debian with it). */
+    static const char script[] =
+        "set -e\n"
+        "cd \"$1\"\n"
+        "subj() { printf '/CN=%s' \"$1\"; }\n"
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 -subj \"$(subj 'rdlock test CA')\"\n"
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.crt -days 3650 "
+        "-subj \"$(subj 'another CA')\"\n"
+        "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext\n"
+        "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj \"$(subj localhost)\"\n"
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 3650 "
+        "-extfile server.ext\n"
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out expired.crt "
+        "-not_before 20200101000000Z -not_after 20200102000000Z -extfile server.ext\n"
+        "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj \"$(subj 'rdlock client')\"\n"
+        "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 3650\n";
+    char path[400], cmd[1400];
+    rdt_server_t tmp;
+    FILE *f;
+    int st;
+
+    if (tls_dir[0] != '\0')
+        return tls_dir;
+    if (make_dir(&tmp) != 0)
+        return NULL;
+    snprintf(path, sizeof path, "%s/mkcerts.sh", tmp.dir);
+    if ((f = fopen(path, "w")) == NULL || fputs(script, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "fixture: cannot write %s\n", path);
+        rm_rf(tmp.dir);
+        return NULL;
+    }
+    snprintf(cmd, sizeof cmd, "sh '%s' '%s' >'%s/mkcerts.log' 2>&1", path, tmp.dir, tmp.dir);
+    st = system(cmd);
+    if (st != 0) {
+        char log[400];
+        snprintf(log, sizeof log, "%s/mkcerts.log", tmp.dir);
+        fprintf(stderr, "fixture: making the TLS certificates failed (status %d); its log:\n", st);
+        print_tail(log);
+        rm_rf(tmp.dir);
+        return NULL;
+    }
+    copy_str(tls_dir, sizeof tls_dir, tmp.dir);
+    tls_owner = getpid();
+    atexit(tls_dir_remove);
+    return tls_dir;
+}
+
+int rdt_server_start_tls(rdt_server_t *s, const char *server_cert, int auth_clients, const char *extra_args)
+{
+    const char *d = rdt_tls_certs();
+    char extra[2048]; /* start_server says if it is longer than s->extra */
+    int n;
+
+    if (d == NULL)
+        return -1;
+    n = snprintf(extra, sizeof extra,
+                 "--tls-cert-file %s/%s.crt --tls-key-file %s/server.key --tls-ca-cert-file %s/ca.crt "
+                 "--tls-auth-clients %s%s%s",
+                 d, server_cert, d, d, auth_clients ? "yes" : "no", extra_args ? " " : "", extra_args ? extra_args : "");
+    if (n < 0 || (size_t)n >= sizeof extra) {
+        fprintf(stderr, "fixture: TLS arguments too long\n");
+        return -1;
+    }
+    return start_server(s, NULL, extra, NULL, 1);
 }
 
 int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name)

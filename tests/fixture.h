@@ -21,6 +21,8 @@ typedef struct rdt_server {
     char conf[320];     /* a Redis Sentinel's config file (in dir), "" for a server */
     char env[512];      /* "NAME=VALUE ..." added to the server's environment at
                            every start (a restart too); "" for none */
+    int tls_only;       /* TLS on port, no plain TCP (rdt_server_start_tls):
+                           the fixture itself talks over the unix socket */
 } rdt_server_t;
 
 /* Start a server.  password: NULL or "" for none, else --requirepass.
@@ -32,6 +34,20 @@ int rdt_server_start(rdt_server_t *s, const char *password, const char *extra_ar
  * the server's environment, e.g. an LD_PRELOAD (test_redlock's master
  * with a fast clock, tests/clockshim.c). */
 int rdt_server_start_env(rdt_server_t *s, const char *password, const char *extra_args, const char *env);
+
+/* TLS test material, made by `openssl` in a fresh temp dir (removed at
+ * exit): a CA (ca.crt), a server certificate it signed for 127.0.0.1 and
+ * localhost (server.crt, server.key), the same key in a certificate that
+ * expired in 2020 (expired.crt), a client certificate (client.crt,
+ * client.key), and a second CA that signed nothing of these (other-ca.crt).
+ * Returns the dir (static), or NULL after printing why. */
+const char *rdt_tls_certs(void);
+/* A TLS-only server (--port 0 --tls-port N: N is s->port) with the
+ * certificates of rdt_tls_certs(): server_cert is "server" or "expired";
+ * auth_clients 1 requires a client certificate signed by the CA.  The
+ * fixture reaches it over its unix socket (rdt_connect, probes).  Then as
+ * rdt_server_start. */
+int rdt_server_start_tls(rdt_server_t *s, const char *server_cert, int auth_clients, const char *extra_args);
 
 /* Start a Redis Sentinel (redis-server --sentinel, same binary) that
  * monitors master under the name `name`, with a quorum of 1 and short
@@ -54,7 +70,8 @@ int rdt_server_restart(rdt_server_t *s);
 void rdt_server_pause(rdt_server_t *s);
 void rdt_server_resume(rdt_server_t *s);
 
-/* A plain hiredis connection to it (TCP), authenticated if needed; NULL on
+/* A plain hiredis connection to it (TCP; a TLS-only server's unix
+ * socket), authenticated if needed; NULL on
  * failure (printed).  The caller redisFree()s it. */
 redisContext *rdt_connect(const rdt_server_t *s);
 

@@ -632,6 +632,25 @@ int tproxy_deliver_conn(tproxy_t *p, long id, int timeout_ms)
     return deliver(p, id, timeout_ms < 0 ? 0 : timeout_ms, "tproxy_deliver_conn");
 }
 
+int tproxy_reset(tproxy_t *p)
+{
+    /* SO_LINGER 0: close() sends RST instead of FIN, so the client's next
+     * write fails with EPIPE (and raises SIGPIPE where not blocked). */
+    struct linger lg = { 1, 0 };
+    tp_conn_t *c;
+    int n = 0;
+    pthread_mutex_lock(&p->mu);
+    for (c = p->conns; c != NULL; c = c->next)
+        if (c->cfd >= 0) {
+            setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+            client_gone(p, c);
+            n++;
+        }
+    poke(p);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
 int tproxy_freeze(tproxy_t *p)
 {
     pthread_mutex_lock(&p->mu);

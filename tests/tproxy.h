@@ -48,6 +48,9 @@ enum {
     TPROXY_NEW = 2       /* the connections accepted from now on */
 };
 
+/* Reset every client connection now (RST, not FIN): the client's next
+ * write on it fails with EPIPE.  The number of connections reset. */
+int tproxy_reset(tproxy_t *p);
 /* Start a proxy to 127.0.0.1:upstream_port, listening on a free port of
  * 127.0.0.1 (see tproxy_port).  0 and *p, or -1. */
 int tproxy_start(tproxy_t **p, int upstream_port);

@@ -121,6 +121,9 @@
  *     "condition":       { "waiters": int, "woken": int, "registrations": int }
  *     "barrier":         { "count": int, "arrived": int, "generation": int }
  *     "servers":         Redlock only: one object per master
+ *     "server":          string, where the client connects, as
+ *                        rdlock_client_info() says it ("host:port",
+ *                        "unix:/path", ...; " (TLS TLSv1.3)" when TLS)
  *   }
  */
 #include "rdl_build.h"
@@ -270,7 +273,8 @@ static const char help_text[] =
     "   \"run_once\": {\"done\": true, \"owner\": str, \"host\": str, \"pid\": int,\n"
     "                \"thread\": int},\n"
     "   \"condition\": {\"waiters\": int, \"woken\": int, \"registrations\": int},\n"
-    "   \"barrier\": {\"count\": int, \"arrived\": int, \"generation\": int}}\n"
+    "   \"barrier\": {\"count\": int, \"arrived\": int, \"generation\": int},\n"
+    "   \"server\": str (where the client connects; \" (TLS TLSv1.3)\" with TLS)}\n"
     "  Strings are JSON-escaped; name bytes that are not valid UTF-8 appear as\n"
     "  U+FFFD in \"name\" (\"name_hex\" has the exact bytes).\n";
 
@@ -1081,14 +1085,26 @@ static int do_status(rdlock_client_t *c, const opts_t *o)
         return op_failed(c, rc, "--status");
     }
     if (o->json) {
+        rdlock_client_info_t info;
         print_json(stdout, o->name, &st);
         print_kinds(stdout, &k, true);
         print_servers(stdout, c, o->name, true);
+        /* Where it was asked, and how: "(TLS TLSv1.3)" when TLS. */
+        if (rdlock_client_info(c, &info) == 0) {
+            fputs(", \"server\": ", stdout);
+            json_str(stdout, info.server);
+        }
         fputs("}\n", stdout);
     } else {
+        rdlock_client_info_t info;
         print_human(stdout, &st);
         print_servers(stdout, c, o->name, false);
         print_kinds(stdout, &k, false);
+        if (rdlock_client_info(c, &info) == 0) {
+            fputs("server: ", stdout);
+            print_safe(stdout, info.server);
+            fputc('\n', stdout);
+        }
     }
     rdlock_status_free(&st);
     if (fflush(stdout) != 0 || ferror(stdout)) {
