@@ -934,6 +934,80 @@ static void test_client_close_busy(void)
     RDT_ASSERT_RC(0, rdlock_client_close(c));
 }
 
+/* How many times count_run ran (in this process). */
+static int g_once_runs;
+
+static void count_run(void)
+{
+    __atomic_add_fetch(&g_once_runs, 1, __ATOMIC_RELAXED);
+}
+
+/* cap holds exactly one line (the EBUSY of an init), naming the kind and
+ * the name; each failure its own step for the child's report. */
+static int one_ebusy_line(const char *kind, const char *name)
+{
+    if (cap_count() != 1)
+        return 1;
+    if (!cap_last_has(kind) || !cap_last_has(name) || !cap_last_has("EBUSY"))
+        return 2;
+    return 0;
+}
+
+/* In a child (static initialisers use the process default client, which
+ * $RDLOCK_CONF points at g_srv here): an init of a static initialiser
+ * that a call has used is EBUSY, as for a live handle (rdonce(3),
+ * rdrwlock_init(3)), and leaves it working.  Returns the failing step. */
+static int static_reinit_child(void *arg)
+{
+    static rdonce_t so = RDONCE_INITIALIZER("double-init-once-static");
+    static rdrwlock_t srw = RDRWLOCK_INITIALIZER("double-init-rw-static");
+    (void)arg;
+
+    g_rc = rdt_connect(&g_srv); /* the parent's connection stays the parent's */
+    if (!g_rc)
+        return 9;
+    quiet();
+    if (setenv("RDLOCK_CONF", g_ini, 1) != 0)
+        return 10;
+    __atomic_store_n(&g_once_runs, 0, __ATOMIC_RELAXED);
+
+    /* RDONCE_INITIALIZER, used by an rdonce() call */
+    if (rdonce(&so, count_run) != 0 || __atomic_load_n(&g_once_runs, __ATOMIC_RELAXED) != 1)
+        return 11;
+    if (key_exists("rdlock:{double-init-once-static}:once", 37) != 1)
+        return 12;
+    cap_reset();
+    if (rdonce_init(&so, "double-init-once-static", NULL) != EBUSY)
+        return 13;
+    if (one_ebusy_line("run-once object", "double-init-once-static") != 0)
+        return 14;
+    if (rdonce(&so, count_run) != 0 || __atomic_load_n(&g_once_runs, __ATOMIC_RELAXED) != 1)
+        return 15; /* still done: not run again */
+    if (rdonce_destroy(&so) != 0)
+        return 16;
+
+    /* RDRWLOCK_INITIALIZER, used by a read lock */
+    if (rdrwlock_rdlock(&srw) != 0 || rdrwlock_unlock(&srw) != 0)
+        return 21;
+    cap_reset();
+    if (rdrwlock_init(&srw, "double-init-rw-static", NULL) != EBUSY)
+        return 22;
+    if (one_ebusy_line("read-write lock", "double-init-rw-static") != 0)
+        return 23;
+    if (rdrwlock_wrlock(&srw) != 0) /* the handle still works */
+        return 24;
+    if (key_exists("rdlock:{double-init-rw-static}", 30) != 1)
+        return 25;
+    if (rdrwlock_unlock(&srw) != 0 || key_exists("rdlock:{double-init-rw-static}", 30) != 0)
+        return 26;
+    if (rdrwlock_destroy(&srw) != 0)
+        return 27;
+    cap_reset();
+    if (rdrwlock_destroy(&srw) != EINVAL || cap_count() != 1) /* destroyed: gone for good */
+        return 28;
+    return 0;
+}
+
 /* Misuse that pthreads leaves undefined gets a code here, never a leak or
  * a crash: a second init of a live lock is EBUSY (its handle would leak
  * and its client's close be EBUSY for ever), a second close of a client
@@ -945,6 +1019,8 @@ static void test_double_init_double_close(void)
     rdlock_attr_t a;
     rdlock_t m;
     rdrwlock_t rw;
+    rdonce_t once;
+    int rc;
 
     CU_ASSERT_EQUAL_FATAL(fresh_db(), 0);
     RDT_ASSERT_RC(0, rdlock_client_open(&c, g_ini));
@@ -964,7 +1040,41 @@ static void test_double_init_double_close(void)
     rdlock_set_logger(capture_logger, NULL);
     RDT_ASSERT_RC(EBUSY, rdrwlock_init(&rw, "double-init", &a));
     rdlock_set_logger(NULL, NULL);
+    RDT_ASSERT_RC(0, rdrwlock_wrlock(&rw)); /* the first handle still works */
+    RDT_ASSERT_RC(0, rdrwlock_unlock(&rw));
     RDT_ASSERT_RC(0, rdrwlock_destroy(&rw));
+
+    /* A live rdonce_t: EBUSY, before its first rdonce() and after it; the
+     * handle keeps its client and its done state (rdonce(3)). */
+    g_once_runs = 0;
+    RDT_ASSERT_RC(0, rdonce_init(&once, "double-init-once", &a));
+    quiet();
+    cap_reset();
+    RDT_ASSERT_RC(EBUSY, rdonce_init(&once, "double-init-once", &a));
+    RDT_ASSERT_EQ_LL(0, one_ebusy_line("run-once object", "double-init-once"));
+    loud();
+    RDT_ASSERT_RC(0, rdonce(&once, count_run)); /* the first handle still works */
+    CU_ASSERT_EQUAL(g_once_runs, 1);
+    CU_ASSERT_EQUAL(key_exists("rdlock:{double-init-once}:once", 30), 1);
+    quiet();
+    cap_reset();
+    RDT_ASSERT_RC(EBUSY, rdonce_init(&once, "double-init-once", &a));
+    RDT_ASSERT_EQ_LL(0, one_ebusy_line("run-once object", "double-init-once"));
+    loud();
+    RDT_ASSERT_RC(0, rdonce(&once, count_run)); /* done, and stays done */
+    CU_ASSERT_EQUAL(g_once_runs, 1);
+    RDT_ASSERT_RC(0, rdonce_destroy(&once));
+    RDT_ASSERT_RC(0, rdonce_init(&once, "double-init-once", &a)); /* after destroy: fine */
+    RDT_ASSERT_RC(0, rdonce(&once, count_run));                   /* the mark is on the server */
+    CU_ASSERT_EQUAL(g_once_runs, 1);
+    RDT_ASSERT_RC(0, rdonce_destroy(&once));
+
+    /* Used static initialisers (RDONCE_INITIALIZER, RDRWLOCK_INITIALIZER):
+     * in a child, for the process default client. */
+    rc = rdt_run_child(static_reinit_child, NULL, 20000);
+    if (rc != 0)
+        fprintf(stderr, "static_reinit_child failed at step %d\n", rc);
+    RDT_ASSERT_EQ_LL(0, rc);
 
     /* A static initialiser may be initialised before first use only. */
     RDT_ASSERT_RC(0, rdlock_init(&st, "double-init-static", &a));

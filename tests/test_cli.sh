@@ -12,8 +12,10 @@
 #
 # The server listens on a unix socket in a fresh temp dir and on a random
 # free loopback port (never 6379), without RDB or AOF; it is killed by PID
-# on exit.  Every rdlock run is bounded by timeout(1).  Prints "ok N - ..."
-# or "not ok N - ..." per case and "P passed, F failed" at the end; exits 1
+# on exit, as are the three more started alike as the masters of a Redlock
+# quorum (for --status on Redlock; only with tests/cli/kinds built).  Every
+# rdlock run is bounded by timeout(1).  Prints "ok N - ..." or
+# "not ok N - ..." per case and "P passed, F failed" at the end; exits 1
 # if any failed, 77 (skip) if no redis-server can be found.
 
 set -u
@@ -69,6 +71,7 @@ base=${TMPDIR:-/tmp}
 T=$(mktemp -d "$base/rdlock-cli.XXXXXX") || exit 99
 SERVER_PID=
 SERVER2_PID=
+RL_PIDS=            # the Redlock masters (section "on a Redlock quorum")
 
 cleanup() {
     trap - EXIT
@@ -87,7 +90,7 @@ cleanup() {
                 kill -9 "$c" 2>/dev/null
         done
     fi
-    for p in $SERVER_PID $SERVER2_PID; do
+    for p in $SERVER_PID $SERVER2_PID $RL_PIDS; do
         kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
     done
     rm -rf "$T"
@@ -222,6 +225,10 @@ json_ok() {
 d = json.load(open(sys.argv[1], encoding="utf-8"))
 sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/out" "$1"
 }
+# status_body: --status's human output in $T/out without a last line
+# "server: ..." (where the client connects, when the tool prints it): what
+# the lock's and the other kinds' lines are checked against
+status_body() { sed '${/^server: /d;}' "$T/out"; }
 # status_json NAME: --status --json NAME into $T/out
 status_json() { rl -c "$INI" --json --status "$1"; }
 # writers_waiting NAME N: the status shows N queued writers
@@ -503,10 +510,22 @@ d['writers_waiting'] == 0 and d['readers_waiting'] == 0 and d['last_token'] == 0
     else nok "--status --json: free" "rc $rc"; diag "$T/out" "$T/err"; fi
 else skip "--status --json free" "no python3"; fi
 
+# The last line names the server asked (rdlock_client_info; TLS would
+# show as " (TLS TLSv1.3)"), and --json has it as "server".
+rl -c "$INI" --status free1
+if [ "$rc" -eq 0 ] && [ "$(tail -n 1 "$T/out")" = "server: unix:$SOCK" ]; then
+    ok "--status: the last line names the server (unix:$SOCK)"
+else nok "--status: the last line names the server" "rc $rc"; diag "$T/out" "$T/err"; fi
+if [ "$HAVE_PY" = yes ]; then
+    status_json free1
+    if [ "$rc" -eq 0 ] && json_ok "d['server'] == 'unix:' + '$SOCK'"; then ok "--status --json: \"server\""
+    else nok "--status --json: \"server\"" "rc $rc"; diag "$T/out" "$T/err"; fi
+fi
+
 # A name with a lock only: no block of another kind (human or JSON).
 rl -c "$INI" --status free1
 if [ "$rc" -eq 0 ] && ! grep -Eq '^(semaphore|run-once|condition|barrier):' "$T/out" &&
-    [ "$(tail -n 1 "$T/out")" = "robust state: consistent" ]; then
+    [ "$(status_body | tail -n 1)" = "robust state: consistent" ]; then
     ok "--status: a lock-only name shows no semaphore, run-once, condition or barrier"
 else nok "--status: a lock-only name shows no other kind" "rc $rc"; diag "$T/out" "$T/err"; fi
 if [ "$HAVE_PY" = yes ]; then
@@ -521,10 +540,10 @@ else skip "--status --json: no other kinds" "no python3"; fi
 # tests/cli/kinds gives the name kd a leased semaphore of 3 with one permit
 # taken, a done rdonce, a condition with one waiter registered and a
 # barrier of 2 with one arrival; on a line it undoes all but the mark.
-# kinds_up NAME: --status shows the waiter and the arrival in Redis (they
-# get there a moment after the helper says "ready")
+# kinds_up NAME [INI]: --status shows the waiter and the arrival in Redis
+# (they get there a moment after the helper says "ready")
 kinds_up() {
-    rl -c "$INI" --status "$1" && [ "$rc" -eq 0 ] && grep -q '^condition: 1 waiter registered$' "$T/out" &&
+    rl -c "${2:-$INI}" --status "$1" && [ "$rc" -eq 0 ] && grep -q '^condition: 1 waiter registered$' "$T/out" &&
         grep -q '^barrier: 1 of 2 arrived, generation 1$' "$T/out"
 }
 if [ "$HAVE_KINDS" = yes ]; then
@@ -539,7 +558,7 @@ if [ "$HAVE_KINDS" = yes ]; then
         [ "$(sed -n '/^robust state: /{n;p;}' "$T/out")" = \
             "semaphore: value 2, 1 of 3 permits held by 1 thread (leased), 0 waiting" ] &&
         grep -qx "run-once: done (by host $host, pid $kpid, thread [0-9]*)" "$T/out" &&
-        [ "$(tail -n 1 "$T/out")" = "barrier: 1 of 2 arrived, generation 1" ]; then
+        [ "$(status_body | tail -n 1)" = "barrier: 1 of 2 arrived, generation 1" ]; then
         ok "--status: after the lock's lines, the semaphore, run-once, condition and barrier blocks"
     else nok "--status: semaphore, run-once, condition and barrier blocks" "rc $rc, helper pid '$kpid'"
         diag "$T/out" "$T/err" "$T/kd.out" "$T/kd.err"; fi
@@ -575,6 +594,124 @@ d['barrier'] == {'count': 2, 'arrived': 1, 'generation': 1}"; then
     else nok "--status after --reset: no other kind left" "rc $rc"; diag "$T/out" "$T/err"; fi
 else
     skip "--status of the other kinds" "tests/cli/kinds not built"
+fi
+
+# ================================================================ the other kinds on a Redlock quorum
+
+# Three more servers as the masters of a Redlock quorum (TCP; stopped by
+# PID in cleanup and at the end of this part), restart_delay_ms = 0 since
+# they have just started.  The kinds helper gives rk, through the quorum,
+# its semaphore, run-once mark, condition and barrier, and rdlock holds the
+# lock rk.  --status then shows the lock (the view of the first master),
+# one line per master (print_servers), then each kind (read from the
+# master with its newest state): docs/CONTRACT.md sections 8 and 9.5.
+RL_ADDRS=
+rl_start() {
+    for k in 1 2 3; do
+        tries=0
+        until mp=$(free_port) && start_server "$T/rl$k.sock" "$mp" "rl$k"; do
+            tries=$((tries + 1))
+            [ "$tries" -ge 5 ] && return 1
+        done
+        RL_PIDS="$RL_PIDS $spid"
+        RL_ADDRS="$RL_ADDRS 127.0.0.1:$mp"
+    done
+    return 0
+}
+# rl_tail: --status's output from "masters:" on (status_body), thread
+# numbers as N
+rl_tail() { status_body | sed -n '/^masters:$/,$p' | sed 's/, thread [0-9]*)$/, thread N)/'; }
+# rl_masters STATE TOKEN: the masters' lines expected when each has STATE
+# and TOKEN as its last fencing token
+rl_masters() {
+    echo "masters:"
+    for a in $RL_ADDRS; do echo "  $a: $1, writers waiting 0, last token $2, robust consistent"; done
+}
+if [ "$HAVE_KINDS" = yes ] && rl_start; then
+    INI_RL=$T/redlock.ini
+    printf '[redlock]\nmasters = %s\nrestart_delay_ms = 0\n' "$(echo "$RL_ADDRS" | sed 's/^ //; s/ /, /g')" >"$INI_RL"
+    echo "# redlock masters:$RL_ADDRS (pids$RL_PIDS)"
+    # A name with only its lock (used once: token 1 on every master): the
+    # masters' lines, no other kind.
+    rl -c "$INI_RL" -n rk -- true
+    expect 0 "Redlock: rdlock -n rk runs COMMAND on the quorum"
+    rl -c "$INI_RL" --status rk
+    if [ "$rc" -eq 0 ] && grep -qx 'lock rk: free' "$T/out" && [ "$(rl_tail)" = "$(rl_masters free 1)" ]; then
+        ok "Redlock --status: a lock-only name shows a line per master and no other kind"
+    else nok "Redlock --status: a lock-only name shows a line per master and no other kind" "rc $rc"
+        diag "$T/out" "$T/err"; fi
+    # The helper first (its rdonce takes the lock rk for its run), then
+    # rdlock holds rk, so that each master's line shows the hold.
+    rm -f "$T"/rk.*
+    (wait_for 600 exists "$T/rk.release"; echo go) | timeout -k 5 90 "$KINDS" "$INI_RL" rk >"$T/rk.out" 2>"$T/rk.err" &
+    kbg=$!
+    bg_add "$kbg"
+    wait_for 100 grep -qs '^ready' "$T/rk.out"
+    kpid=$(sed -n 's/^ready //p' "$T/rk.out")
+    host=$(uname -n)
+    [ -n "$kpid" ] && wait_for 100 kinds_up rk "$INI_RL"
+    hold rkh -c "$INI_RL" rk || nok "rdlock holds rk on the quorum"
+    rpid=$(cat "$T/rkh.rpid" 2>/dev/null)
+    rl -c "$INI_RL" --status rk
+    # the hold's token, the last one given out (1 was the run above)
+    tok=$(sed -n 's/^last fencing token: //p' "$T/out")
+    exp=$(rl_masters 'held exclusive (1 holder)' "$tok"
+        echo 'semaphore: value 2, 1 of 3 permits held by 1 thread (leased), 0 waiting'
+        echo "run-once: done (by host $host, pid $kpid, thread N)"
+        echo 'condition: 1 waiter registered'
+        echo 'barrier: 1 of 2 arrived, generation 1')
+    if [ "$rc" -eq 0 ] && [ -n "$kpid" ] && [ "${tok:-0}" -gt 1 ] && grep -qx 'lock rk: held exclusive' "$T/out" &&
+        grep -q "^  holder: host $host, pid $rpid, thread [0-9]*, hold count 1, lease .*, token $tok\$" "$T/out" &&
+        [ "$(rl_tail)" = "$exp" ]; then
+        ok "Redlock --status: the lock, a line per master, then semaphore, run-once, condition and barrier"
+    else nok "Redlock --status: the lock, the masters, semaphore, run-once, condition and barrier" \
+        "rc $rc, helper pid '$kpid', holder pid '$rpid', token '$tok'"
+        echo "$exp" >"$T/exp"; diag "$T/out" "$T/exp" "$T/err" "$T/rk.err"; fi
+    if [ "$HAVE_PY" = yes ]; then
+        rl -c "$INI_RL" --json --status rk
+        if [ "$rc" -eq 0 ] && RDL_HOST=$host RDL_ADDRS=$RL_ADDRS json_ok "d['state'] == 'exclusive' and
+len(d['holders']) == 1 and d['holders'][0]['pid'] == ${rpid:-0} and d['holders'][0]['token'] == d['last_token'] > 1 and
+d['semaphore'] == {'type': 'leased', 'value': 2, 'permits': 3, 'held': 1, 'holders': 1, 'waiting': 0} and
+d['run_once']['done'] is True and d['run_once']['pid'] == ${kpid:-0} and d['run_once']['host'] == os.environ['RDL_HOST'] and
+d['run_once']['owner'].endswith(':' + str(d['run_once']['thread'])) and
+d['condition'] == {'waiters': 1, 'woken': 0, 'registrations': 1} and
+d['barrier'] == {'count': 2, 'arrived': 1, 'generation': 1} and
+d['servers'] == [{'server': a, 'state': 'exclusive', 'holders': 1, 'writers_waiting': 0,
+                  'last_token': d['last_token'], 'robust': 'consistent'} for a in os.environ['RDL_ADDRS'].split()]"; then
+            ok "Redlock --status --json: semaphore, run_once, condition, barrier and a servers entry per master"
+        else nok "Redlock --status --json: semaphore, run_once, condition, barrier and servers" "rc $rc"
+            diag "$T/out" "$T/err"; fi
+    else skip "Redlock --status --json" "no python3"; fi
+    release rkh
+    finish rkh
+    expect 0 "rdlock holding rk on the quorum exits 0"
+    release rk
+    wait_for 200 grep -qs '^done' "$T/rk.out"
+    reap "$kbg"
+    if [ "$rc" -eq 0 ]; then ok "kinds helper on the quorum: woke its waiter, completed the barrier, posted, exit 0"
+    else nok "kinds helper on the quorum exits 0" "rc $rc"; diag "$T/rk.out" "$T/rk.err"; fi
+    # The steps of the helper's last calls reached the quorum too.
+    rl -c "$INI_RL" --status rk
+    exp=$(rl_masters free "$tok"
+        echo 'semaphore: value 3, 0 of 3 permits held by 0 threads (leased), 0 waiting'
+        echo "run-once: done (by host $host, pid $kpid, thread N)"
+        echo 'condition: 0 waiters registered'
+        echo 'barrier: 0 of 2 arrived, generation 2')
+    if [ "$rc" -eq 0 ] && grep -qx 'lock rk: free' "$T/out" && [ "$(rl_tail)" = "$exp" ]; then
+        ok "Redlock --status: permit back, waiter gone, barrier in generation 2, mark kept"
+    else nok "Redlock --status: after the helper" "rc $rc"; echo "$exp" >"$T/exp"; diag "$T/out" "$T/exp" "$T/err"; fi
+    rl -c "$INI_RL" --reset rk
+    expect 0 "Redlock --reset rk: exit 0"
+    rl -c "$INI_RL" --status rk
+    if [ "$rc" -eq 0 ] && [ "$(rl_tail)" = "$(rl_masters free "$tok")" ]; then
+        ok "Redlock --status after --reset: the masters' lines, no other kind left"
+    else nok "Redlock --status after --reset: no other kind left" "rc $rc"; diag "$T/out" "$T/err"; fi
+    for p in $RL_PIDS; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    RL_PIDS=
+elif [ "$HAVE_KINDS" = yes ]; then
+    nok "three redis-servers started as Redlock masters"
+else
+    skip "--status of the other kinds on a Redlock quorum" "tests/cli/kinds not built"
 fi
 
 # ================================================================ shared mode
