@@ -204,11 +204,12 @@ enum { SC_BASELINE, SC_KILL, SC_RESTART, SC_RESTART_AOF, SC_PAUSE, SC_SLOW, SC_C
 static const char *sc_names[] = { "baseline", "kill", "restart", "restart-aof", "pause", "slow", "cuts", "stall", "cluster",
                                   "redlock", "cond", "barrier", "redlock-prims", "tls", NULL };
 /* tls --tls-cuts: every TLS connection also cut (CLIENT KILL LADDR)
- * every TLS_CUT_MIN_MS..MAX ms.  Not in the short run: with these cuts,
- * on a plain server as much as over TLS, the lock's pace can stay
- * collapsed for seconds after a cut (286/s -> 1/s, about one section per
- * lease), which the restart's liveness check reports: defect D11
- * (docs/RELIABILITY.md), open.  Safety held in every such run. */
+ * every TLS_CUT_MIN_MS..MAX ms.  Not in the short run: a cut that leaves
+ * an acquire attempt unanswered makes its hold's unlock wait out the
+ * attempt's validity (a command timeout) before it releases, so with
+ * these cuts, on a plain server as much as over TLS, the lock's pace can
+ * collapse (286/s -> 1/s), which the restart's liveness check reports:
+ * defect D11 (docs/RELIABILITY.md), open.  Safety held in every run. */
 #define TLS_CUT_MIN_MS 700
 #define TLS_CUT_MAX_MS 1500
 /* The restart scenarios (one SIGKILL + restart per phase). */
