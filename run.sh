@@ -19,6 +19,8 @@
 #                    and once against Valkey 8, and the packages built and
 #                    lintian-checked there (root)
 #   ./run.sh check   the same as test (kept for old habits)
+#   ./run.sh asan [SUITES]  those CUnit suites (default all) under
+#                    AddressSanitizer+UBSan
 #   ./run.sh bench   build and run the benchmark
 #   ./run.sh fuzz    build and run the fuzz targets (config loader, server
 #                    replies, cluster slots and redirections), FUZZ_SECONDS each (default 60)
@@ -366,7 +368,7 @@ DISTCHECK_TESTS="tests/check-exports.sh man/check-man.sh man/check-docs.sh tests
     tests/test_config tests/test_api"
 SUITES_ONE_SERVER="tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock
     tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_sem
-    tests/test_cond"
+    tests/test_cond tests/test_tls"
 SUITES_TOPOLOGY="tests/test_replica tests/test_sentinel tests/test_failover tests/test_cluster
     tests/test_cluster_locks tests/test_redlock tests/test_redlock_prims"
 SUITES_ALL="$SUITES_ONE_SERVER $SUITES_TOPOLOGY"
@@ -418,6 +420,11 @@ debian13() {
     chroot "$d13/root" sh -c 'cd /src && ./run.sh test'
     say "Debian 13: ./run.sh test against Valkey 8"
     chroot "$d13/root" sh -c 'cd /src && REDIS_SERVER=/usr/bin/valkey-server REDIS_CLI=/usr/bin/valkey-cli ./run.sh test'
+    # The TLS code exists only on this release (hiredis 1.2): its suite
+    # under AddressSanitizer+UBSan too (gcc's; the host's pass cannot
+    # build it).
+    say "Debian 13: the TLS suite under AddressSanitizer+UBSan"
+    chroot "$d13/root" sh -c 'cd /src && ./run.sh asan tests/test_tls'
     say "Debian 13: the Debian packages"
     chroot "$d13/root" sh -c 'cd /src && ./run.sh deb'
     d13_cleanup
@@ -454,6 +461,14 @@ ci)
     "$top/run.sh" test
     exec "$top/run.sh" ci-more
     ;;
+asan)
+    # ./run.sh asan [TESTS...]: those suites (default: every CUnit suite)
+    # under AddressSanitizer+UBSan.
+    build
+    shift
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    sanitizer_check asan "-fsanitize=address,undefined -fno-sanitize-recover=all" "${*:-$SUITES_ALL}"
+    ;;
 ci-more)
     ci_more
     say "all CI stages passed"
@@ -481,7 +496,7 @@ fuzz)
     sh "$top/tests/fuzz/run-fuzz.sh" "$top" "${FUZZ_SECONDS:-60}"
     ;;
 *)
-    sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'
     exit 64
     ;;
 esac
