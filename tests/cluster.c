@@ -295,6 +295,12 @@ static int read_view(const rdt_cluster_t *cl, int i, view_t *v, char *why, size_
         }
         p = strrchr(addr, ':');
         vn->port = p ? atoi(p + 1) : 0;
+        if (cl->tls) {
+            /* Port 0 over a unix socket (cluster.h): the node's TLS port. */
+            int j = index_of_id(cl, vn->id);
+            if (j >= 0)
+                vn->port = cl->node[j].port;
+        }
         vn->master = has_flag(vn->flags, "master");
         snprintf(vn->master_id, sizeof vn->master_id, "%.40s", strcmp(master, "-") == 0 ? "" : master);
         /* The slots: ranges "a-b" and single slots; "[s->-id]" / "[s-<-id]"
@@ -697,7 +703,7 @@ static void print_file(const char *path)
 static int start_node(rdt_cluster_t *cl, int i, const char *extra_args)
 {
     char extra[512];
-    int attempt;
+    int attempt, rc;
 
     for (attempt = 1; attempt <= 3; attempt++) {
         cl->bus_port[i] = free_port();
@@ -706,9 +712,12 @@ static int start_node(rdt_cluster_t *cl, int i, const char *extra_args)
         snprintf(extra, sizeof extra,
                  "--cluster-enabled yes --cluster-port %d --cluster-config-file nodes.conf "
                  "--cluster-node-timeout 5000 --cluster-replica-no-failover yes "
-                 "--cluster-allow-replica-migration no %s",
-                 cl->bus_port[i], extra_args ? extra_args : "");
-        if (rdt_server_start(&cl->node[i], NULL, extra) == 0)
+                 "--cluster-allow-replica-migration no %s%s",
+                 cl->bus_port[i], cl->tls ? "--tls-cluster yes --tls-replication yes " : "",
+                 extra_args ? extra_args : "");
+        rc = cl->tls ? rdt_server_start_tls(&cl->node[i], "server", 0, extra)
+                     : rdt_server_start(&cl->node[i], NULL, extra);
+        if (rc == 0)
             return 0;
         fprintf(stderr, "cluster: node %d did not start (bus port %d taken?): again with new ports\n", i,
                 cl->bus_port[i]);
@@ -727,13 +736,48 @@ void rdt_cluster_stop(rdt_cluster_t *cl)
     memset(cl, 0, sizeof *cl);
 }
 
+/* redis-cli's TLS options for a TLS cluster's nodes, into args from a:
+ * the new a.  paths: room for the file names. */
+static int cli_tls_args(const rdt_cluster_t *cl, const char **args, int a, char paths[3][300])
+{
+    const char *d;
+    if (!cl->tls || (d = rdt_tls_certs()) == NULL)
+        return a;
+    snprintf(paths[0], sizeof paths[0], "%s/ca.crt", d);
+    snprintf(paths[1], sizeof paths[1], "%s/client.crt", d);
+    snprintf(paths[2], sizeof paths[2], "%s/client.key", d);
+    args[a++] = "--tls";
+    args[a++] = "--cacert";
+    args[a++] = paths[0];
+    args[a++] = "--cert";
+    args[a++] = paths[1];
+    args[a++] = "--key";
+    args[a++] = paths[2];
+    return a;
+}
+
+static int cluster_start(rdt_cluster_t *cl, const char *extra_args, int tls);
+
 int rdt_cluster_start(rdt_cluster_t *cl, const char *extra_args)
 {
-    char addrs[NODES][32], log[400];
-    const char *args[NODES + 8];
+    return cluster_start(cl, extra_args, 0);
+}
+
+int rdt_cluster_start_tls(rdt_cluster_t *cl, const char *extra_args)
+{
+    return cluster_start(cl, extra_args, 1);
+}
+
+static int cluster_start(rdt_cluster_t *cl, const char *extra_args, int tls)
+{
+    char addrs[NODES][32], log[400], paths[3][300];
+    const char *args[NODES + 16];
     int i, a = 0, rc;
 
     memset(cl, 0, sizeof *cl);
+    cl->tls = tls;
+    if (tls && rdt_tls_certs() == NULL)
+        return -1;
     for (i = 0; i < NODES; i++)
         if (start_node(cl, i, extra_args) != 0)
             goto fail;
@@ -759,6 +803,7 @@ int rdt_cluster_start(rdt_cluster_t *cl, const char *extra_args)
     args[a++] = "--cluster-replicas";
     args[a++] = "1";
     args[a++] = "--cluster-yes";
+    a = cli_tls_args(cl, args, a, paths);
     args[a] = NULL;
     snprintf(log, sizeof log, "%s/cluster-create.log", cl->node[0].dir);
     rc = run_cli(args, log, CLI_TIMEOUT_MS);
@@ -1058,8 +1103,8 @@ int rdt_cluster_failover(rdt_cluster_t *cl, int m, int timeout_ms)
 
 int rdt_cluster_reshard(rdt_cluster_t *cl, int from, int to, int nslots, int timeout_ms)
 {
-    char addr[32], count[16], log[400];
-    const char *args[16];
+    char addr[32], count[16], log[400], paths[3][300];
+    const char *args[24];
     long long start = rdt_now_ms();
     int a = 0, rc;
 
@@ -1076,6 +1121,7 @@ int rdt_cluster_reshard(rdt_cluster_t *cl, int from, int to, int nslots, int tim
     args[a++] = "--cluster-slots";
     args[a++] = count;
     args[a++] = "--cluster-yes";
+    a = cli_tls_args(cl, args, a, paths);
     args[a] = NULL;
     rc = run_cli(args, log, timeout_ms);
     if (rc != 0) {

@@ -29,6 +29,7 @@ typedef struct rdt_cluster {
     rdt_server_t node[RDT_CLUSTER_NODES]; /* node[i].port: its client port */
     int bus_port[RDT_CLUSTER_NODES];      /* its cluster bus port */
     char id[RDT_CLUSTER_NODES][41];       /* its node id (CLUSTER MYID) */
+    int tls;                              /* 1: made by rdt_cluster_start_tls */
 } rdt_cluster_t;
 
 /* Start six nodes, create the cluster, wait until it is ready
@@ -36,6 +37,17 @@ typedef struct rdt_cluster {
  * arguments for every node.  0, or -1 (printed; everything started is
  * stopped again). */
 int rdt_cluster_start(rdt_cluster_t *cl, const char *extra_args);
+/* The same with TLS-only nodes (rdt_server_start_tls: --port 0, TLS on
+ * node[i].port with the server certificate of rdt_tls_certs(), no client
+ * certificates required) whose cluster bus and replication use TLS too
+ * (--tls-cluster yes --tls-replication yes), so MIGRATE between them does
+ * as well.  redis-cli creates (and rdt_cluster_reshard reshards) over TLS
+ * with the fixture's CA and client certificate; every other command of
+ * these helpers goes over the nodes' unix sockets.  Over those, Redis and
+ * Valkey give the plain-text port, 0 here, as every node's port in CLUSTER
+ * NODES, CLUSTER SLOTS and MOVED (a TLS client is given the TLS port): the
+ * helpers know the nodes by their ids. */
+int rdt_cluster_start_tls(rdt_cluster_t *cl, const char *extra_args);
 /* Stop every node by PID and remove their dirs. */
 void rdt_cluster_stop(rdt_cluster_t *cl);
 

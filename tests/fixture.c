@@ -833,24 +833,37 @@ const char *rdt_tls_certs(void)
     return tls_dir;
 }
 
-int rdt_server_start_tls(rdt_server_t *s, const char *server_cert, int auth_clients, const char *extra_args)
+/* The arguments of a TLS-only server with rdt_tls_certs()' files, then
+ * extra_args, into buf: 0, or -1 (printed). */
+static int tls_args(char *buf, size_t n, const char *server_cert, int auth_clients, const char *extra_args)
 {
     const char *d = rdt_tls_certs();
-    char extra[2048]; /* start_server says if it is longer than s->extra */
-    int n;
+    int w;
 
     if (d == NULL)
         return -1;
-    n = snprintf(extra, sizeof extra,
+    w = snprintf(buf, n,
                  "--tls-cert-file %s/%s.crt --tls-key-file %s/server.key --tls-ca-cert-file %s/ca.crt "
                  "--tls-auth-clients %s%s%s",
                  d, server_cert, d, d, auth_clients ? "yes" : "no", extra_args ? " " : "", extra_args ? extra_args : "");
-    if (n < 0 || (size_t)n >= sizeof extra) {
+    if (w < 0 || (size_t)w >= n) {
         fprintf(stderr, "fixture: TLS arguments too long\n");
         return -1;
     }
+    return 0;
+}
+
+int rdt_server_start_tls(rdt_server_t *s, const char *server_cert, int auth_clients, const char *extra_args)
+{
+    char extra[2048]; /* start_server says if it is longer than s->extra */
+
+    if (tls_args(extra, sizeof extra, server_cert, auth_clients, extra_args) != 0)
+        return -1;
     return start_server(s, NULL, extra, NULL, 1);
 }
+
+static int sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum,
+                          const char *password, int tls);
 
 int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name)
 {
@@ -859,6 +872,17 @@ int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *
 
 int rdt_sentinel_start_opts(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum,
                             const char *password)
+{
+    return sentinel_start(s, master, name, quorum, password, 0);
+}
+
+int rdt_sentinel_start_tls(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum)
+{
+    return sentinel_start(s, master, name, quorum, NULL, 1);
+}
+
+static int sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum,
+                          const char *password, int tls)
 {
     char exe[1024];
     FILE *f;
@@ -871,6 +895,18 @@ int rdt_sentinel_start_opts(rdt_server_t *s, const rdt_server_t *master, const c
     if (password && copy_str(s->password, sizeof s->password, password) != 0) {
         fprintf(stderr, "fixture: password too long\n");
         return -1;
+    }
+    if (tls) {
+        /* TLS on its own port only, and (tls-replication) to the servers
+         * it watches and the other sentinels. */
+        char extra[2048];
+        if (tls_args(extra, sizeof extra, "server", 0, "--tls-replication yes") != 0)
+            return -1;
+        if (copy_str(s->extra, sizeof s->extra, extra) != 0) {
+            fprintf(stderr, "fixture: extra arguments too long\n");
+            return -1;
+        }
+        s->tls_only = 1;
     }
     if (find_redis_server(exe, sizeof exe) != 0 || make_dir(s) != 0)
         return -1;

@@ -58,6 +58,13 @@ int rdt_sentinel_start(rdt_server_t *s, const rdt_server_t *master, const char *
  * NULL, a password that the sentinel's own clients must give (AUTH). */
 int rdt_sentinel_start_opts(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum,
                             const char *password);
+/* A TLS-only sentinel (--port 0 --tls-port N: N is s->port) with the
+ * server certificate of rdt_tls_certs() and no client certificates
+ * required, monitoring a TLS-only master (rdt_server_start_tls) with
+ * --tls-replication yes, which makes it talk TLS to the master, its
+ * replicas and the other sentinels.  Otherwise as rdt_sentinel_start_opts
+ * without a password; the fixture reaches it over its unix socket. */
+int rdt_sentinel_start_tls(rdt_server_t *s, const rdt_server_t *master, const char *name, int quorum);
 /* SIGTERM, wait (SIGKILL after 5 s), remove the temp dir. */
 void rdt_server_stop(rdt_server_t *s);
 

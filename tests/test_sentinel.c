@@ -75,25 +75,6 @@ static int wait_failover_ready(const rdt_server_t *master, const rdt_server_t *r
     return rdt_topology_wait(master, reps, 1, sents, 1, MASTER_NAME, timeout_ms);
 }
 
-/* Wait (bounded) until a replica of master has every write made so far
- * (a write of our own, then WAIT on the same connection: replication is in
- * order).  0, or -1 (printed). */
-static int sync_replica(const rdt_server_t *master)
-{
-    long long end = rdt_now_ms() + 20000;
-    redisContext *c = rdt_connect(master);
-    int ok = 0;
-    while (c && !ok && rdt_now_ms() < end) {
-        if (rdt_int_cmd(c, -1, "INCR rdt:sync-probe") < 0)
-            break;
-        ok = rdt_int_cmd(c, -1, "WAIT 1 1000") >= 1;
-    }
-    if (c)
-        redisFree(c);
-    if (!ok)
-        fprintf(stderr, "sync_replica: no replica of port %d caught up\n", master->port);
-    return ok ? 0 : -1;
-}
 
 static const char *write_ini(const char *extra)
 {
@@ -403,7 +384,7 @@ static void test_failover_followed(void)
     CU_ASSERT_EQUAL_FATAL(rdt_holder_start(&h, &held), 0);
     CU_ASSERT_FATAL(rdt_holder_wait(&h, 10000));
     RDT_ASSERT_RC(0, h.lock_rc);
-    CU_ASSERT_EQUAL_FATAL(sync_replica(&g_master), 0); /* the replica has the hold */
+    CU_ASSERT_EQUAL_FATAL(rdt_sync_replica(&g_master), 0); /* the replica has the hold */
     CU_ASSERT_EQUAL_FATAL(wait_failover_ready(&g_master, &g_replica, 30000), 0);
 
     /* The failover.  Sentinel names the new master at once, but demotes
@@ -496,7 +477,7 @@ static void test_deposed_master_left_at_next_round(void)
     CU_ASSERT_EQUAL_FATAL(rdt_holder_start(&h, &held), 0);
     CU_ASSERT_FATAL(rdt_holder_wait(&h, 10000));
     RDT_ASSERT_RC(0, h.lock_rc);
-    CU_ASSERT_EQUAL_FATAL(sync_replica(oldm), 0); /* the new master will have the hold */
+    CU_ASSERT_EQUAL_FATAL(rdt_sync_replica(oldm), 0); /* the new master will have the hold */
 
     r = rdt_cmd_on(newm, "REPLICAOF NO ONE");
     if (r)

@@ -241,3 +241,20 @@ int rdt_sentinel_failover(const rdt_server_t *s, const char *name)
         freeReplyObject(r);
     return ok ? 0 : -1;
 }
+
+int rdt_sync_replica(const rdt_server_t *master)
+{
+    long long end = rdt_now_ms() + 20000;
+    redisContext *c = rdt_connect(master);
+    int ok = 0;
+    while (c && !ok && rdt_now_ms() < end) {
+        if (rdt_int_cmd(c, -1, "INCR rdt:sync-probe") < 0)
+            break;
+        ok = rdt_int_cmd(c, -1, "WAIT 1 1000") >= 1;
+    }
+    if (c)
+        redisFree(c);
+    if (!ok)
+        fprintf(stderr, "rdt_sync_replica: no replica of port %d caught up\n", master->port);
+    return ok ? 0 : -1;
+}

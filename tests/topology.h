@@ -44,6 +44,10 @@ int rdt_topology_ready(const rdt_server_t *master, const rdt_server_t *const *re
 int rdt_topology_wait(const rdt_server_t *master, const rdt_server_t *const *replicas, int nreplicas,
                       const rdt_server_t *const *sentinels, int nsentinels, const char *name, int timeout_ms);
 
+/* Write on the master and WAIT on the same connection until a replica
+ * has every write made so far (bounded: 20 s).  0, or -1 (printed). */
+int rdt_sync_replica(const rdt_server_t *master);
+
 /* Send `SENTINEL FAILOVER name` to s: 0 if it answered +OK, else -1 after
  * printing the reply (NOGOODSLAVE, INPROG ...). */
 int rdt_sentinel_failover(const rdt_server_t *s, const char *name);
