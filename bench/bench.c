@@ -2,7 +2,7 @@
  * private redis-server (tests/fixture.c).  See bench/README.md.
  *
  *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]
- *                [--no-million] [--watchdog-only]
+ *                [--no-tls] [--no-million] [--watchdog-only] [--tls-only]
  *
  *   --quick              fewer repetitions, 10,000 watchdog holds only
  *   --no-million         step 4 without its 1,000,000-hold run (~3 min)
@@ -10,6 +10,8 @@
  *   --cluster            also step 7 (starts a 3-master cluster, ~10 s)
  *   --no-redlock         skip step 8 (five more redis-servers)
  *   --no-prims           skip step 9 (condition variable, semaphore)
+ *   --no-tls             skip step 10 (TLS; only built with TLS)
+ *   --tls-only           only step 10
  *   --json-only          print only the final JSON line
  *   --cold-script-cache  skip the renew-script warm-up (shows the NOSCRIPT
  *                        pipeline problem described in bench/README.md)
@@ -46,7 +48,10 @@
  *   9. condition variable and semaphore: rdcond_signal -> rdcond_wait
  *      return latency (p50, p99, in ms and in PING round trips measured
  *      next to it), and uncontended rdsem_wait+rdsem_post pairs/s (plain
- *      and leased) as a ratio to floor/2, interleaved with PING.
+ *      and leased) as a ratio to floor/2, interleaved with PING;
+ *  10. (built with TLS) TLS: uncontended lock+unlock pairs/s over TLS to a
+ *      TLS-only server as a ratio to a TLS PING floor/2, next to the same
+ *      over plain TCP, the four interleaved (bench/tls.c).
  * The machine is noisy: every figure is the median of several repetitions
  * and ratios are taken to the floor measured in the same run, interleaved
  * with the measurement.  A human-readable table goes to stdout, then ONE
@@ -79,10 +84,12 @@
 
 #include <hiredis/hiredis.h>
 
+#include "rdl_build.h"
 #include "../tests/cluster.h" /* Makefile.am gives no -I tests */
 #include "../tests/fixture.h"
 #include "delayproxy.h"
 #include "rdlock.h"
+#include "tls.h"
 
 #define NPROC 4                /* contending processes */
 #define SECTIONS 500           /* critical sections per process */
@@ -3790,7 +3797,7 @@ static const char *mark(int ok)
 static void usage(void)
 {
     fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]\n"
-                    "                    [--no-million] [--watchdog-only]\n");
+                    "                    [--no-tls] [--no-million] [--watchdog-only] [--tls-only]\n");
 }
 
 int main(int argc, char **argv)
@@ -3805,6 +3812,7 @@ int main(int argc, char **argv)
     rl_res_t rlres;
     pr_res_t prres;
     int with_cluster = 0, with_redlock = 1, with_prims = 1, with_million = 1, watchdog_only = 0;
+    int with_tls = 1, tls_only = 0;
     int nwd = 0, i, k, reps, creps, targets = 0, met = 0;
     static const char *const cname[4] = { "contended_r100", "contended_r1000", "naive", "sketch_blpop" };
     static const char *const clabel[4] = { "rdlock, retry_interval_ms=100", "rdlock, retry_interval_ms=1000",
@@ -3826,10 +3834,14 @@ int main(int argc, char **argv)
             with_redlock = 0;
         else if (strcmp(argv[i], "--no-prims") == 0)
             with_prims = 0;
+        else if (strcmp(argv[i], "--no-tls") == 0)
+            with_tls = 0;
         else if (strcmp(argv[i], "--no-million") == 0)
             with_million = 0;
         else if (strcmp(argv[i], "--watchdog-only") == 0)
             watchdog_only = 1;
+        else if (strcmp(argv[i], "--tls-only") == 0)
+            tls_only = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage();
             return 0;
@@ -3837,6 +3849,14 @@ int main(int argc, char **argv)
             usage();
             return 64;
         }
+    }
+    if (watchdog_only && tls_only) {
+        fprintf(stderr, "rdlock-bench: --watchdog-only and --tls-only exclude each other\n");
+        return 64;
+    }
+    if (tls_only && !with_tls) {
+        fprintf(stderr, "rdlock-bench: --tls-only and --no-tls exclude each other\n");
+        return 64;
     }
     signal(SIGPIPE, SIG_IGN);
     log_verbose = getenv("RDLOCK_BENCH_DEBUG") != NULL && *getenv("RDLOCK_BENCH_DEBUG") != '\0';
@@ -3874,12 +3894,20 @@ int main(int argc, char **argv)
     json_bool("cluster", with_cluster);
     json_bool("redlock", with_redlock);
     json_bool("prims", with_prims);
+#ifdef RDL_HAVE_TLS
+    json_bool("tls", with_tls);
+#else
+    json_bool("tls", 0);
+#endif
     json_num("reps", reps);
     json_num("contended_reps", creps);
     json_bool("million", !quick && with_million);
     json_bool("watchdog_only", watchdog_only);
+    json_bool("tls_only", tls_only);
     if (watchdog_only)
         goto watchdog_step;
+    if (tls_only)
+        goto tls_step;
 
     /* 1 + 2 */
     phase = "floor/uncontended";
@@ -4524,6 +4552,55 @@ watchdog_step:
         json_num("sem_script_floor_rps", rnd(prres.sem_script_floor));
         json_num("prims_elapsed_s", rnd(prres.elapsed_s * 10) / 10);
         json_bool("prims_ok", prres.ok);
+    }
+
+tls_step:
+    /* 10: TLS (built with TLS; skipped with --no-tls) */
+    if (with_tls) {
+#ifdef RDL_HAVE_TLS
+        static const char *const tn[2] = { "TLS", "plain TCP" };
+        bench_tls_res_t tr;
+        phase = "tls";
+        if (bench_tls(&srv, reps, quick ? 1000 : 2500, &tr) != 0) {
+            fail("step 10 (TLS): %s", tr.err);
+            out("\n10. TLS: not measured (%s)\n", tr.err);
+            json_bool("tls_ok", 0);
+            goto finish;
+        }
+        out("\n10. TLS: uncontended lock+unlock, one thread, dedicated client with tls = yes (%s),\n"
+            "    to a TLS-only redis-server of its own (certificates and server ready in %.1f s), next to\n"
+            "    plain TCP to this server; %d PINGs and %d pairs of each per repetition, the four\n"
+            "    interleaved in chunks of %d; floor: PING on one hiredis connection (hiredis_ssl for TLS)\n",
+            tr.server[0] ? tr.server : "?", tr.start_s, tr.n, tr.n, BENCH_TLS_CHUNK);
+        out("   %-12s %12s %12s   %-17s %s\n", "", "floor rt/s", "pairs/s", "ratio to floor/2", "(range)");
+        for (k = 0; k < 2; k++)
+            out("   %-12s %12.0f %12.0f   %6.3f            %.2f-%.2f\n", tn[k], tr.floor[k], tr.pairs[k], tr.ratio[k],
+                tr.ratio_lo[k], tr.ratio_hi[k]);
+        out("   TLS adds %.1f us to a PING round trip (%.1f -> %.1f us) and %.1f us to a lock+unlock pair;\n"
+            "   TLS pairs/s = %.2f of plain TCP's (medians of per-repetition figures)",
+            tr.rt_us_extra, 1e6 / tr.floor[1], 1e6 / tr.floor[0], tr.pair_us_extra, tr.pairs_quot);
+        if (!tls_only)
+            out("; step 2's tcp ratio: %.3f", base.ratio_tcp);
+        out("\n");
+        json_num("tls_pings_per_rep", tr.n);
+        json_num("tls_start_s", rnd(tr.start_s * 10) / 10);
+        json_num("tls_floor_rps", rnd(tr.floor[0]));
+        json_num("tls_pairs_per_s", rnd(tr.pairs[0]));
+        json_num("tls_ratio", tr.ratio[0]);
+        json_num("tls_ratio_min", tr.ratio_lo[0]);
+        json_num("tls_ratio_max", tr.ratio_hi[0]);
+        json_num("tls_tcp_floor_rps", rnd(tr.floor[1]));
+        json_num("tls_tcp_pairs_per_s", rnd(tr.pairs[1]));
+        json_num("tls_tcp_ratio", tr.ratio[1]);
+        json_num("tls_tcp_ratio_min", tr.ratio_lo[1]);
+        json_num("tls_tcp_ratio_max", tr.ratio_hi[1]);
+        json_num("tls_us_per_round_trip_extra", tr.rt_us_extra);
+        json_num("tls_us_per_pair_extra", tr.pair_us_extra);
+        json_num("tls_pairs_vs_tcp", tr.pairs_quot);
+        json_bool("tls_ok", 1);
+#else
+        out("\n10. TLS: not measured, this librdlock was built without TLS\n");
+#endif
     }
 
 finish:
