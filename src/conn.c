@@ -83,7 +83,10 @@ static int setup_command(rdl_conn_t *c, int argc, const char **argv, const char 
         bool refused = false;
         /* Over TLS the server may refuse our certificate (or its absence)
          * only now, with an alert instead of the first reply (TLS 1.3). */
-        if (c->tls_version == NULL || !rdl_tls_failure(why, sizeof why, &refused))
+        /* A close, not a timeout: a slow server that asked for a
+         * certificate only optionally is not a refusal. */
+        bool asked = c->tls_cert_asked && strcmp(c->ctx->errstr, strerror(EAGAIN)) != 0;
+        if (c->tls_version == NULL || !rdl_tls_failure(why, sizeof why, asked, &refused))
             snprintf(why, sizeof why, "%s", c->ctx->errstr);
         /* A TLS-only port drops a plain client at its first command. */
         if (c->tls_version == NULL && c->port != 0 && (c->ctx->err == REDIS_ERR_EOF || strstr(why, "reset") != NULL))
@@ -154,7 +157,7 @@ static int conn_tls(const rdl_config_t *cfg, rdl_conn_t *c)
      * command timeout again. */
     if (redisSetTimeout(c->ctx, rdl_ms_to_tv(cfg->connect_timeout_ms)) != REDIS_OK)
         return EIO;
-    rc = rdl_tls_start(cfg->tls_ctx, c->ctx, c->host, &c->tls_version);
+    rc = rdl_tls_start(cfg->tls_ctx, c->ctx, c->host, &c->tls_version, &c->tls_cert_asked);
     if (rc == 0 && redisSetTimeout(c->ctx, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK)
         rc = EIO;
     if (rc != 0) {

@@ -43,6 +43,7 @@ typedef struct rdl_conn {
                             * (rdl_conn_finish with defer: quorum.c
                             * appends them to its setup round) */
     const char *tls_version; /* the TLS protocol ("TLSv1.3"; tls.h), NULL: plain */
+    bool tls_cert_asked;   /* the server asked for a client certificate we did not send */
     bool ready;            /* the topology's first questions about this
                             * server were answered (Redlock: its uptime
                             * and clock, topology_redlock.c) */

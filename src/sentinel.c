@@ -50,8 +50,9 @@ static redisContext *sentinel_connect_io(const rdl_config_t *cfg, int i, char *w
         /* [sentinel] tls (by default [redis]'s): the same context, checked
          * for the sentinel's own host. */
         const char *version;
+        bool asked;
         int rc = redisSetTimeout(sc, rdl_ms_to_tv(cfg->connect_timeout_ms)) == REDIS_OK
-                     ? rdl_tls_start(cfg->tls_ctx, sc, cfg->sentinel_host[i], &version)
+                     ? rdl_tls_start(cfg->tls_ctx, sc, cfg->sentinel_host[i], &version, &asked)
                      : EIO;
         if (rc == 0 && redisSetTimeout(sc, rdl_ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK)
             rc = EIO;

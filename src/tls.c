@@ -49,6 +49,22 @@ static int file_problem(const rdl_config_t *cfg, const char *key, const char *pa
     return EINVAL;
 }
 
+/* Called by OpenSSL when the server asks for a client certificate and
+ * none is configured: we send none (0), and remember that it asked (app
+ * data: a flag of rdl_tls_start's).  A server that requires one refuses
+ * us only after the handshake (TLS 1.3), and its alert can be lost when it
+ * closes the connection under our first command (the reset discards it):
+ * the flag lets that failure still be told for what it is. */
+static int no_client_cert(SSL *ssl, X509 **x509, EVP_PKEY **pkey)
+{
+    bool *asked = SSL_get_app_data(ssl);
+    (void)x509;
+    (void)pkey;
+    if (asked != NULL)
+        *asked = true;
+    return 0;
+}
+
 int rdl_tls_new(const rdl_config_t *cfg, rdl_tls_t **out)
 {
     rdl_tls_t *t;
@@ -94,6 +110,7 @@ int rdl_tls_new(const rdl_config_t *cfg, rdl_tls_t **out)
         return rc;
     }
     SSL_CTX_set_verify(t->ctx, t->verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
+    SSL_CTX_set_client_cert_cb(t->ctx, no_client_cert);
     if (!t->verify)
         rdl_log(RDLOCK_LOG_WARN, "TLS without certificate checks (tls_verify = no, %s): anyone on the path can "
                 "pose as the server; for tests only", cfg->source ? cfg->source : "defaults");
@@ -152,20 +169,37 @@ static bool plain_peer_reason(int reason)
     }
 }
 
-bool rdl_tls_failure(char *buf, size_t n, bool *refused)
+bool rdl_tls_failure(char *buf, size_t n, bool cert_asked, bool *refused)
 {
     unsigned long e = ERR_peek_last_error();
+    const char *why;
     *refused = false;
-    if (e == 0)
+    if (e == 0 && !cert_asked)
         return false;
-    *refused = refused_reason(ERR_GET_REASON(e));
-    snprintf(buf, n, "TLS: %s%s", *refused ? "the server refused our certificate: " : "",
-             ERR_reason_error_string(e) ? ERR_reason_error_string(e) : "unknown OpenSSL error");
+    /* A system error's reason is an errno (a reset connection). */
+    why = e == 0                            ? "the connection closed"
+          : ERR_GET_LIB(e) == ERR_LIB_SYS ? strerror(ERR_GET_REASON(e))
+          : ERR_reason_error_string(e)    ? ERR_reason_error_string(e)
+                                            : "unknown OpenSSL error";
+    if (e != 0 && ERR_GET_LIB(e) != ERR_LIB_SYS && refused_reason(ERR_GET_REASON(e))) {
+        *refused = true;
+        snprintf(buf, n, "TLS: the server refused our certificate: %s", why);
+    } else if (cert_asked) {
+        /* Closed under our first command after it asked for a
+         * certificate that we did not send: its refusal, whose alert the
+         * close lost. */
+        *refused = true;
+        snprintf(buf, n, "TLS: the server asked for a client certificate and closed the connection (%s): "
+                 "set tls_cert_file and tls_key_file", why);
+    } else {
+        snprintf(buf, n, "TLS: %s", why);
+    }
     ERR_clear_error();
     return true;
 }
 
-int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const char **version)
+int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const char **version,
+                  bool *cert_asked)
 {
     const char *name = t->server_name != NULL ? t->server_name : host;
     unsigned long e;
@@ -188,12 +222,17 @@ int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const
             return ENOMEM;
         }
     }
+    *cert_asked = false;
+    SSL_set_app_data(ssl, cert_asked);
     errno = 0;
     if (redisInitiateSSL(ctx, ssl) == REDIS_OK) {
-        /* hiredis owns ssl now, and frees it with ctx. */
+        /* hiredis owns ssl now, and frees it with ctx; the flag's
+         * address is the caller's, for the handshake only. */
+        SSL_set_app_data(ssl, NULL);
         *version = SSL_get_version(ssl);
         return 0;
     }
+    SSL_set_app_data(ssl, NULL);
     /* Failed: ssl is still ours. */
     err = errno;
     vr = SSL_get_verify_result(ssl);
@@ -248,9 +287,11 @@ void rdl_tls_free(rdl_tls_t *t)
     (void)t;
 }
 
-int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const char **version)
+int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const char **version,
+                  bool *cert_asked)
 {
     (void)t;
+    *cert_asked = false;
     (void)host;
     (void)version;
     ctx->err = REDIS_ERR_OTHER;
@@ -258,10 +299,11 @@ int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const
     return ENOTSUP;
 }
 
-bool rdl_tls_failure(char *buf, size_t n, bool *refused)
+bool rdl_tls_failure(char *buf, size_t n, bool cert_asked, bool *refused)
 {
     (void)buf;
     (void)n;
+    (void)cert_asked;
     *refused = false;
     return false;
 }

@@ -44,20 +44,25 @@ void rdl_tls_free(rdl_tls_t *t);
  * socket timeouts bound each step), checking the server's certificate for
  * name (tls_server_name if set, else host) unless tls_verify = no.
  * Returns 0 (every later byte on ctx goes through TLS) and the protocol's
- * name in *version ("TLSv1.3"; static), or
+ * name in *version ("TLSv1.3"; static), with *cert_asked telling whether
+ * the server asked for a client certificate that was not sent, or
  *   EACCES   the certificate did not verify (unknown CA, wrong name,
  *            expired) or the server refused ours: ctx->errstr says which
  *   EIO      no TLS server there (a plain port), a timeout, a closed
  *            connection: ctx->errstr says why
  *   ENOMEM
  * On failure ctx is unusable (its error set); the caller frees it. */
-int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const char **version);
+int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const char **version,
+                  bool *cert_asked);
 
 /* After a failed read or write on a TLS connection: the TLS layer's own
- * reason (an alert from the server such as "certificate required"), so
- * that the log says more than hiredis's errno text.  Writes into buf and
+ * reason (an alert from the server such as "certificate required", or the
+ * errno of a reset), so that the log says more than hiredis's text.
+ * cert_asked: the handshake's (a server that asked for a client
+ * certificate we did not send, then closed, has refused us even when its
+ * alert was lost in the close).  Writes into buf and
  * returns true when there is one; *refused is set when the server
  * refused our certificate (or the lack of one): EACCES, not EIO. */
-bool rdl_tls_failure(char *buf, size_t n, bool *refused);
+bool rdl_tls_failure(char *buf, size_t n, bool cert_asked, bool *refused);
 
 #endif
