@@ -207,7 +207,7 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
         rc = errno == EMFILE || errno == ENFILE ? EIO : ENOMEM;
     /* TLS: one context for every connection of the client (tls.h); a
      * file that does not load is a configuration error (EINVAL). */
-    if (rc == 0 && (c->cfg.tls || (c->cfg.sentinel_tls && c->cfg.nsentinels > 0)))
+    if (rc == 0 && rdl_config_uses_tls(&c->cfg))
         rc = rdl_tls_new(&c->cfg, &c->cfg.tls_ctx);
     if (rc != 0) {
         client_free(c);
@@ -785,7 +785,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
                 call->maybe_ran = true;
                 if (call->stamp != NULL && sent + c->cfg.command_timeout_ms > call->unsure_until)
                     call->unsure_until = sent + c->cfg.command_timeout_ms;
-                if (conn->ctx->err == REDIS_ERR_IO && strcmp(conn->ctx->errstr, strerror(EAGAIN)) == 0)
+                if (rdl_conn_timed_out(conn))
                     call->ambiguous = true;
                 snprintf(why, sizeof why, "%s", conn->ctx->errstr);
                 rdl_conn_close(conn);

@@ -115,6 +115,11 @@ void rdl_config_free(rdl_config_t *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
+bool rdl_config_uses_tls(const rdl_config_t *cfg)
+{
+    return cfg->tls || (cfg->sentinel_tls && cfg->nsentinels > 0);
+}
+
 int rdl_config_defaults(rdl_config_t *cfg)
 {
     if (cfg == NULL)
@@ -1335,7 +1340,7 @@ static int finish_tls(rdl_load_t *ld)
         key_problem(ld, "sentinel", "tls", "not a boolean (yes/no, true/false, on/off, 1/0), nor empty");
         ld->problems++;
     }
-    any = cfg->tls || (cfg->sentinel_tls && cfg->nsentinels > 0);
+    any = rdl_config_uses_tls(cfg);
 #ifndef RDL_HAVE_TLS
     /* Never a plain connection where TLS was asked for. */
     if (any) {

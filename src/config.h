@@ -90,6 +90,10 @@ typedef struct rdl_config {
  * Returns 0 or ENOMEM. */
 int rdl_config_defaults(rdl_config_t *cfg);
 
+/* Whether any connection of a client with cfg uses TLS (to the data
+ * servers, or to the sentinels it has): then it needs a TLS context. */
+bool rdl_config_uses_tls(const rdl_config_t *cfg);
+
 /* Load and validate.  path NULL: $RDLOCK_CONF if set (ENOENT if it names a
  * missing file), else sysconf_path if that file exists, else defaults.
  * sysconf_path is $(sysconfdir)/rdlock.ini, passed in so tests can point

@@ -85,7 +85,7 @@ static int setup_command(rdl_conn_t *c, int argc, const char **argv, const char 
          * only now, with an alert instead of the first reply (TLS 1.3). */
         /* A close, not a timeout: a slow server that asked for a
          * certificate only optionally is not a refusal. */
-        bool asked = c->tls_cert_asked && strcmp(c->ctx->errstr, strerror(EAGAIN)) != 0;
+        bool asked = c->tls_cert_asked && !rdl_conn_timed_out(c);
         if (c->tls_version == NULL || !rdl_tls_failure(why, sizeof why, asked, &refused))
             snprintf(why, sizeof why, "%s", c->ctx->errstr);
         /* A TLS-only port drops a plain client at its first command. */
@@ -202,9 +202,13 @@ static int conn_setup(const rdl_config_t *cfg, rdl_conn_t *c, bool probe)
         snprintf(dbs, sizeof dbs, "%d", cfg->db);
         rc = setup_command(c, 2, argv, "SELECT");
     }
-    if (rc == 0 && probe && cfg->password == NULL && cfg->db == 0) {
+    if (rc == 0 && (probe || c->tls_cert_asked) && cfg->password == NULL && cfg->db == 0) {
         /* Nothing was sent yet: find out now whether the server wants a
-         * password (NOAUTH), so that open reports EACCES. */
+         * password (NOAUTH), so that open reports EACCES; and, where the
+         * TLS server asked for a client certificate that we did not send,
+         * whether it refuses us (TLS 1.3 says so only at the first read):
+         * here that is EACCES, where a script's read would take it for an
+         * outage and retry. */
         const char *argv[1] = { "PING" };
         rc = setup_command(c, 1, argv, "PING");
     }
@@ -345,6 +349,12 @@ void rdl_conn_close(rdl_conn_t *c)
     if (c->ctx != NULL)
         redisFree(c->ctx);
     free(c);
+}
+
+bool rdl_conn_timed_out(const rdl_conn_t *c)
+{
+    /* hiredis reports a read timeout (SO_RCVTIMEO) as EAGAIN's text. */
+    return c->ctx->err == REDIS_ERR_IO && strcmp(c->ctx->errstr, strerror(EAGAIN)) == 0;
 }
 
 int rdl_conn_ok(const rdl_conn_t *c)

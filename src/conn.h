@@ -111,6 +111,9 @@ static inline struct timeval rdl_ms_to_tv(int ms)
 
 /* 1 while no I/O error happened on the connection. */
 int rdl_conn_ok(const rdl_conn_t *c);
+/* After a failed read: did it time out (the server may be alive but
+ * slow, and may have run the request), rather than lose the connection? */
+bool rdl_conn_timed_out(const rdl_conn_t *c);
 
 /* Run `script` with nkeys keys followed by the other arguments in argv
  * (argc in all).  Returns 0 with *reply (the caller frees it; never an

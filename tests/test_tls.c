@@ -24,6 +24,8 @@
  *   later_failure      a server whose certificate turns bad after open: the
  *                      next lock call is EACCES at once, not retried as a
  *                      server that is down
+ *   later_refusal      a server that starts requiring client certificates
+ *                      after open: the next lock call is EACCES at once
  *   reset_connections  TLS connections reset (RST) under held locks: each
  *                      unlock still succeeds, on a new connection
  *   redlock            a quorum of three TLS masters
@@ -344,6 +346,43 @@ static void test_later_failure(void)
     RDT_ASSERT_RC(EACCES, rdlock_trylock(&m));
     printf("[EACCES after %lld ms] ", rdt_now_ms() - t0);
     CU_ASSERT(rdt_now_ms() - t0 < 1500);
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    rdt_close_client(c);
+    rdt_server_stop(&s);
+}
+
+/* The same for our certificate: a server that starts requiring client
+ * certificates after open (CONFIG SET tls-auth-clients yes) refuses the
+ * next connection only at its first read (TLS 1.3); the lock call that
+ * meets it gets EACCES at once, as the open would, not an outage's EIO
+ * after retries. */
+static void test_later_refusal(void)
+{
+    rdt_server_t s;
+    rdlock_client_t *c;
+    redisReply *r;
+    rdlock_t m;
+    long long t0;
+
+    CU_ASSERT_FATAL(rdt_server_start_tls(&s, "server", 0, NULL) == 0);
+    RDT_ASSERT_RC(0, open_text("laterref.ini", tls_text(s.port, "command_retries = 3\n"), &c));
+    CU_ASSERT_FATAL(c != NULL);
+    RDT_ASSERT_RC(0, lock_on(&m, "tls-later-ref", c, 0));
+    RDT_ASSERT_RC(0, rdlock_trylock(&m));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    r = rdt_cmd_on(&s, "CONFIG SET tls-auth-clients yes");
+    CU_ASSERT(r != NULL && r->type == REDIS_REPLY_STATUS);
+    if (r != NULL)
+        freeReplyObject(r);
+    r = rdt_cmd_on(&s, "CLIENT KILL TYPE normal SKIPME yes");
+    if (r != NULL)
+        freeReplyObject(r);
+    rdt_log_capture();
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(EACCES, rdlock_trylock(&m));
+    printf("[EACCES after %lld ms] ", rdt_now_ms() - t0);
+    CU_ASSERT(rdt_now_ms() - t0 < 1500);
+    CU_ASSERT(rdt_log_has("certificate"));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
     rdt_close_client(c);
     rdt_server_stop(&s);
@@ -737,6 +776,7 @@ static const rdt_test_t tests[] = {
     { "plain_to_tls", test_plain_to_tls },
     { "tls_to_plain", test_tls_to_plain },
     { "later_failure", test_later_failure },
+    { "later_refusal", test_later_refusal },
     { "reset_connections", test_reset_connections },
     { "redlock", test_redlock },
     { "config", test_config },

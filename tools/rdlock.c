@@ -1237,7 +1237,7 @@ enum { PHASE_HELD, PHASE_RUNNING, PHASE_DONE };
 static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
 static int phase = PHASE_HELD;
 static bool lost;           /* the lease was found lost */
-static bool term_sent;      /* the callback sent COMMAND SIGTERM */
+static bool loss_told;      /* the callback reported the loss while COMMAND ran */
 static pid_t child;         /* COMMAND's pid in PHASE_RUNNING */
 static bool onlost_term = true;
 static bool orphan_term = true;
@@ -1251,17 +1251,16 @@ static void on_lost(const char *name, void *arg)
     /* Before COMMAND, nothing runs unprotected yet: do_run will not start
      * it and says so; after it, do_run reports what the unlock found.  So
      * only a loss while COMMAND runs is told here, at once. */
-    if (phase == PHASE_RUNNING && !term_sent) {
+    if (phase == PHASE_RUNNING && !loss_told) {
         if (onlost_term) {
             kill(child, SIGTERM);
-            term_sent = true;
             msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
                 "sent SIGTERM to COMMAND (pid %ld)", qname, (long)child);
         } else {
             msg("lock %s: lease lost (expired, taken over, deleted or reset) while COMMAND runs; "
                 "--on-lost=ignore: COMMAND (pid %ld) keeps running without the lock", qname, (long)child);
         }
-        term_sent = true; /* told once, whatever it did */
+        loss_told = true;
     }
     pthread_mutex_unlock(&run_mu);
 }
@@ -1896,7 +1895,7 @@ static int do_run(rdlock_client_t *c, const opts_t *o)
     if (lease_lost()) {
         /* One report of the loss: the callback's, when it came while
          * COMMAND ran; else this one (the unlock found it). */
-        if (term_sent)
+        if (loss_told)
             msg("lock %s: COMMAND %s after the lease was lost; exit status %d", qname, desc, EXIT_TEMPFAIL);
         else
             msg("lock %s: the lease was lost before COMMAND finished (found at the unlock); COMMAND %s; "
