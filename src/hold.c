@@ -7,7 +7,7 @@
 #include "client.h"
 #include "handle.h"
 #include "hold.h"
-#include "lock_quorum.h"
+#include "lease.h"
 
 struct hold_key {
     const char *key;
@@ -166,20 +166,10 @@ void rdl_exit_holds_free(rdl_exit_hold_t *v, size_t n)
     free(v);
 }
 
-unsigned rdl_hold_interval(const rdl_config_t *cfg, unsigned lease)
-{
-    /* A configured interval that does not fit this lease falls back to a
-     * third of it. */
-    return cfg->watchdog_interval_ms != 0 && cfg->watchdog_interval_ms < lease ? cfg->watchdog_interval_ms
-                                                                              : (lease / 3 ? lease / 3 : 1);
-}
-
 void rdl_hold_schedule(rdl_hold_t *hold, const rdl_config_t *cfg, unsigned lease, long long sent_at)
 {
     hold->lease_ms = lease;
     hold->acquired_at = sent_at;
-    hold->renew_at = sent_at + rdl_hold_interval(cfg, lease);
-    /* On a quorum the masters' clocks may drift apart: less of the lease
-     * is ours for sure. */
-    hold->expires_at = sent_at + (cfg->nmasters > 0 ? rdl_quorum_validity(cfg, lease) : (long long)lease);
+    hold->renew_at = sent_at + rdl_lease_interval(cfg, lease);
+    hold->expires_at = sent_at + rdl_lease_validity(cfg, lease);
 }

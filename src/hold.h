@@ -45,7 +45,7 @@ typedef struct rdl_hold {
     unsigned count;         /* recursion / read re-entry depth, >= 1; a
                                semaphore hold: permits held */
     unsigned lease_ms;      /* the renewal period follows from it and the
-                               client's configuration: rdl_hold_interval() */
+                               client's configuration: rdl_lease_interval() */
     unsigned unsure_ms;     /* an attempt of the acquire call that got no
                                answer may act on the server until
                                acquired_at + unsure_ms (0: none): the release
@@ -130,13 +130,9 @@ typedef struct rdl_exit_hold {
 rdl_exit_hold_t *rdl_exit_holds(struct rdlock_client *c, unsigned kinds, size_t *n);
 void rdl_exit_holds_free(rdl_exit_hold_t *v, size_t n);
 
-/* The renewal period of a hold on c: the configured interval if it fits
- * the lease, else a third of the lease. */
-unsigned rdl_hold_interval(const struct rdl_config *cfg, unsigned lease);
-/* A fresh hold's lease timing (lock.c, sem.c): lease_ms, the renewal
- * interval (the configured one if it fits the lease, else a third of it),
- * max_hold_ms, and its first renewal and expiry from sent_at, when the
- * request that took it was sent (monotonic ms). */
+/* A fresh hold's lease timing (lock.c, sem.c): lease_ms, and its first
+ * renewal and expiry from sent_at, when the request that took it was sent
+ * (monotonic ms), by the formulas of lease.h. */
 void rdl_hold_schedule(rdl_hold_t *hold, const struct rdl_config *cfg, unsigned lease, long long sent_at);
 
 #endif

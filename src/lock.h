@@ -11,11 +11,6 @@
 
 enum { RDL_TRY, RDL_BLOCK, RDL_TIMED };
 
-/* The keys acquire.lua and release.lua take (lock.c says which): the
- * lock's own, the record of the last release and the caller's grant
- * list. */
-#define RDL_LOCK_NKEYS_CALL 9
-
 /* mode 'x' or 's'; how RDL_*; deadline monotonic ms (RDL_TIMED only). */
 int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline);
 

@@ -33,19 +33,15 @@
 #include <string.h>
 
 #include "fmt.h"
-#include "lock.h"
+#include "lease.h"
 #include "lock_quorum.h"
 #include "log.h"
 #include "quorum.h"
+#include "script.h"
 #include "timeutil.h"
 
 #define ARG_MAX (RDL_LOCK_NKEYS_CALL + 5) /* release.lua: keys, owner, op, call, arg4, arg5 */
 #define KEY_FENCE 4 /* the fencing counter among the lock's keys (lock.c) */
-
-long long rdl_quorum_validity(const rdl_config_t *cfg, unsigned lease)
-{
-    return (long long)lease - (long long)((unsigned long long)lease * cfg->drift_ppm / 1000000) - 2;
-}
 
 /* release.lua on the masters in `which` (op, arg4 per master: arg4[k] may
  * be NULL), once; answers into q (free with rdl_quorum_free). */
@@ -253,7 +249,7 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
         cbuf[cl] = '\0';
 
         now = rdl_now_ms();
-        if (!notrec && votes >= maj && now - q.sent_at < rdl_quorum_validity(&c->cfg, lease)) {
+        if (!notrec && votes >= maj && now - q.sent_at < rdl_lease_quorum_validity(&c->cfg, lease)) {
             /* Which masters' counters are at the token already (only
              * what a master said counts: granted or busy, not void or an
              * error), and whether an answering one lags. */
@@ -274,7 +270,7 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
                         "acquisition given back", (int)lens[0], argv[0], (unsigned long long)top);
                 undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
                 rc = EIO;
-            } else if (have < maj && rdl_now_ms() - q.sent_at >= rdl_quorum_validity(&c->cfg, lease)) {
+            } else if (have < maj && rdl_now_ms() - q.sent_at >= rdl_lease_quorum_validity(&c->cfg, lease)) {
                 undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
                 rc = EBUSY;
             } else {

@@ -37,8 +37,4 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
 int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                        long long until, rdl_released_t *out, long long *sent_at, bool *ambiguous);
 
-/* What a quorum's lease allows: lease less the clock drift allowance
- * (drift_factor of it, and 2 ms for the masters' clock granularity). */
-long long rdl_quorum_validity(const rdl_config_t *cfg, unsigned lease);
-
 #endif

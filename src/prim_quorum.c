@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
-#include "lock_quorum.h"
+#include "lease.h"
 #include "log.h"
 #include "prim_quorum.h"
 #include "quorum.h"
@@ -598,7 +598,7 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
             rc = ENOMEM;
             break;
         }
-        valid_until = q.sent_at + rdl_quorum_validity(&c->cfg, s.px_ms);
+        valid_until = q.sent_at + rdl_lease_quorum_validity(&c->cfg, s.px_ms);
         for (k = 0; k < s.n; k++) {
             const redisReply *r = q.ans[k].r;
             if (q.ans[k].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1)

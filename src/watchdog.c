@@ -10,7 +10,7 @@
 #include "client.h"
 #include "events.h"
 #include "hold.h"
-#include "lock_quorum.h"
+#include "lease.h"
 #include "log.h"
 #include "quorum.h"
 #include "reply.h"
@@ -183,7 +183,7 @@ static void renew_collect(rdlock_client_t *c, long long now, renew_batch_t *b)
                     (int)h->namelen, rdl_hold_name(h));
         }
         due = h->renew_stopped ? h->expires_at : h->renew_at;
-        interval = rdl_hold_interval(&c->cfg, h->lease_ms);
+        interval = rdl_lease_interval(&c->cfg, h->lease_ms);
         if (!h->renew_stopped && h->renew_at <= now + interval / 2 && batch_add(c, b, h) == 0)
             due = now + interval; /* provisional, until the reply */
         if (next == 0 || due < next)
@@ -552,12 +552,11 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
         if (h == NULL || h->serial != it->serial || h->lost)
             continue;
         if (it->result == 0) {
-            h->renew_at = b->sent_at + rdl_hold_interval(&c->cfg, h->lease_ms);
-            h->expires_at = b->sent_at + (c->cfg.nmasters > 0 ? rdl_quorum_validity(&c->cfg, h->lease_ms)
-                                                                : (long long)h->lease_ms);
+            h->renew_at = b->sent_at + rdl_lease_interval(&c->cfg, h->lease_ms);
+            h->expires_at = b->sent_at + rdl_lease_validity(&c->cfg, h->lease_ms);
         } else if (it->result == 1 && h->releasing) {
             /* Released meanwhile, most likely: the unlock says. */
-            h->renew_at = now + rdl_hold_interval(&c->cfg, h->lease_ms);
+            h->renew_at = now + rdl_lease_interval(&c->cfg, h->lease_ms);
         } else if (it->result == 1) {
             rdl_log(RDLOCK_LOG_WARN, "lock %.*s: lease lost (expired, taken over or deleted)",
                     (int)h->namelen, rdl_hold_name(h));
