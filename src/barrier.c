@@ -23,6 +23,7 @@
 #include "attr.h"
 #include "barrier.h"
 #include "client.h"
+#include "exit.h"
 #include "fmt.h"
 #include "handle.h"
 #include "hold.h"
@@ -34,7 +35,13 @@
 
 #define BAR_NKEYS 3
 
-static const char *const bar_sfx[BAR_NKEYS] = { ":b", ":b:h", ":b:o:" };
+#define BAR_HOLD_SFX ":b:h" /* the arrival's lease key */
+static const char *const bar_sfx[BAR_NKEYS] = { ":b", BAR_HOLD_SFX, ":b:o:" };
+
+/* How an arrival ends at process exit (exit.h). */
+static bool barrier_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline);
+static const rdl_exit_ender_t barrier_exit = { RDL_EXIT_WAITS, RDL_HOLD_BARRIER, barrier_exit_end,
+                                               rdl_prim_exit_report };
 
 static int get(rdbarrier_t *b, rdl_handle_t **h)
 {
@@ -196,7 +203,7 @@ static int bar_wait(rdl_handle_t *h, int how, long long deadline)
             if (rc == 0 && out.status == 1) {
                 arrived = true;
                 r.arg[rdl_fmt_u64(r.arg, (unsigned long long)out.x)] = '\0';
-                hold = rdl_prim_hold_add(&r, ":b:h", RDL_HOLD_BARRIER);
+                hold = rdl_prim_hold_add(&r, BAR_HOLD_SFX, &barrier_exit);
                 /* No look yet: the completion, if it comes, is published
                  * after this arrival and we listen already. */
             } else {
@@ -296,10 +303,15 @@ int rdl_barrier_reset(rdlock_client_t *c, const char *key, size_t keylen)
                           c->scripts->barrier, 'r', NULL, &out);
 }
 
-int rdl_barrier_exit(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
-                     unsigned lease_ms, rdl_preply_t *out)
+/* Process exit (exit.h): end the arrival on key (the hold's key less
+ * ":b:h"): 'u' with generation 0, whichever generation it is in. */
+static bool barrier_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline)
 {
-    /* 'u' with generation 0: the arrival, whichever generation it is in. */
-    return rdl_prim_op_on(c, key, keylen, thread, call, lease_ms, "barrier", bar_sfx, BAR_NKEYS,
-                          c->scripts->barrier, 'u', "0", out);
+    const size_t sl = sizeof BAR_HOLD_SFX - 1;
+    rdl_preply_t out;
+    (void)deadline;
+    return e->keylen > sl &&
+           rdl_prim_op_on(c, e->key, e->keylen - sl, e->thread, e->call, e->lease_ms, "barrier", bar_sfx, BAR_NKEYS,
+                          c->scripts->barrier, 'u', "0", &out) == 0 &&
+           out.status >= 0;
 }

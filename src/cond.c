@@ -30,6 +30,7 @@
 
 #include "client.h"
 #include "cond.h"
+#include "exit.h"
 #include "handle.h"
 #include "hold.h"
 #include "lock.h"
@@ -42,7 +43,12 @@
 #define COND_NKEYS 5
 
 /* The keys of cond.lua (the last one followed by the owner). */
-static const char *const cond_sfx[COND_NKEYS] = { ":cv", ":cv:h", ":cv:q", ":cv:p", ":cv:o:" };
+#define COND_HOLD_SFX ":cv:h" /* the registration's lease key */
+static const char *const cond_sfx[COND_NKEYS] = { ":cv", COND_HOLD_SFX, ":cv:q", ":cv:p", ":cv:o:" };
+
+/* How a registration ends at process exit (exit.h). */
+static bool cond_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline);
+static const rdl_exit_ender_t cond_exit = { RDL_EXIT_WAITS, RDL_HOLD_COND, cond_exit_end, rdl_prim_exit_report };
 
 /* ---------------------------------------------------------------- attributes */
 
@@ -256,7 +262,7 @@ static int cond_wait(rdl_handle_t *ch, rdl_handle_t *lh, int how, long long dead
         rdl_waitq_busy(c, q, &me, (uint64_t)(seq - 1));
         RDL_UNLOCK(c);
     }
-    hold = rdl_prim_hold_add(&r, ":cv:h", RDL_HOLD_COND);
+    hold = rdl_prim_hold_add(&r, COND_HOLD_SFX, &cond_exit);
 
     /* 3. Release the lock, then sleep until woken. */
     rrc = release_all(lh, count, how, deadline, c->cfg.fail_fast);
@@ -394,10 +400,15 @@ int rdl_cond_reset(rdlock_client_t *c, const char *key, size_t keylen)
                           c->scripts->cond, 'r', NULL, &out);
 }
 
-int rdl_cond_exit(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
-                  unsigned lease_ms, rdl_preply_t *out)
+/* Process exit (exit.h): end the registration on key (the hold's key less
+ * ":cv:h") as 'x' does: a signal it had passes on to a live waiter. */
+static bool cond_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline)
 {
-    /* 'x': a signal the registration had passes on to a live waiter. */
-    return rdl_prim_op_on(c, key, keylen, thread, call, lease_ms, "condition", cond_sfx, COND_NKEYS,
-                          c->scripts->cond, 'x', NULL, out);
+    const size_t sl = sizeof COND_HOLD_SFX - 1;
+    rdl_preply_t out;
+    (void)deadline;
+    return e->keylen > sl &&
+           rdl_prim_op_on(c, e->key, e->keylen - sl, e->thread, e->call, e->lease_ms, "condition", cond_sfx,
+                          COND_NKEYS, c->scripts->cond, 'x', NULL, &out) == 0 &&
+           out.status >= 0;
 }

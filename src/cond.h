@@ -11,11 +11,4 @@
  * key is key ("<prefix>{name}").  0 or an errno. */
 int rdl_cond_reset(rdlock_client_t *c, const char *key, size_t keylen);
 
-/* Process exit: withdraw thread's registration of call on the condition
- * of key ('x'), as prim.c's rdl_prim_release_at_exit asks.  0 and *out,
- * or as rdl_preq_run. */
-struct rdl_preply;
-int rdl_cond_exit(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
-                  unsigned lease_ms, struct rdl_preply *out);
-
 #endif

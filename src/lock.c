@@ -17,16 +17,15 @@
 
 #include "client.h"
 #include "events.h"
+#include "exit.h"
 #include "handover.h"
 #include "hold.h"
 #include "lock.h"
 #include "lock_quorum.h"
 #include "log.h"
-#include "prim.h"
 #include "quorum.h"
 #include "reply.h"
 #include "script.h"
-#include "sem.h"
 #include "timeutil.h"
 #include "topology.h"
 #include "waitq.h"
@@ -46,8 +45,9 @@ typedef struct lock_keys {
     size_t l[RDL_NKEYS_RELEASE];
 } lock_keys_t;
 
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-static void exit_register(void);
+/* How a lock hold ends at process exit (exit.h). */
+static bool lock_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline);
+static const rdl_exit_ender_t lock_exit = { RDL_EXIT_LOCKS, RDL_HOLD_LOCK, lock_exit_end, NULL };
 
 /* The keys of key's lock; with owner, also the acquire/release ones (the
  * last of which is the owner's grant list "<key>:g:<owner>"). */
@@ -582,9 +582,8 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
 
     if ((rc = rdl_handle_resolve(h, &c)) != 0)
         return rc;
-    /* After the client exists: the default client's own exit handler is
-     * registered then, and must run after this one (atexit's order). */
-    pthread_once(&exit_once, exit_register);
+    /* After the client exists (exit.h). */
+    rdl_exit_add(&lock_exit);
     thread = rdl_thread_no();
 
     RDL_LOCK(c);
@@ -844,66 +843,29 @@ int rdl_release(rdl_handle_t *h)
     return rc;
 }
 
-void rdl_release_at_exit(rdlock_client_t *c, long long deadline)
+/* Process exit ([lock] release_at_exit): end a lock hold as its owner's
+ * death would, now rather than at lease end (an exclusive hold leaves the
+ * robust marker: EOWNERDEAD for the next robust locker).  The hold stays in
+ * the table, marked as being released: other threads may still be running.
+ * Nothing is logged: a lock's waiters are told by the server. */
+static bool lock_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline)
 {
-    rdl_exit_hold_t *v;
-    size_t n, i;
-
-    RDL_LOCK(c);
-    v = rdl_exit_holds(c, 1u << RDL_HOLD_LOCK, &n); /* semaphores: rdl_sem_release_at_exit */
-    RDL_UNLOCK(c);
-
-    for (i = 0; i < n; i++) {
-        rdl_exit_hold_t *e = &v[i];
-        lock_keys_t keys;
-        leave_reply_t lr;
-        char owner[RDL_OWNER_MAX];
-        if (rdl_now_ms() < deadline && e->unsure_until < deadline) {
-            /* As unlock does: a late attempt of the acquire must not find
-             * the lock free after this. */
-            rdl_sleep_until(e->unsure_until);
-            rdl_owner(c, e->thread, owner);
-            if (keys_make(&keys, e->key, e->keylen, owner) == 0) {
-                /* 'd': an exclusive hold keeps its robust marker, as a
-                 * dead owner's would; a shared one is simply released. */
-                leave(c, &keys, owner, e->mode == 's' ? "rs" : "rd", e->call, NULL, deadline, &lr);
-                free(keys.buf);
-            }
-        }
-    }
-    rdl_exit_holds_free(v, n);
-}
-
-static void exit_client(rdlock_client_t *c, void *arg)
-{
-    (void)arg;
-    long long deadline = rdl_now_ms() + c->cfg.command_timeout_ms;
-    if (c->pid == getpid() && c->cfg.release_at_exit) {
-        __atomic_store_n(&c->exiting, true, __ATOMIC_RELEASE);
-        rdl_release_at_exit(c, deadline);
-        rdl_sem_release_at_exit(c, deadline);
-        rdl_prim_release_at_exit(c, deadline);
-    }
-}
-
-/* Process exit: end the holds of every client that wants it ([lock]
- * release_at_exit), so that waiters elsewhere need not wait for the
- * leases.  A fork child runs this too, but holds none of its parent's
- * holds (client.c's child_reset), and its clients' pids are its own. */
-static void exit_release_all(void)
-{
-    rdl_clients_each(exit_client, NULL);
-}
-
-static void exit_register(void)
-{
-    if (atexit(exit_release_all) != 0)
-        rdl_log(RDLOCK_LOG_WARN, "atexit failed: holds will end with their leases at process exit");
-}
-
-void rdl_exit_register(void)
-{
-    pthread_once(&exit_once, exit_register);
+    lock_keys_t keys;
+    leave_reply_t lr;
+    char owner[RDL_OWNER_MAX];
+    if (e->unsure_until >= deadline)
+        return false;
+    /* As unlock does: a late attempt of the acquire must not find the lock
+     * free after this. */
+    rdl_sleep_until(e->unsure_until);
+    rdl_owner(c, e->thread, owner);
+    if (keys_make(&keys, e->key, e->keylen, owner) != 0)
+        return false;
+    /* 'd': an exclusive hold keeps its robust marker, as a dead owner's
+     * would; a shared one is simply released. */
+    leave(c, &keys, owner, e->mode == 's' ? "rs" : "rd", e->call, NULL, deadline, &lr);
+    free(keys.buf);
+    return true;
 }
 
 int rdl_holdcount(rdl_handle_t *h, unsigned *count)

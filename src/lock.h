@@ -27,16 +27,6 @@ int rdl_token(rdl_handle_t *h, uint64_t *token);
 /* rdlock_consistent: EINVAL unless h is robust and the caller holds it
  * after EOWNERDEAD. */
 int rdl_consistent(rdl_handle_t *h);
-/* Process exit ([lock] release_at_exit): end every hold of c as its
- * owner's death would, now rather than at lease end (an exclusive hold
- * leaves the robust marker: EOWNERDEAD for the next robust locker), giving
- * up at deadline (monotonic ms).  The holds stay in the table, marked as
- * being released: other threads may still be running. */
-void rdl_release_at_exit(rdlock_client_t *c, long long deadline);
-/* Register the process-exit handler that ends the holds of every client
- * ([lock] release_at_exit), once; after the client exists (atexit order:
- * it must run before the default client's own handler). */
-void rdl_exit_register(void);
 /* The same on one server: index `server` of a Redlock set (its
  * "host:port" into where, n bytes), or 0 on the other topologies (their
  * description).  EINVAL past the last. */

@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "barrier.h"
 #include "client.h"
-#include "cond.h"
 #include "fmt.h"
+#include "exit.h"
 #include "lock.h"
 #include "log.h"
 #include "prim.h"
@@ -44,9 +43,6 @@ int rdl_preq_init(rdl_preq_t *r, rdlock_client_t *c, rdl_handle_t *h, unsigned t
     memset(r, 0, sizeof *r);
     if (nkeys < 1 || nkeys > RDL_PRIM_KEYS_MAX)
         return EINVAL;
-    /* Registrations and arrivals are ended at process exit too (after
-     * the client exists: see lock.c's rdl_acquire). */
-    rdl_exit_register();
     r->c = c;
     r->h = h;
     r->what = what;
@@ -170,12 +166,19 @@ int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stampe
     }
 }
 
-rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, int kind)
+rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, const rdl_exit_ender_t *ender)
 {
     rdlock_client_t *c = r->c;
     rdl_handle_t *h = r->h;
     size_t sl = strlen(sfx);
-    rdl_hold_t *hold = calloc(1, sizeof *hold), *old;
+    int kind = ender->kind;
+    rdl_hold_t *hold;
+    rdl_hold_t *old;
+
+    /* Registrations and arrivals are ended at process exit too: before the
+     * first record of its kind exists, the exit handler knows how. */
+    rdl_exit_add(ender);
+    hold = calloc(1, sizeof *hold);
 
     if (hold == NULL || (hold->key = malloc(h->keylen + sl + 1)) == NULL) {
         free(hold);
@@ -249,33 +252,11 @@ int rdl_prim_op_on(rdlock_client_t *c, const char *key, size_t keylen, unsigned 
     return rc;
 }
 
-void rdl_prim_release_at_exit(rdlock_client_t *c, long long deadline)
+void rdl_prim_exit_report(size_t done, size_t n)
 {
-    rdl_exit_hold_t *v;
-    size_t n, done = 0, i;
-
-    RDL_LOCK(c);
-    v = rdl_exit_holds(c, 1u << RDL_HOLD_COND | 1u << RDL_HOLD_BARRIER, &n);
-    RDL_UNLOCK(c);
-
-    for (i = 0; i < n; i++) {
-        rdl_exit_hold_t *e = &v[i];
-        size_t sl = e->kind == RDL_HOLD_COND ? 5 : 4; /* the name's key: less ":cv:h", ":b:h" */
-        rdl_preply_t out;
-        /* The waiting thread may still run: its next look finds the wait
-         * over, as after a reset. */
-        if (e->keylen > sl && rdl_now_ms() < deadline &&
-            (e->kind == RDL_HOLD_COND
-                 ? rdl_cond_exit(c, e->key, e->keylen - sl, e->thread, e->call, e->lease_ms, &out)
-                 : rdl_barrier_exit(c, e->key, e->keylen - sl, e->thread, e->call, e->lease_ms, &out)) == 0 &&
-            out.status >= 0)
-            done++;
-    }
-    rdl_exit_holds_free(v, n);
-    if (n > 0)
-        rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
-                "process exit: ended %zu of %zu condition wait%s and barrier arrival%s%s", done, n,
-                n == 1 ? "" : "s", n == 1 ? "" : "s", done == n ? "" : "; the others end with their leases");
+    rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
+            "process exit: ended %zu of %zu condition wait%s and barrier arrival%s%s", done, n,
+            n == 1 ? "" : "s", n == 1 ? "" : "s", done == n ? "" : "; the others end with their leases");
 }
 
 void rdl_prim_park_if_exiting(rdlock_client_t *c)

@@ -63,13 +63,15 @@ int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stampe
                  rdl_preply_t *out);
 
 /* The record of the caller's lease on <key><sfx> (a registration or an
- * arrival: kind RDL_HOLD_COND or RDL_HOLD_BARRIER), taken by the request
+ * arrival: the kind of ender, RDL_HOLD_COND or RDL_HOLD_BARRIER, which
+ * also says how the exit handler ends it), taken by the request
  * r sent at r->sent_at, renewed by the watchdog from now on (mu not held).
  * Marked as releasing from the start: the participant itself ends it on
  * the server, and a renewal that finds it ended there is no loss to
  * report.  NULL on ENOMEM (the lease then runs out unrenewed: a waiter's
  * looks find that out). */
-rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, int kind);
+struct rdl_exit_ender;
+rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, const struct rdl_exit_ender *ender);
 /* Forget it (mu not held); NULL is fine. */
 void rdl_prim_hold_drop(rdlock_client_t *c, rdl_hold_t *hold);
 
@@ -82,14 +84,13 @@ int rdl_prim_op_on(rdlock_client_t *c, const char *key, size_t keylen, unsigned 
                    unsigned lease_ms, const char *what, const char *const *sfx, int nkeys,
                    const rdl_script_t *script, char op, const char *arg, rdl_preply_t *out);
 
-/* Process exit ([lock] release_at_exit): end the condition registrations
- * and barrier arrivals of threads still waiting, so that a signal they
- * had passes on and the barrier's others need not wait for the leases
- * (lock.c's exit handler calls it). */
-void rdl_prim_release_at_exit(rdlock_client_t *c, long long deadline);
+/* The exit handler's log line (exit.h) for the stage that ends condition
+ * registrations and barrier arrivals of threads still waiting, so that a
+ * signal they had passes on and the barrier's others need not wait for
+ * the leases: the report of cond.c's and barrier.c's enders. */
+void rdl_prim_exit_report(size_t done, size_t n);
 
-/* A wait whose registration or arrival the exit handler ended
- * (rdl_prim_release_at_exit): its thread must neither take the lock
+/* A wait whose registration or arrival the exit handler ended: its thread must neither take the lock
  * back nor arrive again, for nothing would end those; it stays here
  * until the process is gone, or for two command timeouts at most (an
  * exit path that joins the thread must not hang). */

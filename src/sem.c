@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "exit.h"
 #include "handle.h"
 #include "hold.h"
 #include "lock.h"
@@ -134,6 +135,11 @@ typedef struct sem_reply {
 } sem_reply_t;
 
 static unsigned long long sem_calls;
+
+/* How a semaphore hold's leased permits end at process exit (exit.h). */
+static bool sem_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline);
+static void sem_exit_report(size_t done, size_t n);
+static const rdl_exit_ender_t sem_exit = { RDL_EXIT_PERMITS, RDL_HOLD_SEM, sem_exit_end, sem_exit_report };
 
 /* Set up the requests of a new call of thread on h (a new call number). */
 static int req_init(sem_req_t *r, rdlock_client_t *c, rdl_handle_t *h, unsigned thread)
@@ -493,7 +499,7 @@ static int sem_take(rdl_handle_t *h, int how, long long deadline)
         /* Allocated before the permit is taken, so that a permit taken is
          * never dropped for want of memory; the exit handler gives leased
          * permits back at exit. */
-        rdl_exit_register();
+        rdl_exit_add(&sem_exit);
         if ((fresh = hold_new(h)) == NULL) {
             req_free(&r);
             return ENOMEM;
@@ -714,30 +720,26 @@ int rdsem_getvalue(rdsem_t *sem, int *sval)
 
 /* ---------------------------------------------------------------- exit, reset */
 
-void rdl_sem_release_at_exit(rdlock_client_t *c, long long deadline)
+/* Process exit (exit.h): give back a hold's leased permits now rather than
+ * at lease end. */
+static bool sem_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline)
 {
-    rdl_exit_hold_t *v;
-    size_t n, done = 0, i;
+    sem_req_t r;
+    sem_reply_t out;
+    bool done;
+    if (e->handle == NULL || req_init(&r, c, e->handle, e->thread) != 0)
+        return false;
+    memcpy(r.holdcall, e->call, sizeof r.holdcall);
+    done = req_run(&r, 'd', deadline, &out) == 0 && (out.status == 1 || out.status == 3);
+    req_free(&r);
+    return done;
+}
 
-    RDL_LOCK(c);
-    v = rdl_exit_holds(c, 1u << RDL_HOLD_SEM, &n);
-    RDL_UNLOCK(c);
-
-    for (i = 0; i < n && rdl_now_ms() < deadline; i++) {
-        sem_req_t r;
-        sem_reply_t out;
-        if (v[i].handle == NULL || req_init(&r, c, v[i].handle, v[i].thread) != 0)
-            continue;
-        memcpy(r.holdcall, v[i].call, sizeof r.holdcall);
-        if (req_run(&r, 'd', deadline, &out) == 0 && (out.status == 1 || out.status == 3))
-            done++;
-        req_free(&r);
-    }
-    rdl_exit_holds_free(v, n);
-    if (n > 0)
-        rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
-                "process exit: gave back the leased permits of %zu of %zu semaphore hold%s%s", done, n,
-                n == 1 ? "" : "s", done == n ? "" : "; the others come back with their leases");
+static void sem_exit_report(size_t done, size_t n)
+{
+    rdl_log(done == n ? RDLOCK_LOG_INFO : RDLOCK_LOG_WARN,
+            "process exit: gave back the leased permits of %zu of %zu semaphore hold%s%s", done, n,
+            n == 1 ? "" : "s", done == n ? "" : "; the others come back with their leases");
 }
 
 int rdl_sem_reset(rdlock_client_t *c, const char *key, size_t keylen)

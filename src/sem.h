@@ -7,12 +7,6 @@
 
 #include "client.h"
 
-/* Process exit ([lock] release_at_exit): give back every leased permit of
- * c's threads now, as the owner's death would at lease end, giving up at
- * deadline (monotonic ms).  The holds stay in the table, marked as being
- * released. */
-void rdl_sem_release_at_exit(rdlock_client_t *c, long long deadline);
-
 /* rdlock_reset_name: delete the semaphore state of the name whose lock key
  * is key ("<prefix>{name}").  0 or an errno. */
 int rdl_sem_reset(rdlock_client_t *c, const char *key, size_t keylen);
