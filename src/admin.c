@@ -8,7 +8,9 @@
 
 #include "admin.h"
 #include "barrier.h"
+#include "call.h"
 #include "client.h"
+#include "clients.h"
 #include "cond.h"
 #include "handle.h"
 #include "lock.h"

@@ -27,6 +27,7 @@
 #include "fmt.h"
 #include "handle.h"
 #include "hold.h"
+#include "ident.h"
 #include "lock.h"
 #include "log.h"
 #include "prim.h"

@@ -33,6 +33,7 @@
 #include "exit.h"
 #include "handle.h"
 #include "hold.h"
+#include "ident.h"
 #include "lock.h"
 #include "log.h"
 #include "prim.h"

@@ -26,6 +26,7 @@
 #include "events.h"
 #include "hold.h"
 #include "log.h"
+#include "pool.h"
 #include "reply.h"
 #include "slotmap.h"
 #include "timeutil.h"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "clients.h"
 #include "exit.h"
 #include "log.h"
 #include "timeutil.h"

@@ -7,6 +7,7 @@
 
 #include "attr.h"
 #include "client.h"
+#include "clients.h"
 #include "config.h"
 #include "handle.h"
 #include "hold.h"

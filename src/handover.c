@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "client.h"
 #include "conn.h"
 #include "handover.h"
 #include "log.h"
+#include "pool.h"
 #include "reply.h"
 #include "slotmap.h"
 #include "timeutil.h"

@@ -15,14 +15,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "call.h"
 #include "client.h"
+#include "clock.h"
 #include "events.h"
 #include "exit.h"
 #include "handover.h"
 #include "hold.h"
+#include "ident.h"
 #include "lock.h"
 #include "lock_quorum.h"
 #include "log.h"
+#include "pool.h"
 #include "quorum.h"
 #include "reply.h"
 #include "script.h"

@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
+#include "clock.h"
 #include "fmt.h"
 #include "lease.h"
 #include "lock_quorum.h"

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "call.h"
 #include "client.h"
 #include "reply.h"
 

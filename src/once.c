@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "attr.h"
+#include "call.h"
 #include "client.h"
 #include "handle.h"
 #include "hold.h"
+#include "ident.h"
 #include "lock.h"
 #include "log.h"
 #include "quorum.h"

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "client.h"
+#include "clock.h"
 #include "fmt.h"
 #include "exit.h"
+#include "ident.h"
 #include "lock.h"
 #include "log.h"
 #include "prim.h"

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 
+#include "call.h"
 #include "client.h"
 #include "handle.h"
 #include "hold.h"

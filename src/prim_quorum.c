@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
+#include "clock.h"
 #include "fmt.h"
 #include "lease.h"
 #include "log.h"
+#include "pool.h"
 #include "prim_quorum.h"
 #include "quorum.h"
 #include "reply.h"

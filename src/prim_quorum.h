@@ -38,6 +38,7 @@
 #ifndef RDL_PRIM_QUORUM_H
 #define RDL_PRIM_QUORUM_H
 
+#include "call.h"
 #include "client.h"
 #include "script.h"
 

@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "client.h"
+#include "clock.h"
 #include "log.h"
+#include "pool.h"
 #include "quorum.h"
 #include "reply.h"
 #include "timeutil.h"

@@ -17,7 +17,9 @@
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
+#include "call.h"
 #include "config.h"
+#include "pool.h"
 #include "script.h"
 
 struct rdlock_client;

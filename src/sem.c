@@ -26,10 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "client.h"
+#include "clock.h"
 #include "exit.h"
 #include "handle.h"
 #include "hold.h"
+#include "ident.h"
 #include "lock.h"
 #include "log.h"
 #include "prim_quorum.h"

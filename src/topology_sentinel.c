@@ -20,6 +20,7 @@
 #include "client.h"
 #include "events.h"
 #include "log.h"
+#include "pool.h"
 #include "sentinel.h"
 #include "timeutil.h"
 #include "topology.h"

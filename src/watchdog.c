@@ -10,6 +10,7 @@
 #include "client.h"
 #include "events.h"
 #include "hold.h"
+#include "ident.h"
 #include "lease.h"
 #include "log.h"
 #include "quorum.h"
