@@ -23,6 +23,7 @@
 #include "attr.h"
 #include "barrier.h"
 #include "client.h"
+#include "clients.h"
 #include "exit.h"
 #include "fmt.h"
 #include "handle.h"

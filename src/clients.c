@@ -376,3 +376,16 @@ int rdl_client_default(rdlock_client_t **out)
     RDL_CHECK(pthread_mutex_unlock(&default_mu));
     return rc;
 }
+
+int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out)
+{
+    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+    int rc;
+
+    if (c == NULL) {
+        if ((rc = rdl_client_default(&c)) != 0 || (rc = rdl_handle_bind(h, c)) != 0)
+            return rc;
+    }
+    *out = c;
+    return 0;
+}

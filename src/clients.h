@@ -14,6 +14,13 @@ int rdl_client_default(rdlock_client_t **out);
 /* fn(c, arg) for every open client, with the registry locked (lock order:
  * fn may take a client's mutex, never the registry's): the exit handler's
  * walk (lock.c). */
+/* A handle's client (creating the process default one if the handle has
+ * none yet) and its key.  Returns the default client's open error
+ * (EINVAL, ENOENT, EACCES, EIO with fail_fast, ENOMEM) or
+ * rdl_handle_bind's. */
+struct rdl_handle;
+int rdl_handle_resolve(struct rdl_handle *h, rdlock_client_t **out);
+
 void rdl_clients_each(void (*fn)(rdlock_client_t *c, void *arg), void *arg);
 
 #endif

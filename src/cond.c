@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "clients.h"
 #include "cond.h"
 #include "exit.h"
 #include "handle.h"

@@ -7,10 +7,8 @@
 
 #include "attr.h"
 #include "client.h"
-#include "clients.h"
 #include "config.h"
 #include "handle.h"
-#include "hold.h"
 #include "log.h"
 #include "slotmap.h"
 #include "topology.h"
@@ -302,8 +300,8 @@ int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rd
     return 0;
 }
 
-/* The slow path of rdl_handle_resolve runs once per handle; a mutex keeps
- * it simple. */
+/* rdl_handle_bind runs once per handle (the slow path of
+ * rdl_handle_resolve, clients.c); a mutex keeps it simple. */
 static pthread_mutex_t resolve_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void rdl_handle_atfork(int after)
@@ -317,17 +315,10 @@ void rdl_handle_atfork(int after)
     }
 }
 
-int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out)
+int rdl_handle_bind(rdl_handle_t *h, rdlock_client_t *c)
 {
-    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
-    int rc = 0;
+    int rc;
 
-    if (c != NULL) {
-        *out = c;
-        return 0;
-    }
-    if ((rc = rdl_client_default(&c)) != 0)
-        return rc;
     if ((rc = name_fits(c, h->name, h->namelen)) != 0)
         return rc;
     RDL_CHECK(pthread_mutex_lock(&resolve_mu));
@@ -342,8 +333,6 @@ int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out)
         }
     }
     RDL_CHECK(pthread_mutex_unlock(&resolve_mu));
-    if (rc == 0)
-        *out = c;
     return rc;
 }
 

@@ -15,6 +15,10 @@
 /* One allocation per lock object, packed like the holds (hold.h): an
  * application may keep a million of them.  The strings follow the record
  * in the same allocation; so does the lost callback, when there is one. */
+/* Which API a lock object or a hold belongs to: a hold is released only
+ * through the API that took it. */
+enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2, RDL_API_SEM = 3, RDL_API_COND = 4, RDL_API_BARRIER = 5 };
+
 typedef struct rdl_handle {
     rdl_tnode_t node;       /* in the registry of live handles: its hash is
                                the address of the object it serves, mixed
@@ -69,10 +73,11 @@ int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const 
  * creating it on first use of a static one, safely under races.  EINVAL
  * for NULL, uninitialised or destroyed objects, or the wrong kind. */
 int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rdl_handle_t **out);
-/* Resolve the client (creating the process default one if needed) and the
- * key.  Returns the default client's open error (EINVAL, ENOENT, EACCES,
- * EIO with fail_fast, ENOMEM). */
-int rdl_handle_resolve(rdl_handle_t *h, rdlock_client_t **out);
+/* Bind a handle made without a client to c (the default client: see
+ * rdl_handle_resolve in clients.h) and make its key, once: a second
+ * thread's bind finds it done.  0, EINVAL (the name does not fit c's key
+ * prefix), ENOMEM. */
+int rdl_handle_bind(rdl_handle_t *h, rdlock_client_t *c);
 /* fork(): hold the resolve mutex across it (0 before, 1 after). */
 void rdl_handle_atfork(int after);
 

@@ -15,7 +15,6 @@ struct rdl_config;
 struct rdl_handle;
 struct rdlock_client;
 
-enum { RDL_API_MUTEX = 1, RDL_API_RWLOCK = 2, RDL_API_SEM = 3, RDL_API_COND = 4, RDL_API_BARRIER = 5 };
 
 /* What a hold is: the lock of its name (lock.c), the leased permits of
  * a semaphore (sem.c), whose server-side count only sem.lua changes, a

@@ -17,6 +17,7 @@
 
 #include "call.h"
 #include "client.h"
+#include "clients.h"
 #include "clock.h"
 #include "events.h"
 #include "exit.h"

@@ -16,6 +16,7 @@
 #include "attr.h"
 #include "call.h"
 #include "client.h"
+#include "clients.h"
 #include "handle.h"
 #include "hold.h"
 #include "ident.h"

@@ -28,6 +28,7 @@
 
 #include "call.h"
 #include "client.h"
+#include "clients.h"
 #include "clock.h"
 #include "exit.h"
 #include "handle.h"
