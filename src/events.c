@@ -32,6 +32,7 @@
 #include "timeutil.h"
 #include "topology.h"
 #include "waitq.h"
+#include "wake.h"
 #include "watchdog.h"
 
 #define RDL_UNSUB_IDLE_MS 2000     /* keep a quiet subscription this long */
@@ -66,14 +67,6 @@ int rdl_events_start(rdlock_client_t *c)
     return 0;
 }
 
-void rdl_events_poke(rdlock_client_t *c)
-{
-    char b = 1;
-    /* A full pipe already means "look again". */
-    if (write(c->wake[1], &b, 1) < 0 && errno != EAGAIN)
-        rdl_log(RDLOCK_LOG_DEBUG, "wake-up write failed: %s", strerror(errno));
-}
-
 void rdl_events_stop(rdlock_client_t *c)
 {
     bool running;
@@ -90,7 +83,7 @@ void rdl_events_stop(rdlock_client_t *c)
     }
     RDL_UNLOCK(c);
     if (running) {
-        rdl_events_poke(c);
+        rdl_wake(c->wake[1]);
         RDL_CHECK(pthread_join(c->bg, NULL));
     }
     RDL_LOCK(c);
@@ -142,7 +135,7 @@ void rdl_events_lost_later(rdlock_client_t *c, rdlock_lost_fn fn, void *arg, con
         ; /* in order */
     *pp = cb;
     if (rdl_events_start(c) == 0)
-        rdl_events_poke(c);
+        rdl_wake(c->wake[1]);
 }
 
 /* Run the lost callbacks that unlocks owe (mu not held), in order. */

@@ -15,8 +15,6 @@
 int rdl_events_start(rdlock_client_t *c);
 /* Stop and join it, close its connections (mu not held). */
 void rdl_events_stop(rdlock_client_t *c);
-/* Wake its poll() to look at the tables again (any lock state). */
-void rdl_events_poke(rdlock_client_t *c);
 /* Run fn(name, arg) on the background thread, soon (mu held): a lost
  * callback owed by an unlock that found its hold gone. */
 void rdl_events_lost_later(rdlock_client_t *c, rdlock_lost_fn fn, void *arg, const char *name, size_t namelen);

@@ -31,11 +31,11 @@
 #include <string.h>
 
 #include "client.h"
-#include "events.h"
 #include "log.h"
 #include "quorum.h"
 #include "timeutil.h"
 #include "topology.h"
+#include "wake.h"
 
 #define DOWN_MIN_MS 100
 #define DOWN_MAX_MS 2000
@@ -141,7 +141,7 @@ void rdl_redlock_result(rdlock_client_t *c, int k, bool answered)
     RDL_CHECK(pthread_mutex_unlock(&rl->mu));
     if (now_down) {
         rdl_log(RDLOCK_LOG_WARN, "redlock master %s does not answer; the others vote without it", rl->m[k].route);
-        rdl_events_poke(c); /* subscriptions on it move (route_down) */
+        rdl_wake(c->wake[1]); /* subscriptions on it move (route_down) */
     }
     else if (was_down)
         rdl_log(RDLOCK_LOG_INFO, "redlock master %s answers again", rl->m[k].route);

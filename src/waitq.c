@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "client.h"
-#include "events.h"
 #include "table.h"
 #include "timeutil.h"
 #include "waitq.h"
+#include "wake.h"
 
 enum { SUB_NONE, SUB_SENT, SUB_ON, SUB_UNSENT };
 
@@ -82,10 +82,10 @@ rdl_waitq_t *rdl_waitq_join(rdlock_client_t *c, const char *key, size_t keylen, 
     q->nwaiters++;
     w->next = q->waiters;
     q->waiters = w;
-    if (rdl_events_start(c) != 0)
+    if (c->bg_start(c) != 0)
         return q; /* no thread, no wake-ups: the waiter polls */
     if (q->sub == SUB_NONE)
-        rdl_events_poke(c);
+        rdl_wake(c->wake[1]);
     /* Wait for SUBSCRIBE to be confirmed: only then can no release go
      * unheard.  If the server is away, give up at `until` and poll. */
     while (q->sub != SUB_ON && c->sub_fails == 0 && !w->granted) {

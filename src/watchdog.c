@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "client.h"
-#include "events.h"
 #include "hold.h"
 #include "ident.h"
 #include "lease.h"
@@ -19,6 +18,7 @@
 #include "script.h"
 #include "timeutil.h"
 #include "topology.h"
+#include "wake.h"
 #include "watchdog.h"
 
 #define RDL_RENEW_BATCH 500        /* holds per renew script call */
@@ -601,9 +601,9 @@ void rdl_watchdog_add(rdlock_client_t *c, const rdl_hold_t *hold)
     if (c->wdog.next == 0 || hold->renew_at < c->wdog.next) {
         c->wdog.next = hold->renew_at;
         if (c->bg_running)
-            rdl_events_poke(c); /* it may be asleep with a longer timeout */
+            rdl_wake(c->wake[1]); /* it may be asleep with a longer timeout */
     }
-    if (rdl_events_start(c) != 0)
+    if (c->bg_start(c) != 0)
         rdl_log(RDLOCK_LOG_ERROR, "cannot start the watchdog thread; lock %.*s will not be renewed",
                 (int)hold->namelen, rdl_hold_name(hold));
 }
