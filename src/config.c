@@ -49,7 +49,7 @@
 #include <iniparser.h>
 #endif
 
-#include "config.h"
+#include "config_int.h"
 #include "log.h"
 
 #define RDL_DEFAULTS_SOURCE "built-in defaults"
@@ -68,9 +68,6 @@
 /* Longest unix socket path that fits sockaddr_un with its NUL; hiredis
  * would otherwise truncate it silently. */
 #define RDL_SOCKET_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
-
-/* How much of a name is shown in a log line. */
-#define RDL_SHOW_MAX 64
 
 /* ------------------------------------------------------------------ */
 /* Defaults and freeing                                                */
@@ -174,29 +171,6 @@ int rdl_config_parse_bool(const char *s, bool *out)
         }
     }
     return EINVAL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Helpers for log lines                                               */
-/* ------------------------------------------------------------------ */
-
-/* Copy a name from the file into buf for a log line: non-printable bytes
- * become '?', and long names are cut with "...", so that a hostile file
- * cannot forge log lines or flood them. */
-static const char *show(const char *s, char *buf, size_t bufsz)
-{
-    size_t i, n = 0;
-
-    if (s == NULL)
-        s = "";
-    for (i = 0; s[i] != '\0' && n + 4 < bufsz; i++)
-        buf[n++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-    if (s[i] != '\0' && n + 3 < bufsz) {
-        memcpy(buf + n, "...", 3);
-        n += 3;
-    }
-    buf[n] = '\0';
-    return buf;
 }
 
 
@@ -323,119 +297,6 @@ static int read_config_file(const char *path, char **out, size_t *len)
  * split or refuse. */
 #define RDL_LINE_MAX 1022
 
-/* Where a section header or a key stands in the file, for log lines: the
- * first header of a section, the last line of a key (the last one wins, as
- * in iniparser).  key NULL: a header. */
-typedef struct rdl_loc {
-    char *section;
-    char *key;
-    int line;
-} rdl_loc_t;
-
-/* What one load collects beyond *cfg. */
-typedef struct rdl_load {
-    const char *file;
-    rdl_config_t *cfg;
-    int problems;        /* EINVAL-class problems found */
-    int oom;
-    char *password_file; /* as written in the file */
-    char *sentinel_password_file; /* [sentinel]'s, as written */
-    char *sentinel_tls;  /* [sentinel] tls as written ("" or NULL: as [redis]) */
-    bool lease_bad;      /* lease_ms was invalid: skip the cross checks */
-    rdl_loc_t *locs;     /* from the scan, in file order */
-    size_t nlocs, caplocs;
-} rdl_load_t;
-
-static void line_problem(rdl_load_t *ld, int lineno, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void line_problem(rdl_load_t *ld, int lineno, const char *fmt, ...)
-{
-    char reason[256];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    rdl_log(RDLOCK_LOG_ERROR, "config %s:%d: %s", ld->file, lineno, reason);
-    ld->problems++;
-}
-
-/* The line of section:key (key NULL: of the section's header), 0 if the
- * file does not have it. */
-static int line_of(const rdl_load_t *ld, const char *section, const char *key)
-{
-    int line = 0;
-
-    for (size_t i = 0; i < ld->nlocs; i++) {
-        const rdl_loc_t *l = &ld->locs[i];
-        if (strcmp(l->section, section) != 0 || (key == NULL) != (l->key == NULL))
-            continue;
-        if (key == NULL)
-            return l->line;
-        if (strcmp(l->key, key) == 0)
-            line = l->line;
-    }
-    return line;
-}
-
-/* One problem with a key, with its line when the file has the key:
- * "config FILE:LINE: section:key: reason". */
-static void key_problem(const rdl_load_t *ld, const char *section, const char *key,
-                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void key_problem(const rdl_load_t *ld, const char *section, const char *key,
-                        const char *fmt, ...)
-{
-    char reason[256], where[32] = "", sbuf[RDL_SHOW_MAX + 4], kbuf[RDL_SHOW_MAX + 4];
-    int line = line_of(ld, section, key);
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    if (line > 0)
-        snprintf(where, sizeof where, ":%d", line);
-    rdl_log(RDLOCK_LOG_ERROR, "config %s%s: %s:%s: %s", ld->file, where,
-            show(section, sbuf, sizeof sbuf), show(key, kbuf, sizeof kbuf), reason);
-}
-
-static void locs_free(rdl_load_t *ld)
-{
-    for (size_t i = 0; i < ld->nlocs; i++) {
-        free(ld->locs[i].section);
-        free(ld->locs[i].key);
-    }
-    free(ld->locs);
-    ld->locs = NULL;
-    ld->nlocs = ld->caplocs = 0;
-}
-
-static void note_loc(rdl_load_t *ld, const char *section, const char *key, int line)
-{
-    rdl_loc_t *l;
-
-    if (ld->nlocs == ld->caplocs) {
-        size_t ncap = ld->caplocs ? ld->caplocs * 2 : 16;
-        rdl_loc_t *n = realloc(ld->locs, ncap * sizeof *n);
-        if (n == NULL) {
-            ld->oom = 1;
-            return;
-        }
-        ld->locs = n;
-        ld->caplocs = ncap;
-    }
-    l = &ld->locs[ld->nlocs];
-    l->section = strdup(section);
-    l->key = key != NULL ? strdup(key) : NULL;
-    l->line = line;
-    if (l->section == NULL || (key != NULL && l->key == NULL)) {
-        free(l->section);
-        free(l->key);
-        ld->oom = 1;
-        return;
-    }
-    ld->nlocs++;
-}
-
 static char *strip(char *s)
 {
     size_t len;
@@ -470,7 +331,7 @@ static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
         char *name = s + 1, *rb = strchr(name, ']');
 
         if (rb == NULL) {
-            line_problem(ld, lineno, "syntax error: a section header is `[name]`");
+            rdl_config_line_problem(ld, lineno, "syntax error: a section header is `[name]`");
             section[0] = '\0';
             return;
         }
@@ -481,22 +342,22 @@ static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
          * they are not checked (nor taken for the previous section's). */
         snprintf(section, RDL_LINE_MAX + 1, "%s", name[0] != '\0' && !strchr(name, ':') ? name : ":");
         if (name[0] == '\0')
-            line_problem(ld, lineno, "empty section name");
+            rdl_config_line_problem(ld, lineno, "empty section name");
         else if (strchr(name, ':') != NULL)
             /* iniparser names keys "section:key"; [a:b] would read as [a]. */
-            line_problem(ld, lineno, "[%s]: a section name cannot contain ':'",
-                         show(name, sbuf, sizeof sbuf));
-        else if (line_of(ld, name, NULL) == 0)
-            note_loc(ld, name, NULL, lineno);
+            rdl_config_line_problem(ld, lineno, "[%s]: a section name cannot contain ':'",
+                         rdl_config_show(name, sbuf, sizeof sbuf));
+        else if (rdl_config_line_of(ld, name, NULL) == 0)
+            rdl_config_note_loc(ld, name, NULL, lineno);
         if (strip(rb + 1)[0] != '\0')
-            line_problem(ld, lineno, "unexpected text after the ']' of a section name "
+            rdl_config_line_problem(ld, lineno, "unexpected text after the ']' of a section name "
                                      "(a header takes no comment)");
         return;
     }
 
     eq = strchr(s, '=');
     if (eq == NULL || eq == s) {
-        line_problem(ld, lineno, "syntax error: expected `key = value`, `[section]` or a comment "
+        rdl_config_line_problem(ld, lineno, "syntax error: expected `key = value`, `[section]` or a comment "
                                  "(line text not shown: it may hold a secret)");
         return;
     }
@@ -504,7 +365,7 @@ static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
     s = strip(s);
     lower(s);
     if (section[0] == '\0') {
-        line_problem(ld, lineno, "%s: key outside any section", show(s, kbuf, sizeof kbuf));
+        rdl_config_line_problem(ld, lineno, "%s: key outside any section", rdl_config_show(s, kbuf, sizeof kbuf));
         return;
     }
     v = eq + 1;
@@ -515,21 +376,21 @@ static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
          * quote; both would hide a mistake. */
         q = strchr(v + 1, *v);
         if (q == NULL) {
-            line_problem(ld, lineno, "%s:%s: unterminated quote", show(section, sbuf, sizeof sbuf),
-                         show(s, kbuf, sizeof kbuf));
+            rdl_config_line_problem(ld, lineno, "%s:%s: unterminated quote", rdl_config_show(section, sbuf, sizeof sbuf),
+                         rdl_config_show(s, kbuf, sizeof kbuf));
             return;
         }
         q++;
         while (isspace((unsigned char)*q))
             q++;
         if (*q != '\0' && *q != ';' && *q != '#') {
-            line_problem(ld, lineno, "%s:%s: unexpected text after the closing quote",
-                         show(section, sbuf, sizeof sbuf), show(s, kbuf, sizeof kbuf));
+            rdl_config_line_problem(ld, lineno, "%s:%s: unexpected text after the closing quote",
+                         rdl_config_show(section, sbuf, sizeof sbuf), rdl_config_show(s, kbuf, sizeof kbuf));
             return;
         }
     }
     if (section[0] != ':')
-        note_loc(ld, section, s, lineno);
+        rdl_config_note_loc(ld, section, s, lineno);
 }
 
 /* Check the file's form, line by line, and note where each section and
@@ -547,7 +408,7 @@ static int scan(rdl_load_t *ld, const char *buf, size_t len)
 
     if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
         /* iniparser would read the mark as part of the first line. */
-        line_problem(ld, 1, "the file starts with a UTF-8 byte order mark: save it without one");
+        rdl_config_line_problem(ld, 1, "the file starts with a UTF-8 byte order mark: save it without one");
         return ld->problems - before;
     }
     while (pos < len) {
@@ -564,10 +425,10 @@ static int scan(rdl_load_t *ld, const char *buf, size_t len)
         pos += plen + (nl != NULL);
         raw += plen + 1;
         if (!bad && memchr(line, '\0', plen) != NULL) {
-            line_problem(ld, lineno, "the line contains a NUL byte");
+            rdl_config_line_problem(ld, lineno, "the line contains a NUL byte");
             bad = true;
         } else if (!bad && raw > RDL_LINE_MAX + 1) {
-            line_problem(ld, start, "line too long (at most %d bytes%s)", RDL_LINE_MAX,
+            rdl_config_line_problem(ld, start, "line too long (at most %d bytes%s)", RDL_LINE_MAX,
                          cont ? ", continuations included" : "");
             bad = true;
         }
@@ -587,7 +448,7 @@ static int scan(rdl_load_t *ld, const char *buf, size_t len)
                 continue;
             cont = false;
             if (!bad) {
-                line_problem(ld, start, "a continuation ('\\' at the end) on the last line");
+                rdl_config_line_problem(ld, start, "a continuation ('\\' at the end) on the last line");
                 bad = true;
             }
         }
@@ -835,11 +696,11 @@ static void apply_frac(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
         /* fall through */
     case NUM_HUGE:
     case NUM_NEGATIVE:
-        key_problem(ld, kd->section, kd->key, "out of range %llu.%06llu..%llu.%06llu", kd->min / 1000000,
+        rdl_config_key_problem(ld, kd->section, kd->key, "out of range %llu.%06llu..%llu.%06llu", kd->min / 1000000,
                     kd->min % 1000000, kd->max / 1000000, kd->max % 1000000);
         break;
     default:
-        key_problem(ld, kd->section, kd->key, "not a decimal fraction (like 0.01, at most six decimals)");
+        rdl_config_key_problem(ld, kd->section, kd->key, "not a decimal fraction (like 0.01, at most six decimals)");
         break;
     }
     ld->problems++;
@@ -866,21 +727,21 @@ static void apply_num(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
 
     switch (parse_num(val, &v)) {
     case NUM_NEGATIVE:
-        key_problem(ld, kd->section, kd->key, "must not be negative (range %llu..%llu)",
+        rdl_config_key_problem(ld, kd->section, kd->key, "must not be negative (range %llu..%llu)",
                     kd->min, kd->max);
         goto bad;
     case NUM_GARBAGE:
-        key_problem(ld, kd->section, kd->key, "not a decimal number");
+        rdl_config_key_problem(ld, kd->section, kd->key, "not a decimal number");
         goto bad;
     case NUM_HUGE:
-        key_problem(ld, kd->section, kd->key, "number too large (range %llu..%llu)",
+        rdl_config_key_problem(ld, kd->section, kd->key, "number too large (range %llu..%llu)",
                     kd->min, kd->max);
         goto bad;
     default:
         break;
     }
     if (v < kd->min || v > kd->max) {
-        key_problem(ld, kd->section, kd->key, "%llu is out of range %llu..%llu",
+        rdl_config_key_problem(ld, kd->section, kd->key, "%llu is out of range %llu..%llu",
                     v, kd->min, kd->max);
         goto bad;
     }
@@ -949,12 +810,12 @@ static void set_hostports(rdl_load_t *ld, const char *section, const char *key, 
                 port = *q >= '0' && *q <= '9' ? port * 10 + (unsigned long)(*q - '0') : 65536;
         if (colon == NULL || he <= h || (size_t)(he - h) > RDL_HOST_MAX || colon + 1 == end || port < 1 ||
             port > 65535) {
-            key_problem(ld, section, key, "entry %d is not host:port with a port 1..65535", *n + 1);
+            rdl_config_key_problem(ld, section, key, "entry %d is not host:port with a port 1..65535", *n + 1);
             ld->problems++;
             return;
         }
         if (*n == max) {
-            key_problem(ld, section, key, "more than %d entries", max);
+            rdl_config_key_problem(ld, section, key, "more than %d entries", max);
             ld->problems++;
             return;
         }
@@ -974,7 +835,7 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     size_t len = strlen(val);
 
     if (kd->max != 0 && len > kd->max) {
-        key_problem(ld, kd->section, kd->key, "longer than %llu bytes", kd->max);
+        rdl_config_key_problem(ld, kd->section, kd->key, "longer than %llu bytes", kd->max);
         ld->problems++;
         return;
     }
@@ -998,7 +859,7 @@ static void apply_str(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
         /* The prefix is outside the hash tag "{name}": a brace in it would
          * move the tag and split a lock's keys across cluster slots. */
         if (strpbrk(val, "{}") != NULL) {
-            key_problem(ld, kd->section, kd->key, "must not contain '{' or '}'");
+            rdl_config_key_problem(ld, kd->section, kd->key, "must not contain '{' or '}'");
             ld->problems++;
             return;
         }
@@ -1056,7 +917,7 @@ static void apply_bool(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     bool b;
 
     if (rdl_config_parse_bool(val, &b) != 0) {
-        key_problem(ld, kd->section, kd->key,
+        rdl_config_key_problem(ld, kd->section, kd->key,
                     "not a boolean (yes/no, true/false, on/off, 1/0)");
         ld->problems++;
         return;
@@ -1099,9 +960,9 @@ static void apply_section(rdl_load_t *ld, dictionary *d, const char *sec)
     char sbuf[RDL_SHOW_MAX + 4];
 
     if (!known_section(sec)) {
-        int line = line_of(ld, sec, NULL);
+        int line = rdl_config_line_of(ld, sec, NULL);
         rdl_log(RDLOCK_LOG_ERROR, "config %s:%d: [%s]: unknown section", ld->file, line,
-                show(sec, sbuf, sizeof sbuf));
+                rdl_config_show(sec, sbuf, sizeof sbuf));
         ld->problems++;
         return;
     }
@@ -1131,7 +992,7 @@ static void apply_section(rdl_load_t *ld, dictionary *d, const char *sec)
         kd = keydef_of(sec, key);
         if (kd == NULL) {
             /* Never the value: `pasword = secret` must not leak. */
-            key_problem(ld, sec, key, "unknown key");
+            rdl_config_key_problem(ld, sec, key, "unknown key");
             ld->problems++;
         } else if (val[0] != '\0') { /* empty: the key's default */
             switch (kd->type) {
@@ -1201,14 +1062,14 @@ static int read_password_file(const rdl_load_t *ld, const char *section, const c
     fd = open(pf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         e = errno;
-        key_problem(ld, section, "password_file", "cannot open %s: %s", pf, strerror(e));
+        rdl_config_key_problem(ld, section, "password_file", "cannot open %s: %s", pf, strerror(e));
         return open_errno(e);
     }
     /* A directory or device is not a readable password file; refusing
      * them also keeps a FIFO or /dev/zero from hanging the load. */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        key_problem(ld, section, "password_file", "%s is not a readable regular file", pf);
+        rdl_config_key_problem(ld, section, "password_file", "%s is not a readable regular file", pf);
         return EACCES;
     }
     buf = malloc(RDL_PASSWORD_MAX + 2);
@@ -1222,7 +1083,7 @@ static int read_password_file(const rdl_load_t *ld, const char *section, const c
             continue;
         if (r < 0) {
             e = errno;
-            key_problem(ld, section, "password_file", "cannot read %s: %s", pf, strerror(e));
+            rdl_config_key_problem(ld, section, "password_file", "cannot read %s: %s", pf, strerror(e));
             rc = e == ENOMEM ? ENOMEM : EACCES;
             goto out;
         }
@@ -1232,7 +1093,7 @@ static int read_password_file(const rdl_load_t *ld, const char *section, const c
     }
     nl = memchr(buf, '\n', n);
     if (nl == NULL && n > RDL_PASSWORD_MAX) {
-        key_problem(ld, section, "password_file", "first line of %s is longer than %d bytes",
+        rdl_config_key_problem(ld, section, "password_file", "first line of %s is longer than %d bytes",
                     pf, RDL_PASSWORD_MAX);
         rc = EINVAL;
         goto out;
@@ -1241,12 +1102,12 @@ static int read_password_file(const rdl_load_t *ld, const char *section, const c
     if (linelen > 0 && buf[linelen - 1] == '\r')
         linelen--;
     if (linelen == 0) {
-        key_problem(ld, section, "password_file", "%s: the first line is empty", pf);
+        rdl_config_key_problem(ld, section, "password_file", "%s: the first line is empty", pf);
         rc = EINVAL;
         goto out;
     }
     if (memchr(buf, '\0', linelen) != NULL) {
-        key_problem(ld, section, "password_file", "%s: the first line contains a NUL byte", pf);
+        rdl_config_key_problem(ld, section, "password_file", "%s: the first line contains a NUL byte", pf);
         rc = EINVAL;
         goto out;
     }
@@ -1277,7 +1138,7 @@ static int password_from_file(rdl_load_t *ld, const char *section, const char *p
     if (*pw != NULL) {
         /* Two sources for one secret: refusing is clearer than a silent
          * precedence rule. */
-        key_problem(ld, section, "password_file", "give either password or password_file, not both");
+        rdl_config_key_problem(ld, section, "password_file", "give either password or password_file, not both");
         ld->problems++;
         return 0;
     }
@@ -1309,16 +1170,16 @@ static int tls_path(rdl_load_t *ld, const char *key, char **path, bool dir)
     *path = p;
     if (stat(p, &st) != 0) {
         int e = errno;
-        key_problem(ld, "redis", key, "cannot use %s: %s", p, strerror(e));
+        rdl_config_key_problem(ld, "redis", key, "cannot use %s: %s", p, strerror(e));
         return open_errno(e);
     }
     if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-        key_problem(ld, "redis", key, "%s is not a %s", p, dir ? "directory" : "regular file");
+        rdl_config_key_problem(ld, "redis", key, "%s is not a %s", p, dir ? "directory" : "regular file");
         return EACCES;
     }
     if (access(p, R_OK | (dir ? X_OK : 0)) != 0) {
         int e = errno;
-        key_problem(ld, "redis", key, "cannot read %s: %s", p, strerror(e));
+        rdl_config_key_problem(ld, "redis", key, "cannot read %s: %s", p, strerror(e));
         return open_errno(e);
     }
     return 0;
@@ -1337,14 +1198,14 @@ static int finish_tls(rdl_load_t *ld)
     cfg->sentinel_tls = cfg->tls;
     if (ld->sentinel_tls != NULL && ld->sentinel_tls[0] != '\0' &&
         rdl_config_parse_bool(ld->sentinel_tls, &cfg->sentinel_tls) != 0) {
-        key_problem(ld, "sentinel", "tls", "not a boolean (yes/no, true/false, on/off, 1/0), nor empty");
+        rdl_config_key_problem(ld, "sentinel", "tls", "not a boolean (yes/no, true/false, on/off, 1/0), nor empty");
         ld->problems++;
     }
     any = rdl_config_uses_tls(cfg);
 #ifndef RDL_HAVE_TLS
     /* Never a plain connection where TLS was asked for. */
     if (any) {
-        key_problem(ld, cfg->tls ? "redis" : "sentinel", "tls",
+        rdl_config_key_problem(ld, cfg->tls ? "redis" : "sentinel", "tls",
                     "this librdlock was built without TLS (hiredis >= 1.0 with hiredis_ssl is needed)");
         ld->problems++;
         return 0;
@@ -1358,18 +1219,18 @@ static int finish_tls(rdl_load_t *ld)
                              !cfg->tls_verify };
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
             if (set[i]) {
-                key_problem(ld, "redis", files[i], "given without tls = yes");
+                rdl_config_key_problem(ld, "redis", files[i], "given without tls = yes");
                 ld->problems++;
                 return 0;
             }
         return 0;
     }
     if (cfg->tls && cfg->socket != NULL) {
-        key_problem(ld, "redis", "tls", "cannot be used with socket (a unix socket never uses TLS)");
+        rdl_config_key_problem(ld, "redis", "tls", "cannot be used with socket (a unix socket never uses TLS)");
         ld->problems++;
     }
     if ((cfg->tls_cert_file == NULL) != (cfg->tls_key_file == NULL)) {
-        key_problem(ld, "redis", cfg->tls_cert_file == NULL ? "tls_key_file" : "tls_cert_file",
+        rdl_config_key_problem(ld, "redis", cfg->tls_cert_file == NULL ? "tls_key_file" : "tls_cert_file",
                     "needs %s too (a client certificate and its key go together)",
                     cfg->tls_cert_file == NULL ? "tls_cert_file" : "tls_key_file");
         ld->problems++;
@@ -1393,13 +1254,13 @@ static int finish(rdl_load_t *ld)
 
     if (!ld->lease_bad) {
         if (cfg->watchdog_interval_ms != 0 && cfg->watchdog_interval_ms >= cfg->lease_ms) {
-            key_problem(ld, "watchdog", "interval_ms",
+            rdl_config_key_problem(ld, "watchdog", "interval_ms",
                         "%u must be 0 or below [lock] lease_ms (%u)",
                         cfg->watchdog_interval_ms, cfg->lease_ms);
             ld->problems++;
         }
         if (cfg->max_hold_ms != 0 && cfg->max_hold_ms < cfg->lease_ms) {
-            key_problem(ld, "watchdog", "max_hold_ms",
+            rdl_config_key_problem(ld, "watchdog", "max_hold_ms",
                         "%u must be 0 or at least [lock] lease_ms (%u)",
                         cfg->max_hold_ms, cfg->lease_ms);
             ld->problems++;
@@ -1408,11 +1269,11 @@ static int finish(rdl_load_t *ld)
 
     /* Sentinel needs both; it finds a TCP address, not a socket path. */
     if ((cfg->sentinel_master != NULL) != (cfg->nsentinels > 0)) {
-        key_problem(ld, "sentinel", cfg->nsentinels > 0 ? "master_name" : "sentinels",
+        rdl_config_key_problem(ld, "sentinel", cfg->nsentinels > 0 ? "master_name" : "sentinels",
                     "missing: give both master_name and sentinels, or neither");
         ld->problems++;
     } else if (cfg->nsentinels > 0 && cfg->socket != NULL) {
-        key_problem(ld, "redis", "socket", "cannot be used with [sentinel] (Sentinel gives a TCP address)");
+        rdl_config_key_problem(ld, "redis", "socket", "cannot be used with [sentinel] (Sentinel gives a TCP address)");
         ld->problems++;
     }
 
@@ -1421,21 +1282,21 @@ static int finish(rdl_load_t *ld)
     if (cfg->nclusternodes > 0) {
         static const char *const not_with[][2] = { { "redis", "host" }, { "redis", "port" }, { "redis", "socket" } };
         for (size_t i = 0; i < sizeof not_with / sizeof not_with[0]; i++)
-            if (line_of(ld, not_with[i][0], not_with[i][1]) > 0) {
-                key_problem(ld, not_with[i][0], not_with[i][1],
+            if (rdl_config_line_of(ld, not_with[i][0], not_with[i][1]) > 0) {
+                rdl_config_key_problem(ld, not_with[i][0], not_with[i][1],
                             "cannot be used with [cluster] (the nodes are named there)");
                 ld->problems++;
             }
         if (cfg->nsentinels > 0 || cfg->sentinel_master != NULL) {
-            key_problem(ld, "cluster", "nodes", "cannot be used with [sentinel]: a cluster fails over by itself");
+            rdl_config_key_problem(ld, "cluster", "nodes", "cannot be used with [sentinel]: a cluster fails over by itself");
             ld->problems++;
         }
         if (cfg->db != 0) {
-            key_problem(ld, "redis", "db", "must be 0 with [cluster] (a cluster has only database 0)");
+            rdl_config_key_problem(ld, "redis", "db", "must be 0 with [cluster] (a cluster has only database 0)");
             ld->problems++;
         }
-    } else if (line_of(ld, "cluster", "refresh_ms") > 0 || line_of(ld, "cluster", "max_redirects") > 0) {
-        key_problem(ld, "cluster", line_of(ld, "cluster", "refresh_ms") > 0 ? "refresh_ms" : "max_redirects",
+    } else if (rdl_config_line_of(ld, "cluster", "refresh_ms") > 0 || rdl_config_line_of(ld, "cluster", "max_redirects") > 0) {
+        rdl_config_key_problem(ld, "cluster", rdl_config_line_of(ld, "cluster", "refresh_ms") > 0 ? "refresh_ms" : "max_redirects",
                     "given without [cluster] nodes");
         ld->problems++;
     }
@@ -1448,22 +1309,22 @@ static int finish(rdl_load_t *ld)
          * value, so that an empty or zero key stays harmless. */
         static const char *const not_with[][2] = { { "redis", "host" }, { "redis", "port" }, { "redis", "socket" } };
         for (size_t i = 0; i < sizeof not_with / sizeof not_with[0]; i++)
-            if (line_of(ld, not_with[i][0], not_with[i][1]) > 0) {
-                key_problem(ld, not_with[i][0], not_with[i][1],
+            if (rdl_config_line_of(ld, not_with[i][0], not_with[i][1]) > 0) {
+                rdl_config_key_problem(ld, not_with[i][0], not_with[i][1],
                             "cannot be used with [redlock] (independent masters, named there)");
                 ld->problems++;
             }
         if (cfg->sentinel_master != NULL || cfg->nsentinels > 0) {
-            key_problem(ld, "sentinel", cfg->nsentinels > 0 ? "sentinels" : "master_name",
+            rdl_config_key_problem(ld, "sentinel", cfg->nsentinels > 0 ? "sentinels" : "master_name",
                         "cannot be used with [redlock] (independent masters, no failover)");
             ld->problems++;
         }
         if (cfg->nclusternodes > 0) {
-            key_problem(ld, "cluster", "nodes", "cannot be used with [redlock]");
+            rdl_config_key_problem(ld, "cluster", "nodes", "cannot be used with [redlock]");
             ld->problems++;
         }
         if (cfg->wait_replicas > 0) {
-            key_problem(ld, "replication", "wait_replicas",
+            rdl_config_key_problem(ld, "replication", "wait_replicas",
                         "cannot be used with [redlock] (the quorum is the masters' own)");
             ld->problems++;
         }
@@ -1472,26 +1333,26 @@ static int finish(rdl_load_t *ld)
             for (int j = i + 1; j < cfg->nmasters; j++)
                 if (cfg->master_port[i] == cfg->master_port[j] &&
                     strcasecmp(cfg->master_host[i], cfg->master_host[j]) == 0) {
-                    key_problem(ld, "redlock", "masters", "%s:%d is listed twice: each master votes once",
+                    rdl_config_key_problem(ld, "redlock", "masters", "%s:%d is listed twice: each master votes once",
                                 cfg->master_host[i], cfg->master_port[i]);
                     ld->problems++;
                     i = cfg->nmasters; /* once is enough */
                     break;
                 }
         if (cfg->nmasters < 3 || cfg->nmasters % 2 == 0) {
-            key_problem(ld, "redlock", "masters", "%d given: an odd number from 3 to %d is needed for a majority",
+            rdl_config_key_problem(ld, "redlock", "masters", "%d given: an odd number from 3 to %d is needed for a majority",
                         cfg->nmasters, RDL_REDLOCK_MAX);
             ld->problems++;
         }
     } else if (cfg->drift_ppm != RDL_DRIFT_PPM_DEFAULT || cfg->restart_delay_ms >= 0) {
-        key_problem(ld, "redlock", cfg->drift_ppm != RDL_DRIFT_PPM_DEFAULT ? "drift_factor" : "restart_delay_ms",
+        rdl_config_key_problem(ld, "redlock", cfg->drift_ppm != RDL_DRIFT_PPM_DEFAULT ? "drift_factor" : "restart_delay_ms",
                     "given without [redlock] masters");
         ld->problems++;
     }
 
     /* WAIT runs on the command connection, inside its read timeout. */
     if (cfg->wait_replicas > 0 && cfg->wait_timeout_ms >= cfg->command_timeout_ms) {
-        key_problem(ld, "replication", "wait_timeout_ms",
+        rdl_config_key_problem(ld, "replication", "wait_timeout_ms",
                     "%d must be below [redis] command_timeout_ms (%d)", cfg->wait_timeout_ms,
                     cfg->command_timeout_ms);
         ld->problems++;
@@ -1504,7 +1365,7 @@ static int finish(rdl_load_t *ld)
         free(cfg->socket);
         cfg->socket = p;
         if (strlen(p) > RDL_SOCKET_MAX) {
-            key_problem(ld, "redis", "socket", "path longer than %zu bytes",
+            rdl_config_key_problem(ld, "redis", "socket", "path longer than %zu bytes",
                         (size_t)RDL_SOCKET_MAX);
             ld->problems++;
         }
@@ -1514,7 +1375,7 @@ static int finish(rdl_load_t *ld)
      * (a [sentinel] block half commented out). */
     if (cfg->nsentinels == 0 && cfg->sentinel_master == NULL &&
         (cfg->sentinel_username != NULL || cfg->sentinel_password != NULL || ld->sentinel_password_file != NULL)) {
-        key_problem(ld, "sentinel",
+        rdl_config_key_problem(ld, "sentinel",
                     cfg->sentinel_password != NULL   ? "password"
                     : ld->sentinel_password_file != NULL ? "password_file"
                                                          : "username",
@@ -1580,7 +1441,7 @@ static int load_file(rdl_config_t *cfg, const char *path)
     wipe_free(ld.password_file);
     wipe_free(ld.sentinel_password_file);
     free(ld.sentinel_tls);
-    locs_free(&ld);
+    rdl_config_locs_free(&ld);
 
     if (ld.oom || ini_oom || pf_rc == ENOMEM)
         rc = ENOMEM;

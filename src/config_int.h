@@ -1,0 +1,75 @@
+/* config_int.h - what the files of the configuration loader share, and
+ * nothing the rest of the library needs (that is config.h).
+ *
+ * The loader is split by job; config.c says in which order they run:
+ *
+ *   config.c         the entry points: defaults, free, the file search and
+ *                    one load from start to end
+ *   config_report.c  where each section and key stands in the file, and
+ *                    the problems logged with that line
+ *
+ * Every function here is hidden from the library's users like the rest of
+ * src/ (-fvisibility=hidden); the rdl_config_ prefix says whose it is. */
+#ifndef RDL_CONFIG_INT_H
+#define RDL_CONFIG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+/* How much of a name is shown in a log line. */
+#define RDL_SHOW_MAX 64
+
+/* Where a section header or a key stands in the file, for log lines: the
+ * first header of a section, the last line of a key (the last one wins, as
+ * in iniparser).  key NULL: a header. */
+typedef struct rdl_loc {
+    char *section;
+    char *key;
+    int line;
+} rdl_loc_t;
+
+/* What one load collects beyond *cfg. */
+typedef struct rdl_load {
+    const char *file;
+    rdl_config_t *cfg;
+    int problems;        /* EINVAL-class problems found */
+    int oom;
+    char *password_file; /* as written in the file */
+    char *sentinel_password_file; /* [sentinel]'s, as written */
+    char *sentinel_tls;  /* [sentinel] tls as written ("" or NULL: as [redis]) */
+    bool lease_bad;      /* lease_ms was invalid: skip the cross checks */
+    rdl_loc_t *locs;     /* from the scan, in file order */
+    size_t nlocs, caplocs;
+} rdl_load_t;
+
+/* ---------------------------------------------------- config_report.c */
+
+/* Copy a name from the file into buf for a log line (see config_report.c:
+ * never raw bytes, never too long).  Returns buf. */
+const char *rdl_config_show(const char *s, char *buf, size_t bufsz);
+
+/* One problem with a line of the file's form: "config FILE:LINE: reason",
+ * counted in ld->problems. */
+void rdl_config_line_problem(rdl_load_t *ld, int lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* One problem with a key, with its line when the file has the key:
+ * "config FILE:LINE: section:key: reason".  Not counted: the caller counts
+ * it (or returns an error code instead). */
+void rdl_config_key_problem(const rdl_load_t *ld, const char *section, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The line of section:key (key NULL: of the section's header), 0 if the
+ * file does not have it. */
+int rdl_config_line_of(const rdl_load_t *ld, const char *section, const char *key);
+
+/* Note where section:key (key NULL: the section's header) stands; sets
+ * ld->oom when out of memory. */
+void rdl_config_note_loc(rdl_load_t *ld, const char *section, const char *key, int line);
+
+/* Free what the notes hold. */
+void rdl_config_locs_free(rdl_load_t *ld);
+
+#endif
