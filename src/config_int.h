@@ -5,6 +5,8 @@
  *
  *   config.c         the entry points: defaults, free, the file search and
  *                    one load from start to end
+ *   config_files.c   the files read: the ini file, password_file and the
+ *                    TLS files it names
  *   config_report.c  where each section and key stands in the file, and
  *                    the problems logged with that line
  *
@@ -43,6 +45,30 @@ typedef struct rdl_load {
     rdl_loc_t *locs;     /* from the scan, in file order */
     size_t nlocs, caplocs;
 } rdl_load_t;
+
+/* ----------------------------------------------------- config_files.c */
+
+/* Map an open(2) failure on a file the user named to ENOENT, EACCES or
+ * ENOMEM. */
+int rdl_config_open_errno(int e);
+
+/* Read the whole ini file into a NUL-terminated buffer (*len bytes, which
+ * may contain NULs).  Returns 0, ENOENT, EACCES, EINVAL or ENOMEM, logged. */
+int rdl_config_read_file(const char *path, char **out, size_t *len);
+
+/* p (from the ini file named file) resolved against file's directory.
+ * Returns a new string or NULL (out of memory). */
+char *rdl_config_resolve_path(const char *file, const char *p);
+
+/* [section] password_file pf (NULL: not given) into *pw, unless password
+ * was given too (a problem).  0 or ENOENT, EACCES, ENOMEM; EINVAL-class
+ * problems are counted in ld->problems. */
+int rdl_config_password_from_file(rdl_load_t *ld, const char *section, const char *pf, char **pw);
+
+/* [redis] key, a TLS file (dir: the CA directory): *path resolved in place,
+ * and a readable regular file (or directory) there.  0, ENOENT, EACCES or
+ * ENOMEM, logged with the key's line. */
+int rdl_config_tls_path(rdl_load_t *ld, const char *key, char **path, bool dir);
 
 /* ---------------------------------------------------- config_report.c */
 
