@@ -7,6 +7,8 @@
  *                    one load from start to end
  *   config_files.c   the files read: the ini file, password_file and the
  *                    TLS files it names
+ *   config_scan.c    the file's form, line by line, before iniparser reads
+ *                    it (and the line of every section and key)
  *   config_report.c  where each section and key stands in the file, and
  *                    the problems logged with that line
  *
@@ -69,6 +71,13 @@ int rdl_config_password_from_file(rdl_load_t *ld, const char *section, const cha
  * and a readable regular file (or directory) there.  0, ENOENT, EACCES or
  * ENOMEM, logged with the key's line. */
 int rdl_config_tls_path(rdl_load_t *ld, const char *key, char **path, bool dir);
+
+/* ------------------------------------------------------ config_scan.c */
+
+/* Check the form of the file's text (buf, len bytes, NULs included), line
+ * by line, and note where each section and key is.  Returns the number of
+ * problems (logged and counted); ld->oom on ENOMEM. */
+int rdl_config_scan(rdl_load_t *ld, const char *buf, size_t len);
 
 /* ---------------------------------------------------- config_report.c */
 
