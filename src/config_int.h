@@ -9,6 +9,8 @@
  *                    TLS files it names
  *   config_scan.c    the file's form, line by line, before iniparser reads
  *                    it (and the line of every section and key)
+ *   config_keys.c    the table of sections and keys, and each value parsed
+ *                    into rdl_config_t
  *   config_report.c  where each section and key stands in the file, and
  *                    the problems logged with that line
  *
@@ -78,6 +80,22 @@ int rdl_config_tls_path(rdl_load_t *ld, const char *key, char **path, bool dir);
  * by line, and note where each section and key is.  Returns the number of
  * problems (logged and counted); ld->oom on ENOMEM. */
 int rdl_config_scan(rdl_load_t *ld, const char *buf, size_t len);
+
+/* ------------------------------------------------------ config_keys.c */
+
+/* One entry of the key table: opaque outside config_keys.c. */
+typedef struct rdl_keydef rdl_keydef_t;
+
+/* Whether [name] is a section the loader knows. */
+bool rdl_config_known_section(const char *name);
+
+/* The table's entry for section:key (both lowercase), NULL if unknown. */
+const rdl_keydef_t *rdl_config_keydef(const char *section, const char *key);
+
+/* Check val (not empty) as kd's type and range and store it in ld->cfg (or
+ * ld, for what finish checks later); each problem is logged and counted in
+ * ld->problems, ENOMEM sets ld->oom. */
+void rdl_config_apply_value(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val);
 
 /* ---------------------------------------------------- config_report.c */
 
