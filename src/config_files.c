@@ -203,7 +203,7 @@ static int read_password_file(const rdl_load_t *ld, const char *section, const c
     nl = memchr(buf, '\n', n);
     if (nl == NULL && n > RDL_PASSWORD_MAX) {
         rdl_config_key_problem(ld, section, "password_file", "first line of %s is longer than %d bytes",
-                    pf, RDL_PASSWORD_MAX);
+                               pf, RDL_PASSWORD_MAX);
         rc = EINVAL;
         goto out;
     }

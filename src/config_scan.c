@@ -73,7 +73,7 @@ static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
         else if (strchr(name, ':') != NULL)
             /* iniparser names keys "section:key"; [a:b] would read as [a]. */
             rdl_config_line_problem(ld, lineno, "[%s]: a section name cannot contain ':'",
-                         rdl_config_show(name, sbuf, sizeof sbuf));
+                                    rdl_config_show(name, sbuf, sizeof sbuf));
         else if (rdl_config_line_of(ld, name, NULL) == 0)
             rdl_config_note_loc(ld, name, NULL, lineno);
         if (strip(rb + 1)[0] != '\0')
@@ -103,8 +103,8 @@ static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
          * quote; both would hide a mistake. */
         q = strchr(v + 1, *v);
         if (q == NULL) {
-            rdl_config_line_problem(ld, lineno, "%s:%s: unterminated quote", rdl_config_show(section, sbuf, sizeof sbuf),
-                         rdl_config_show(s, kbuf, sizeof kbuf));
+            rdl_config_line_problem(ld, lineno, "%s:%s: unterminated quote",
+                                    rdl_config_show(section, sbuf, sizeof sbuf), rdl_config_show(s, kbuf, sizeof kbuf));
             return;
         }
         q++;
@@ -112,7 +112,7 @@ static void scan_line(rdl_load_t *ld, int lineno, char *s, char *section)
             q++;
         if (*q != '\0' && *q != ';' && *q != '#') {
             rdl_config_line_problem(ld, lineno, "%s:%s: unexpected text after the closing quote",
-                         rdl_config_show(section, sbuf, sizeof sbuf), rdl_config_show(s, kbuf, sizeof kbuf));
+                                    rdl_config_show(section, sbuf, sizeof sbuf), rdl_config_show(s, kbuf, sizeof kbuf));
             return;
         }
     }
@@ -156,7 +156,7 @@ int rdl_config_scan(rdl_load_t *ld, const char *buf, size_t len)
             bad = true;
         } else if (!bad && raw > RDL_LINE_MAX + 1) {
             rdl_config_line_problem(ld, start, "line too long (at most %d bytes%s)", RDL_LINE_MAX,
-                         cont ? ", continuations included" : "");
+                                    cont ? ", continuations included" : "");
             bad = true;
         }
         e = plen;
