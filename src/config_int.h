@@ -9,6 +9,8 @@
  *                    TLS files it names
  *   config_scan.c    the file's form, line by line, before iniparser reads
  *                    it (and the line of every section and key)
+ *   config_ini.c     iniparser: it reads the file, and each key it found
+ *                    goes to the key table
  *   config_keys.c    the table of sections and keys, and each value parsed
  *                    into rdl_config_t
  *   config_report.c  where each section and key stands in the file, and
@@ -80,6 +82,15 @@ int rdl_config_tls_path(rdl_load_t *ld, const char *key, char **path, bool dir);
  * by line, and note where each section and key is.  Returns the number of
  * problems (logged and counted); ld->oom on ENOMEM. */
 int rdl_config_scan(rdl_load_t *ld, const char *buf, size_t len);
+
+/* ------------------------------------------------------- config_ini.c */
+
+/* iniparser_load(ld->file), its errors logged (scrubbed) and counted in
+ * ld->problems, and every key of every section checked and stored
+ * (rdl_config_apply_value).  Returns whether iniparser gave a dictionary,
+ * that is whether the keys were read; *ini_oom is set when iniparser ran
+ * out of memory (ld->oom when the loader did). */
+bool rdl_config_ini_apply(rdl_load_t *ld, int *ini_oom);
 
 /* ------------------------------------------------------ config_keys.c */
 
