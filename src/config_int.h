@@ -5,6 +5,7 @@
  *
  *   config.c         the entry points: defaults, free, the file search and
  *                    one load from start to end
+ *   config_check.c   the rules between keys, once all are read
  *   config_files.c   the files read: the ini file, password_file and the
  *                    TLS files it names
  *   config_scan.c    the file's form, line by line, before iniparser reads
@@ -51,6 +52,14 @@ typedef struct rdl_load {
     rdl_loc_t *locs;     /* from the scan, in file order */
     size_t nlocs, caplocs;
 } rdl_load_t;
+
+/* ----------------------------------------------------- config_check.c */
+
+/* The rules that involve more than one key, and the files the keys name
+ * (socket, password_file, the TLS files), once every key is read.
+ * Returns 0 or the error of a file (ENOENT, EACCES, ENOMEM); EINVAL-class
+ * problems are logged and counted in ld->problems. */
+int rdl_config_finish(rdl_load_t *ld);
 
 /* ----------------------------------------------------- config_files.c */
 
