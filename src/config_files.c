@@ -29,7 +29,7 @@
 #define RDL_PASSWORD_MAX 65536
 
 /* Map an open(2) failure on a file the user named to our codes. */
-int rdl_config_open_errno(int e)
+static int open_errno(int e)
 {
     switch (e) {
     case ENOENT:
@@ -60,13 +60,13 @@ int rdl_config_read_file(const char *path, char **out, size_t *len)
     if (fd < 0) {
         e = errno;
         rdl_log(RDLOCK_LOG_ERROR, "config %s: cannot open: %s", path, strerror(e));
-        return rdl_config_open_errno(e);
+        return open_errno(e);
     }
     if (fstat(fd, &st) != 0) {
         e = errno;
         close(fd);
         rdl_log(RDLOCK_LOG_ERROR, "config %s: cannot stat: %s", path, strerror(e));
-        return rdl_config_open_errno(e);
+        return open_errno(e);
     }
     /* iniparser reads the file again by name, so it must be a plain file:
      * a directory would load as an empty file, a pipe would be drained. */
@@ -172,7 +172,7 @@ static int read_password_file(const rdl_load_t *ld, const char *section, const c
     if (fd < 0) {
         e = errno;
         rdl_config_key_problem(ld, section, "password_file", "cannot open %s: %s", pf, strerror(e));
-        return rdl_config_open_errno(e);
+        return open_errno(e);
     }
     /* A directory or device is not a readable password file; refusing
      * them also keeps a FIFO or /dev/zero from hanging the load. */
@@ -280,7 +280,7 @@ int rdl_config_tls_path(rdl_load_t *ld, const char *key, char **path, bool dir)
     if (stat(p, &st) != 0) {
         int e = errno;
         rdl_config_key_problem(ld, "redis", key, "cannot use %s: %s", p, strerror(e));
-        return rdl_config_open_errno(e);
+        return open_errno(e);
     }
     if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
         rdl_config_key_problem(ld, "redis", key, "%s is not a %s", p, dir ? "directory" : "regular file");
@@ -289,7 +289,7 @@ int rdl_config_tls_path(rdl_load_t *ld, const char *key, char **path, bool dir)
     if (access(p, R_OK | (dir ? X_OK : 0)) != 0) {
         int e = errno;
         rdl_config_key_problem(ld, "redis", key, "cannot read %s: %s", p, strerror(e));
-        return rdl_config_open_errno(e);
+        return open_errno(e);
     }
     return 0;
 }

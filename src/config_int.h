@@ -1,21 +1,22 @@
 /* config_int.h - what the files of the configuration loader share, and
  * nothing the rest of the library needs (that is config.h).
  *
- * The loader is split by job; config.c says in which order they run:
+ * The loader is split by job, listed here in the order a load runs them
+ * (config.c's comment tells the steps):
  *
  *   config.c         the entry points: defaults, free, the file search and
  *                    one load from start to end
- *   config_check.c   the rules between keys, once all are read
- *   config_files.c   the files read: the ini file, password_file and the
- *                    TLS files it names
+ *   config_files.c   the files read: the ini file, and the password_file
+ *                    and TLS files it names
  *   config_scan.c    the file's form, line by line, before iniparser reads
  *                    it (and the line of every section and key)
+ *   config_report.c  where each section and key stands in the file, and
+ *                    the problems logged with that line
  *   config_ini.c     iniparser: it reads the file, and each key it found
  *                    goes to the key table
  *   config_keys.c    the table of sections and keys, and each value parsed
  *                    into rdl_config_t
- *   config_report.c  where each section and key stands in the file, and
- *                    the problems logged with that line
+ *   config_check.c   the rules between keys, once all are read
  *
  * Every function here is hidden from the library's users like the rest of
  * src/ (-fvisibility=hidden); the rdl_config_ prefix says whose it is. */
@@ -53,19 +54,7 @@ typedef struct rdl_load {
     size_t nlocs, caplocs;
 } rdl_load_t;
 
-/* ----------------------------------------------------- config_check.c */
-
-/* The rules that involve more than one key, and the files the keys name
- * (socket, password_file, the TLS files), once every key is read.
- * Returns 0 or the error of a file (ENOENT, EACCES, ENOMEM); EINVAL-class
- * problems are logged and counted in ld->problems. */
-int rdl_config_finish(rdl_load_t *ld);
-
 /* ----------------------------------------------------- config_files.c */
-
-/* Map an open(2) failure on a file the user named to ENOENT, EACCES or
- * ENOMEM. */
-int rdl_config_open_errno(int e);
 
 /* Read the whole ini file into a NUL-terminated buffer (*len bytes, which
  * may contain NULs).  Returns 0, ENOENT, EACCES, EINVAL or ENOMEM, logged. */
@@ -91,31 +80,6 @@ int rdl_config_tls_path(rdl_load_t *ld, const char *key, char **path, bool dir);
  * by line, and note where each section and key is.  Returns the number of
  * problems (logged and counted); ld->oom on ENOMEM. */
 int rdl_config_scan(rdl_load_t *ld, const char *buf, size_t len);
-
-/* ------------------------------------------------------- config_ini.c */
-
-/* iniparser_load(ld->file), its errors logged (scrubbed) and counted in
- * ld->problems, and every key of every section checked and stored
- * (rdl_config_apply_value).  Returns whether iniparser gave a dictionary,
- * that is whether the keys were read; *ini_oom is set when iniparser ran
- * out of memory (ld->oom when the loader did). */
-bool rdl_config_ini_apply(rdl_load_t *ld, int *ini_oom);
-
-/* ------------------------------------------------------ config_keys.c */
-
-/* One entry of the key table: opaque outside config_keys.c. */
-typedef struct rdl_keydef rdl_keydef_t;
-
-/* Whether [name] is a section the loader knows. */
-bool rdl_config_known_section(const char *name);
-
-/* The table's entry for section:key (both lowercase), NULL if unknown. */
-const rdl_keydef_t *rdl_config_keydef(const char *section, const char *key);
-
-/* Check val (not empty) as kd's type and range and store it in ld->cfg (or
- * ld, for what finish checks later); each problem is logged and counted in
- * ld->problems, ENOMEM sets ld->oom. */
-void rdl_config_apply_value(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val);
 
 /* ---------------------------------------------------- config_report.c */
 
@@ -144,5 +108,38 @@ void rdl_config_note_loc(rdl_load_t *ld, const char *section, const char *key, i
 
 /* Free what the notes hold. */
 void rdl_config_locs_free(rdl_load_t *ld);
+
+/* ------------------------------------------------------- config_ini.c */
+
+/* iniparser_load(ld->file), its errors logged (scrubbed) and counted in
+ * ld->problems, and every key of every section checked and stored
+ * (rdl_config_apply_value).  Returns whether iniparser gave a dictionary,
+ * that is whether the keys were read; *ini_oom is set when iniparser ran
+ * out of memory (ld->oom when the loader did). */
+bool rdl_config_ini_apply(rdl_load_t *ld, int *ini_oom);
+
+/* ------------------------------------------------------ config_keys.c */
+
+/* One entry of the key table: opaque outside config_keys.c. */
+typedef struct rdl_keydef rdl_keydef_t;
+
+/* Whether [name] is a section the loader knows. */
+bool rdl_config_known_section(const char *name);
+
+/* The table's entry for section:key (both lowercase), NULL if unknown. */
+const rdl_keydef_t *rdl_config_keydef(const char *section, const char *key);
+
+/* Check val (not empty) as kd's type and range and store it in ld->cfg (or
+ * ld, for what finish checks later); each problem is logged and counted in
+ * ld->problems, ENOMEM sets ld->oom. */
+void rdl_config_apply_value(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val);
+
+/* ----------------------------------------------------- config_check.c */
+
+/* The rules that involve more than one key, and the files the keys name
+ * (socket, password_file, the TLS files), once every key is read.
+ * Returns 0 or the error of a file (ENOENT, EACCES, ENOMEM); EINVAL-class
+ * problems are logged and counted in ld->problems. */
+int rdl_config_finish(rdl_load_t *ld);
 
 #endif
