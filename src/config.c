@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config.h"
 #include "config_int.h"
 #include "log.h"
 

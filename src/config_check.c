@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/un.h>
 
+#include "config.h"
 #include "config_int.h"
 
 /* Longest unix socket path that fits sockaddr_un with its NUL; hiredis

@@ -26,7 +26,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+/* The configuration (rdl_config_t, config.h) by its struct name: config.c
+ * includes this header, so this header does not include config.h back (no
+ * include cycle between the two). */
+struct rdl_config;
 
 /* How much of a name is shown in a log line. */
 #define RDL_SHOW_MAX 64
@@ -43,7 +46,7 @@ typedef struct rdl_loc {
 /* What one load collects beyond *cfg. */
 typedef struct rdl_load {
     const char *file;
-    rdl_config_t *cfg;
+    struct rdl_config *cfg;
     int problems;        /* EINVAL-class problems found */
     int oom;
     char *password_file; /* as written in the file */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config.h"
 #include "config_int.h"
 
 /* A DNS name is at most 253 bytes; leave room for odd but valid forms. */
