@@ -17,11 +17,11 @@
 #     RDSOMETHING(N), in any page, names a page that man/ has;
 #   - the configuration keys: rdlock.ini(5) (its KEYS section: each
 #     `.TP` + `.B key` under a `.SS [section]`) documents exactly the keys
-#     the loader knows (src/config.c, its keydefs table), no more, no fewer;
-#     conf/rdlock.ini, the sample that docs/CONTRACT.md section 3 promises
-#     "with a comment on every key", has every key; and every man page,
-#     docs/CONTRACT.md and conf/rdlock.ini name only keys that rdlock.ini(5)
-#     documents, in whichever of the forms they use:
+#     the loader knows (src/config_keys.c, its keydefs table), no more, no
+#     fewer; conf/rdlock.ini, the sample that docs/CONTRACT.md section 3
+#     promises "with a comment on every key", has every key; and every man
+#     page, docs/CONTRACT.md and conf/rdlock.ini name only keys that
+#     rdlock.ini(5) documents, in whichever of the forms they use:
 #       [section] key                 prose: the pages rendered to text,
 #                                     CONTRACT.md without its backquotes,
 #                                     the comments of conf/rdlock.ini
@@ -57,7 +57,10 @@ fi
 top=$(cd "$top" && pwd) || exit 1
 mandir=$top/man
 header=$top/include/rdlock.h
-config=$top/src/config.c
+# The file of the loader that holds its table of keys (keydefs): named
+# once, for the messages too.
+keytable=src/config_keys.c
+config=$top/$keytable
 contract=$top/docs/CONTRACT.md
 sample=$top/conf/rdlock.ini
 inipage=$mandir/man5/rdlock.ini.5
@@ -170,7 +173,7 @@ awk '/keydefs\[\][ \t]*=[ \t]*\{/ { on = 1; next }
     on && match($0, /\{[ \t]*"[a-z_]+",[ \t]*"[a-z0-9_]+"/) {
         e = substr($0, RSTART, RLENGTH); gsub(/[{" \t]/, "", e); sub(/,/, " ", e); print e
     }' "$config" | sort -u >"$tmp/loader"
-[ -s "$tmp/loader" ] || fail "src/config.c: no keys found in its keydefs table"
+[ -s "$tmp/loader" ] || fail "$keytable: no keys found in its keydefs table"
 
 # What rdlock.ini(5) documents: each .TP whose tag is `.B key`, under
 # `.SS [section]` of the KEYS section.
@@ -187,10 +190,10 @@ awk '/^\.SH/ { on = ($0 ~ /^\.SH[ \t]+"?KEYS"?[ \t]*$/); sec = ""; tp = 0; next 
 [ -s "$tmp/documented" ] || fail "man/man5/rdlock.ini.5: no keys found in its KEYS section"
 
 comm -23 "$tmp/documented" "$tmp/loader" | while read -r sec key; do
-    echo "man/man5/rdlock.ini.5 documents [$sec] $key, which the loader (src/config.c, keydefs) does not know"
+    echo "man/man5/rdlock.ini.5 documents [$sec] $key, which the loader ($keytable, keydefs) does not know"
 done >"$tmp/p1"
 comm -13 "$tmp/documented" "$tmp/loader" | while read -r sec key; do
-    echo "the loader (src/config.c, keydefs) knows [$sec] $key, which man/man5/rdlock.ini.5 does not document"
+    echo "the loader ($keytable, keydefs) knows [$sec] $key, which man/man5/rdlock.ini.5 does not document"
 done >>"$tmp/p1"
 if [ -s "$tmp/p1" ]; then
     failed=1

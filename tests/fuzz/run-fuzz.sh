@@ -89,7 +89,8 @@ targets=${FUZZ_TARGETS:-fuzz_config fuzz_reply fuzz_slotmap}
 for t in $targets; do
     case $t in
     fuzz_config)
-        build_target fuzz_config "$srcdir/tests/fuzz/fuzz_config.c" "$srcdir/src/config.c" "$srcdir/src/log.c" \
+        # The loader is src/config.c and the config_*.c it is split into.
+        build_target fuzz_config "$srcdir/tests/fuzz/fuzz_config.c" "$srcdir"/src/config*.c "$srcdir/src/log.c" \
             -liniparser -lpthread
         run_target fuzz_config "$srcdir/tests/fuzz/corpus-config" "$srcdir/conf/rdlock.ini"
         ;;
