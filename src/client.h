@@ -49,6 +49,7 @@ struct rdlock_client {
     rdl_config_t cfg;
     const struct rdl_topology_ops *topo; /* which server serves a name (topology.h) */
     const rdl_scripts_t *scripts;  /* the topology's set (script.h) */
+    const struct rdl_exec_ops *exec; /* how steps run on it (exec.h) */
     char id[RDL_ID_HEX + 1];  /* 128 random bits from the OS, hex */
     char host[256];
     pid_t pid;

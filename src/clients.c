@@ -14,6 +14,7 @@
 #include "clients.h"
 #include "clock.h"
 #include "events.h"
+#include "exec.h"
 #include "handle.h"
 #include "hold.h"
 #include "ident.h"
@@ -171,6 +172,7 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
     /* Connect once: refused authentication or a rejected db is an error
      * now; an unreachable server only with fail_fast (docs/CONTRACT.md section 3). */
     c->topo = rdl_topology_of(&c->cfg);
+    c->exec = rdl_exec_of(c->topo);
     c->always_on = c->topo->always_on;
     c->bg_start = rdl_events_start;
     c->scripts = c->topo->sharded ? &rdl_scripts_sharded : &rdl_scripts_plain;

@@ -20,15 +20,14 @@
 #include "clients.h"
 #include "clock.h"
 #include "events.h"
+#include "exec.h"
 #include "exit.h"
 #include "handover.h"
 #include "hold.h"
 #include "ident.h"
 #include "lock.h"
-#include "lock_quorum.h"
 #include "log.h"
 #include "pool.h"
-#include "quorum.h"
 #include "reply.h"
 #include "script.h"
 #include "timeutil.h"
@@ -140,7 +139,6 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
     const char *argv[RDL_NKEYS_RELEASE + 2];
     size_t lens[RDL_NKEYS_RELEASE + 2];
     char packed[360];
-    redisReply *r;
     size_t n, l;
     int i, rc, voids = 0;
 
@@ -188,35 +186,13 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
     argv[RDL_NKEYS_RELEASE + 1] = packed;
     lens[RDL_NKEYS_RELEASE + 1] = n;
     for (;;) {
-        if (a->c->topo->quorum) {
-            /* Redlock: every master at once, counted by majority. */
-            rc = rdl_quorum_acquire(a->c, argv, lens, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2,
-                                    (size_t)(call.stamp - packed), a->lease_ms, &ar, &call);
-            if (call.unsure_until > a->unsure_until)
-                a->unsure_until = call.unsure_until;
-            if (call.sent_at >= 0)
-                a->sent_at = call.sent_at;
-            if (rc == ESTALE && ++voids < RDL_VOID_MAX)
-                continue;
-            if (rc == ESTALE)
-                rc = EIO;
-            a->new_call = rc != 0 && rc != EOWNERDEAD;
-            if (rc != 0 && rc != EOWNERDEAD && rc != EBUSY)
-                return rc;
-            break;
-        }
-        rc = rdl_client_script(a->c, a->c->scripts->acquire, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2, argv, lens,
-                               deadline, &r, &call);
+        rc = a->c->exec->acquire(a->c, argv, lens, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2, a->lease_ms, deadline,
+                                 &ar, &call);
         if (call.unsure_until > a->unsure_until)
             a->unsure_until = call.unsure_until;
         if (call.sent_at >= 0)
             a->sent_at = call.sent_at; /* else nothing went out: keep the last */
         a->acked = call.acked;
-        if (rc != 0)
-            return rc;
-        rc = rdl_reply_acquire(r, &ar);
-        freeReplyObject(r);
-        rdl_client_clock(a->c, call.route, ar.now, call.answer_at);
         if (rc != ESTALE)
             break;
         /* Void on arrival: our idea of the server's clock was off (a
@@ -225,9 +201,17 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
         if (++voids >= RDL_VOID_MAX) {
             rdl_log(RDLOCK_LOG_ERROR, "%.*s: the server's clock keeps moving under the request deadlines",
                     (int)a->keys.l[0], a->keys.v[0]);
-            return EIO;
+            rc = EIO;
+            break;
         }
     }
+    /* Where an attempt that did not take the lock may have been granted
+     * and given back somewhere (exec.h), the next one is a call of its
+     * own. */
+    if (a->c->exec->caps & RDL_EXEC_GRANTS_UNDONE)
+        a->new_call = rc != 0 && rc != EOWNERDEAD;
+    if (rc != 0 && rc != EOWNERDEAD && rc != EBUSY)
+        return rc;
     a->token = ar.token;
     memcpy(a->prev, ar.prev, sizeof a->prev);
     if (rc == EBUSY) {
@@ -265,12 +249,10 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
 static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
                   const char *call, const char *arg4, const char *arg5, long long deadline, leave_reply_t *out)
 {
-    rdl_call_t rc_call = { 0 };
     const char *argv[RDL_NKEYS_RELEASE + 5];
     size_t lens[RDL_NKEYS_RELEASE + 5];
     char keep[24];
-    redisReply *r;
-    int i, rc, argc = RDL_NKEYS_RELEASE + 3;
+    int i, argc = RDL_NKEYS_RELEASE + 3;
 
     for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
         argv[i] = keys->v[i];
@@ -297,17 +279,8 @@ static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner
             lens[argc++] = strlen(arg5);
         }
     }
-    if (c->topo->quorum)
-        return rdl_quorum_release(c, argv, lens, RDL_NKEYS_RELEASE, argc, deadline, &out->r, &out->sent_at,
-                                  &out->ambiguous);
-    rc = rdl_client_script(c, c->scripts->release, RDL_NKEYS_RELEASE, argc, argv, lens, deadline, &r, &rc_call);
-    if (rc != 0)
-        return rc;
-    rc = rdl_reply_release(r, &out->r);
-    freeReplyObject(r);
-    out->sent_at = rc_call.sent_at;
-    out->ambiguous = rc_call.maybe_ran;
-    return rc;
+    return c->exec->release(c, argv, lens, RDL_NKEYS_RELEASE, argc, deadline, &out->r, &out->sent_at,
+                            &out->ambiguous);
 }
 
 /* Tell local waiters what a release or unwait did (mu held): hand the lock
@@ -397,7 +370,7 @@ static rdl_hold_t *record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *
         hold->unsure_ms = (unsigned)(a->unsure_until - hold->acquired_at);
     hold->watchdog = h->watchdog >= 0 ? h->watchdog != 0 : cfg->watchdog_enabled;
     hold->handle = h; /* its lost callback is the handle's: rdl_hold_lostcb */
-    if (c->topo->quorum && a->prev[0] != '\0' && a->mode == 'x')
+    if ((c->exec->caps & RDL_EXEC_DEAD_OWNER) && a->prev[0] != '\0' && a->mode == 'x')
         /* lock_quorum.c; none if short of memory: not cleared elsewhere */
         hold = rdl_hold_set_dead_owner(hold, a->prev);
     /* Insert cannot fail: the table grows before it is full, and a failed
@@ -430,7 +403,7 @@ static int attempt_init(attempt_t *a, rdlock_client_t *c, const rdl_handle_t *h,
     claim = 2 * (unsigned)c->cfg.command_timeout_ms;
     if (claim > lease / 2)
         claim = lease / 2 ? lease / 2 : 1;
-    if (c->topo->quorum)
+    if (!(c->exec->caps & RDL_EXEC_HANDOVER))
         claim = 0;
     a->claim[rdl_fmt_u64(a->claim, claim)] = '\0';
     a->claim_ms = claim;
@@ -630,7 +603,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
              * by this look, like any other. */
             RDL_LOCK(c);
             gen0 = rdl_waitq_look(c, q, &me);
-            if (c->topo->quorum && mode == 'x')
+            if ((c->exec->caps & RDL_EXEC_VOTE_ONE) && mode == 'x')
                 vote = rdl_waitq_vote_begin(c, q, &me);
             if (!vote) {
                 /* Redlock: another thread of ours is voting for this
@@ -653,7 +626,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
             }
         }
         rc = try_confirmed(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1);
-        if (q != NULL && c->topo->quorum && mode == 'x') {
+        if (q != NULL && (c->exec->caps & RDL_EXEC_VOTE_ONE) && mode == 'x') {
             RDL_LOCK(c);
             rdl_waitq_vote_end(c, q, &me);
             RDL_UNLOCK(c);
@@ -787,7 +760,7 @@ int rdl_release(rdl_handle_t *h)
     /* On a quorum, a release that some masters confirmed asks the others
      * until the lease would have ended (lock_quorum.h); on one server the
      * client's own retries bound it. */
-    deadline = c->topo->quorum ? hold->expires_at : -1;
+    deadline = (c->exec->caps & RDL_EXEC_RELEASE_TO_EXPIRY) ? hold->expires_at : -1;
     RDL_UNLOCK(c);
 
     /* An acquire attempt of this hold that got no answer may still arrive:
@@ -923,73 +896,16 @@ int rdl_consistent(rdl_handle_t *h)
     return rc;
 }
 
-/* A name's script (reset, status) on every Redlock master: the answer of
- * the first that gave one, if a majority did; else EIO.  A reset must
- * reach them all: the ones that did not answer keep what they have. */
-static int quorum_script(rdlock_client_t *c, const rdl_script_t *script, const lock_keys_t *keys,
-                         redisReply **reply)
-{
-    rdl_qcall_t q;
-    int n = rdl_redlock_count(c), got = 0, k;
-    rdl_quorum_init(c, &q, script, RDL_NKEYS, RDL_NKEYS, keys->v, keys->l);
-    if (rdl_quorum_exchange(c, &q) != 0)
-        return ENOMEM;
-    *reply = NULL;
-    for (k = 0; k < n; k++)
-        if (q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR) {
-            got++;
-            if (*reply == NULL) {
-                *reply = q.ans[k].r;
-                q.ans[k].r = NULL;
-            }
-        }
-    rdl_quorum_free(&q);
-    if (got < rdl_redlock_majority(c) || *reply == NULL) {
-        if (*reply != NULL)
-            freeReplyObject(*reply);
-        *reply = NULL;
-        rdl_log(RDLOCK_LOG_ERROR, "%s: %d of %d redlock masters answered", script->name, got, n);
-        return EIO;
-    }
-    if (got < n)
-        rdl_log(RDLOCK_LOG_WARN, "%s: %d of %d redlock masters answered", script->name, got, n);
-    return 0;
-}
-
 int rdl_lock_script_on(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen, unsigned server,
                        char *where, size_t n, redisReply **reply)
 {
     lock_keys_t keys;
-    rdl_qcall_t q;
-    int rc, k;
-    if (!c->topo->quorum) {
-        if (server != 0)
-            return EINVAL;
-        rdl_topology_where(&c->cfg, where, n);
-        return rdl_lock_script(c, script, key, keylen, reply);
-    }
-    if (server >= (unsigned)rdl_redlock_count(c))
-        return EINVAL;
-    snprintf(where, n, "%s", rdl_redlock_route(c, (int)server));
-    if ((rc = keys_make(&keys, key, keylen, NULL)) != 0)
-        return rc;
-    rdl_quorum_init(c, &q, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l);
-    q.force = true; /* this master, whatever its backoff says */
-    for (k = 0; k < rdl_redlock_count(c); k++)
-        q.skip[k] = k != (int)server;
-    rc = rdl_quorum_exchange(c, &q);
-    free(keys.buf);
+    int rc = keys_make(&keys, key, keylen, NULL);
     if (rc != 0)
         return rc;
-    if (q.ans[server].rc != 0 || q.ans[server].r->type == REDIS_REPLY_ERROR) {
-        rc = q.ans[server].rc == 0 ? rdl_reply_error(q.ans[server].r) : EIO;
-        rdl_quorum_free(&q);
-        return rc;
-    }
-    *reply = q.ans[server].r;
-    q.ans[server].r = NULL;
-    rdl_quorum_free(&q);
-    return 0;
+    rc = c->exec->script_on(c, script, RDL_NKEYS, keys.v, keys.l, server, where, n, reply);
+    free(keys.buf);
+    return rc;
 }
 
 int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
@@ -999,10 +915,7 @@ int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *
     int rc = keys_make(&keys, key, keylen, NULL);
     if (rc != 0)
         return rc;
-    if (c->topo->quorum)
-        rc = quorum_script(c, script, &keys, reply);
-    else
-        rc = rdl_client_script(c, script, RDL_NKEYS, RDL_NKEYS, keys.v, keys.l, -1, reply, NULL);
+    rc = c->exec->script(c, script, RDL_NKEYS, keys.v, keys.l, reply);
     free(keys.buf);
     return rc;
 }

@@ -12,13 +12,13 @@
 #include "call.h"
 #include "client.h"
 #include "clock.h"
-#include "fmt.h"
+#include "exec.h"
 #include "exit.h"
+#include "fmt.h"
 #include "ident.h"
 #include "lock.h"
 #include "log.h"
 #include "prim.h"
-#include "prim_quorum.h"
 #include "timeutil.h"
 #include "topology.h"
 #include "waitq.h"
@@ -140,11 +140,7 @@ int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stampe
         /* On a Redlock quorum the step runs on a leader and its state is
          * copied to a majority (prim_quorum.h); the holder hash is the
          * second key of both scripts. */
-        if (c->topo->quorum)
-            rc = rdl_prim_quorum_script(c, script, n, n + RDL_PRIM_NARGS, argv, lens, n + 3, 1, deadline, &reply,
-                                        &call);
-        else
-            rc = rdl_client_script(c, script, n, n + RDL_PRIM_NARGS, argv, lens, deadline, &reply, &call);
+        rc = c->exec->step(c, script, n, n + RDL_PRIM_NARGS, argv, lens, n + 3, 1, deadline, &reply, &call);
         if (call.unsure_until > r->unsure_until)
             r->unsure_until = call.unsure_until;
         if (call.sent_at >= 0)

@@ -30,15 +30,15 @@
 #include "client.h"
 #include "clients.h"
 #include "clock.h"
+#include "exec.h"
 #include "exit.h"
 #include "handle.h"
 #include "hold.h"
 #include "ident.h"
 #include "lock.h"
 #include "log.h"
-#include "prim_quorum.h"
-#include "sem.h"
 #include "script.h"
+#include "sem.h"
 #include "timeutil.h"
 #include "topology.h"
 #include "waitq.h"
@@ -261,12 +261,8 @@ static int req_run(sem_req_t *r, char op, long long deadline, sem_reply_t *out)
          * takers can each find a majority with a permit left): on Redlock
          * the semaphore's whole state moves from step to step
          * (prim_quorum.h).  The stamp is ARGV[6], the holders KEYS[2]. */
-        if (c->topo->quorum)
-            rc = rdl_prim_quorum_script(c, c->scripts->sem, SEM_NKEYS, SEM_NKEYS + SEM_NARGS, argv, lens,
-                                        SEM_NKEYS + 5, 1, deadline, &reply, &call);
-        else
-            rc = rdl_client_script(c, c->scripts->sem, SEM_NKEYS, SEM_NKEYS + SEM_NARGS, argv, lens, deadline,
-                                   &reply, &call);
+        rc = c->exec->step(c, c->scripts->sem, SEM_NKEYS, SEM_NKEYS + SEM_NARGS, argv, lens, SEM_NKEYS + 5, 1,
+                           deadline, &reply, &call);
         if (call.unsure_until > r->unsure_until)
             r->unsure_until = call.unsure_until;
         if (call.sent_at >= 0)

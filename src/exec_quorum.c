@@ -1,0 +1,90 @@
+/* exec_quorum.c - the steps on a Redlock quorum, where every master serves
+ * every name: the lock's steps count by majority (lock_quorum.c), a
+ * primitive's step runs on a leader and its state is copied to a majority
+ * (prim_quorum.c), a name's other scripts go to every master (exec.h). */
+#include "rdl_build.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "exec.h"
+#include "lock_quorum.h"
+#include "log.h"
+#include "prim_quorum.h"
+#include "quorum.h"
+
+static int quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
+                          unsigned lease_ms, long long deadline, rdl_acquired_t *out, rdl_call_t *call)
+{
+    (void)deadline; /* each master's round is bounded by command_timeout_ms */
+    return rdl_quorum_acquire(c, argv, lens, nkeys, argc, (size_t)(call->stamp - argv[argc - 1]), lease_ms, out,
+                              call);
+}
+
+/* A name's script (reset, status) on every Redlock master: the answer of
+ * the first that gave one, if a majority did; else EIO.  A reset must
+ * reach them all: the ones that did not answer keep what they have. */
+static int quorum_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, const char *const *keys,
+                         const size_t *lens, redisReply **reply)
+{
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(c), got = 0, k;
+    rdl_quorum_init(c, &q, script, nkeys, nkeys, keys, lens);
+    if (rdl_quorum_exchange(c, &q) != 0)
+        return ENOMEM;
+    *reply = NULL;
+    for (k = 0; k < n; k++)
+        if (q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR) {
+            got++;
+            if (*reply == NULL) {
+                *reply = q.ans[k].r;
+                q.ans[k].r = NULL;
+            }
+        }
+    rdl_quorum_free(&q);
+    if (got < rdl_redlock_majority(c) || *reply == NULL) {
+        if (*reply != NULL)
+            freeReplyObject(*reply);
+        *reply = NULL;
+        rdl_log(RDLOCK_LOG_ERROR, "%s: %d of %d redlock masters answered", script->name, got, n);
+        return EIO;
+    }
+    if (got < n)
+        rdl_log(RDLOCK_LOG_WARN, "%s: %d of %d redlock masters answered", script->name, got, n);
+    return 0;
+}
+
+static int quorum_script_on(rdlock_client_t *c, const rdl_script_t *script, int nkeys, const char *const *keys,
+                            const size_t *lens, unsigned server, char *where, size_t n, redisReply **reply)
+{
+    rdl_qcall_t q;
+    int rc, k;
+    if (server >= (unsigned)rdl_redlock_count(c))
+        return EINVAL;
+    snprintf(where, n, "%s", rdl_redlock_route(c, (int)server));
+    rdl_quorum_init(c, &q, script, nkeys, nkeys, keys, lens);
+    q.force = true; /* this master, whatever its backoff says */
+    for (k = 0; k < rdl_redlock_count(c); k++)
+        q.skip[k] = k != (int)server;
+    if ((rc = rdl_quorum_exchange(c, &q)) != 0)
+        return rc;
+    if (q.ans[server].rc != 0 || q.ans[server].r->type == REDIS_REPLY_ERROR) {
+        rc = q.ans[server].rc == 0 ? rdl_reply_error(q.ans[server].r) : EIO;
+        rdl_quorum_free(&q);
+        return rc;
+    }
+    *reply = q.ans[server].r;
+    q.ans[server].r = NULL;
+    rdl_quorum_free(&q);
+    return 0;
+}
+
+const rdl_exec_ops_t rdl_exec_quorum = {
+    .name = "quorum",
+    .caps = RDL_EXEC_VOTE_ONE | RDL_EXEC_GRANTS_UNDONE | RDL_EXEC_DEAD_OWNER | RDL_EXEC_RELEASE_TO_EXPIRY,
+    .acquire = quorum_acquire,
+    .release = rdl_quorum_release,
+    .step = rdl_prim_quorum_script,
+    .script = quorum_script,
+    .script_on = quorum_script_on,
+};
