@@ -84,11 +84,9 @@
 
 #include <hiredis/hiredis.h>
 
-#include "rdl_build.h"
 #include "../tests/cluster.h" /* Makefile.am gives no -I tests */
-#include "../tests/fixture.h"
+#include "bench.h"
 #include "delayproxy.h"
-#include "rdlock.h"
 #include "tls.h"
 
 #define NPROC 4                /* contending processes */
@@ -99,402 +97,9 @@
 #define RW_WRITE_PCT 10        /* ... of which this percentage are writes */
 #define RW_TARGET 0.85         /* uncontended rwlock pairs/s target, x floor/2 */
 
-static int quick, json_only;
-static int hard_errors;
-static int lib_warnings; /* WARN/ERROR lines the library logged */
-
-/* No libm: Makefile.am links the bench without -lm. */
-static double rnd(double x)
-{
-    return x != x ? x : (double)(long long)(x + (x >= 0 ? 0.5 : -0.5));
-}
-
-static double ceil_d(double x)
-{
-    double t = (double)(long long)x;
-    return t < x ? t + 1 : t;
-}
-
-/* ---------------------------------------------------------------- output */
-
-static char json[32768];
-static size_t json_len;
-
-static void json_raw(const char *key, const char *val)
-{
-    int n = snprintf(json + json_len, sizeof json - json_len, "%s\"%s\":%s", json_len > 1 ? "," : "",
-                     key, val);
-    if (n > 0 && (size_t)n < sizeof json - json_len)
-        json_len += (size_t)n;
-}
-
-static void json_num(const char *key, double v)
-{
-    char b[64];
-    if (isnan(v) || isinf(v))
-        snprintf(b, sizeof b, "null");
-    else if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
-        snprintf(b, sizeof b, "%.0f", v);
-    else
-        snprintf(b, sizeof b, "%.4g", v);
-    json_raw(key, b);
-}
-
-static void json_bool(const char *key, int v)
-{
-    json_raw(key, v ? "true" : "false");
-}
-
-static void json_str(const char *key, const char *v)
-{
-    char b[256];
-    size_t i, o = 0;
-    b[o++] = '"';
-    for (i = 0; v[i] != '\0' && o < sizeof b - 3; i++)
-        if (v[i] != '"' && v[i] != '\\' && (unsigned char)v[i] >= 0x20)
-            b[o++] = v[i];
-    b[o++] = '"';
-    b[o] = '\0';
-    json_raw(key, b);
-}
-
-static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void out(const char *fmt, ...)
-{
-    va_list ap;
-    if (json_only)
-        return;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    fflush(stdout);
-}
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    hard_errors++;
-    fprintf(stderr, "rdlock-bench: ERROR: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-static int log_verbose; /* $RDLOCK_BENCH_DEBUG: also INFO and DEBUG lines */
-static const char *phase = "start";
-
-static void logger(int level, const char *msg, void *arg)
-{
-    static const char *const lv[] = { "ERROR", "WARN", "INFO", "DEBUG" };
-    struct timespec ts;
-    (void)arg;
-    if (level <= RDLOCK_LOG_WARN)
-        __atomic_add_fetch(&lib_warnings, 1, __ATOMIC_RELAXED);
-    if (level <= RDLOCK_LOG_WARN || log_verbose) {
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        fprintf(stderr, "rdlock-bench: [%ld.%03ld pid %ld, %s] librdlock %s: %s\n", (long)ts.tv_sec,
-                ts.tv_nsec / 1000000, (long)getpid(), phase, level >= 0 && level <= 3 ? lv[level] : "?", msg);
-    }
-}
-
-/* ---------------------------------------------------------------- helpers */
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static double now_s(void)
-{
-    return (double)now_ns() / 1e9;
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double *t, m;
-    if (n <= 0 || (t = malloc((size_t)n * sizeof *t)) == NULL)
-        return NAN;
-    memcpy(t, v, (size_t)n * sizeof *t);
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    m = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-    free(t);
-    return m;
-}
-
-static double maxd(const double *v, int n)
-{
-    double m = -INFINITY;
-    int i;
-    for (i = 0; i < n; i++)
-        if (v[i] > m)
-            m = v[i];
-    return m;
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static int64_t pct(const int64_t *sorted, size_t n, double p)
-{
-    size_t k;
-    if (n == 0)
-        return 0;
-    k = (size_t)ceil_d(p * (double)n);
-    if (k < 1)
-        k = 1;
-    if (k > n)
-        k = n;
-    return sorted[k - 1];
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Read up to n bytes (until EOF); returns bytes read or -1. */
-static ssize_t read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, p + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
-static redisReply *cmd(redisContext *c, const char *fmt, ...)
-{
-    va_list ap;
-    redisReply *r;
-    va_start(ap, fmt);
-    r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    if (r == NULL)
-        fail("redis command failed: %s", c->errstr);
-    return r;
-}
-
-static long long get_int(redisContext *c, const char *key)
-{
-    redisReply *r = cmd(c, "GET %s", key);
-    long long v = -1;
-    if (r != NULL && r->type == REDIS_REPLY_STRING)
-        v = strtoll(r->str, NULL, 10);
-    else if (r != NULL && r->type == REDIS_REPLY_NIL)
-        v = 0;
-    if (r != NULL)
-        freeReplyObject(r);
-    return v;
-}
-
-/* Server time in ms (TIME), or -1. */
-static long long server_ms(redisContext *c)
-{
-    redisReply *r = cmd(c, "TIME");
-    long long v = -1;
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-        v = strtoll(r->element[0]->str, NULL, 10) * 1000 + strtoll(r->element[1]->str, NULL, 10) / 1000;
-    if (r != NULL)
-        freeReplyObject(r);
-    return v;
-}
-
-/* cmdstat_<name> calls and usec from INFO commandstats; 0 or -1. */
-static int cmd_stats(redisContext *c, const char *name, long long *calls, long long *usec)
-{
-    redisReply *r = redisCommand(c, "INFO commandstats");
-    char tag[64];
-    const char *p;
-    *calls = *usec = 0;
-    if (r == NULL || r->type != REDIS_REPLY_STRING) {
-        if (r)
-            freeReplyObject(r);
-        return -1;
-    }
-    snprintf(tag, sizeof tag, "cmdstat_%s:", name);
-    p = strstr(r->str, tag);
-    if (p != NULL) {
-        const char *q = strstr(p, "calls=");
-        const char *u = strstr(p, "usec=");
-        if (q)
-            *calls = strtoll(q + 6, NULL, 10);
-        if (u)
-            *usec = strtoll(u + 5, NULL, 10);
-    }
-    freeReplyObject(r);
-    return 0;
-}
-
-static int evalsha_stats(redisContext *c, long long *calls, long long *usec)
-{
-    return cmd_stats(c, "evalsha", calls, usec);
-}
-
-static void info_field(redisContext *c, const char *section, const char *field, char *buf, size_t n)
-{
-    redisReply *r = redisCommand(c, "INFO %s", section);
-    const char *p;
-    snprintf(buf, n, "?");
-    if (r == NULL)
-        return;
-    if (r->type == REDIS_REPLY_STRING && (p = strstr(r->str, field)) != NULL) {
-        size_t i = 0;
-        p += strlen(field);
-        if (*p == ':')
-            p++;
-        while (p[i] != '\0' && p[i] != '\r' && p[i] != '\n' && i < n - 1) {
-            buf[i] = p[i];
-            i++;
-        }
-        buf[i] = '\0';
-    }
-    freeReplyObject(r);
-}
+int quick, json_only;
 
 /* ---------------------------------------------------------------- 1+2: floor and uncontended */
-
-static double ping_rate(redisContext *c, int n)
-{
-    int64_t t0 = now_ns();
-    int i;
-    for (i = 0; i < n; i++) {
-        redisReply *r = redisCommand(c, "PING");
-        if (r == NULL || r->type != REDIS_REPLY_STATUS) {
-            fail("PING failed: %s", r ? "bad reply" : c->errstr);
-            if (r)
-                freeReplyObject(r);
-            return NAN;
-        }
-        freeReplyObject(r);
-    }
-    return n / ((double)(now_ns() - t0) / 1e9);
-}
-
-/* Round trips/s of EVALSHA of a script that does nothing ("return 1"):
- * the floor of any one-script-per-call design (a diagnostic). */
-static double evalsha_rate(redisContext *c, const char *sha, int n)
-{
-    int64_t t0 = now_ns();
-    int i;
-    for (i = 0; i < n; i++) {
-        redisReply *r = redisCommand(c, "EVALSHA %s 0", sha);
-        if (r == NULL || r->type != REDIS_REPLY_INTEGER) {
-            fail("EVALSHA failed: %s", r ? (r->str ? r->str : "bad reply") : c->errstr);
-            if (r)
-                freeReplyObject(r);
-            return NAN;
-        }
-        freeReplyObject(r);
-    }
-    return n / ((double)(now_ns() - t0) / 1e9);
-}
-
-typedef struct ulock {
-    rdlock_client_t *client;
-    rdlock_attr_t attr;
-    rdlock_t m;
-    int ok;
-} ulock_t;
-
-/* A lock on a dedicated client (rdlock_attr_setclient) opened on ini. */
-static int ulock_open_ini(ulock_t *u, const char *ini, const char *name)
-{
-    int rc;
-    memset(u, 0, sizeof *u);
-    if (ini == NULL)
-        return -1;
-    if ((rc = rdlock_client_open(&u->client, ini)) != 0) {
-        fail("rdlock_client_open(%s): %s", ini, rdlock_strerror(rc));
-        return -1;
-    }
-    rdlock_attr_init(&u->attr);
-    rdlock_attr_setclient(&u->attr, u->client);
-    if ((rc = rdlock_init(&u->m, name, &u->attr)) != 0) {
-        fail("rdlock_init(%s): %s", name, rdlock_strerror(rc));
-        return -1;
-    }
-    u->ok = 1;
-    return 0;
-}
-
-static int ulock_open(ulock_t *u, const rdt_server_t *s, int use_socket, const char *name)
-{
-    const char *ini = rdt_write_ini(s, use_socket, "[lock]\nlease_ms = 30000\n");
-    if (ini == NULL) {
-        memset(u, 0, sizeof *u);
-        return -1;
-    }
-    return ulock_open_ini(u, ini, name);
-}
-
-static void ulock_close(ulock_t *u)
-{
-    int rc;
-    if (!u->ok)
-        return;
-    if ((rc = rdlock_destroy(&u->m)) != 0)
-        fail("rdlock_destroy: %s", rdlock_strerror(rc));
-    rdlock_attr_destroy(&u->attr);
-    if ((rc = rdlock_client_close(u->client)) != 0)
-        fail("rdlock_client_close: %s", rdlock_strerror(rc));
-    u->ok = 0;
-}
-
-static double pair_rate(ulock_t *u, int n)
-{
-    int64_t t0 = now_ns();
-    int i, rc;
-    for (i = 0; i < n; i++) {
-        if ((rc = rdlock_lock(&u->m)) != 0) {
-            fail("uncontended rdlock_lock: %s", rdlock_strerror(rc));
-            return NAN;
-        }
-        if ((rc = rdlock_unlock(&u->m)) != 0) {
-            fail("uncontended rdlock_unlock: %s", rdlock_strerror(rc));
-            return NAN;
-        }
-    }
-    return n / ((double)(now_ns() - t0) / 1e9);
-}
 
 /* The read-write lock on a dedicated client, as ulock_t. */
 typedef struct rwl {
@@ -679,7 +284,6 @@ static int bench_base(const rdt_server_t *s, int reps, base_res_t *res)
     double wf[2][64], we[2][64], wrd[2][64], wwr[2][64], q1[2][64], q2[2][64], q3[2][64], q4[2][64];
     double srd[64], swr[64];
     char sha[64] = "";
-    redisReply *rr;
     /* rwlock samples are shorter than the mutex one (there are four
      * kinds per transport) to keep the run short. */
     int n_ping = quick ? 5000 : 20000, n_pair = quick ? 2000 : 8000, n_rw = quick ? 1000 : 2500, r, t;
@@ -692,11 +296,7 @@ static int bench_base(const rdt_server_t *s, int reps, base_res_t *res)
     if (ulock_open(&ut, s, 0, "bench-uncontended-tcp") != 0 || ulock_open(&uu, s, 1, "bench-uncontended-unix") != 0 ||
         rwl_open(&rwt, s, 0, "bench-rw-uncontended-tcp") != 0 || rwl_open(&rwu, s, 1, "bench-rw-uncontended-unix") != 0)
         return -1;
-    rr = cmd(tcp, "SCRIPT LOAD %s", "return 1");
-    if (rr != NULL && rr->type == REDIS_REPLY_STRING)
-        snprintf(sha, sizeof sha, "%s", rr->str);
-    if (rr != NULL)
-        freeReplyObject(rr);
+    load_noop_script(tcp, sha, sizeof sha);
     /* Warm up: connections, script cache, watchdog thread, CPU caches. */
     evalsha_rate(tcp, sha, 500);
     ping_rate(tcp, 500);
@@ -1390,17 +990,6 @@ static int cmp_rw_ev(const void *a, const void *b)
     return x->d - y->d; /* exits first at equal times */
 }
 
-static void lat_stats(int64_t *v, size_t n, double *p50, double *p99, double *mx)
-{
-    *p50 = *p99 = *mx = NAN;
-    if (n == 0)
-        return;
-    qsort(v, n, sizeof *v, cmp_i64);
-    *p50 = (double)pct(v, n, 0.50) / 1e6;
-    *p99 = (double)pct(v, n, 0.99) / 1e6;
-    *mx = (double)v[n - 1] / 1e6;
-}
-
 static int rw_mixed_once(const rdt_server_t *s, int run_no, rw_run_t *res)
 {
     char lockname[64], counter[64], shadow[64], inipath[400];
@@ -1811,7 +1400,7 @@ static void wd_verify(redisContext *c, int n, const char *fmt_key, unsigned leas
  * cycle shows the steady state.  Without this, a first renewal round of
  * more than one batch fails (see bench/README.md, --cold-script-cache).
  * Done when the hold's deadline on the server has moved. */
-static int cold_script_cache;
+int cold_script_cache;
 
 /* --watchdog-only: uncontended lock+unlock pairs/s of 1,000 pairs on a
  * dedicated client, the acquire rate estimate that step 2 gives
@@ -2153,77 +1742,6 @@ static double rb_set_rate(int port, int cluster, int clients, long n)
         return NAN;
     }
     return strtod(p + 7, NULL);
-}
-
-/* total_connections_received and total_commands_processed (INFO stats)
- * and connected_clients (INFO clients) of one server. */
-typedef struct srv_counts {
-    long long conns, clients; /* total_connections_received, connected_clients */
-    long long evalsha;        /* cmdstat_evalsha calls: the library's round trips */
-} srv_counts_t;
-
-static long long info_num(const char *text, const char *field)
-{
-    const char *p = strstr(text, field);
-    return p == NULL ? -1 : strtoll(p + strlen(field), NULL, 10);
-}
-
-/* total_commands_processed would count the scripts' redis.call()s too. */
-static void srv_counts(redisContext *c, srv_counts_t *k)
-{
-    redisReply *r = cmd(c, "INFO");
-    long long u;
-    k->conns = k->clients = k->evalsha = -1;
-    if (r != NULL && r->type == REDIS_REPLY_STRING) {
-        k->conns = info_num(r->str, "total_connections_received:");
-        k->clients = info_num(r->str, "connected_clients:");
-    }
-    if (r != NULL)
-        freeReplyObject(r);
-    evalsha_stats(c, &k->evalsha, &u);
-}
-
-/* CPU time in us: this process, its reaped children (redis-benchmark),
- * and the given server processes (/proc/PID/stat utime + stime, in clock
- * ticks: 10 ms at 100 Hz, so only runs of a second or more are meant). */
-typedef struct cpu_snap {
-    double self_us, children_us, server_us;
-} cpu_snap_t;
-
-static double tv_us(struct timeval tv)
-{
-    return (double)tv.tv_sec * 1e6 + (double)tv.tv_usec;
-}
-
-static double proc_cpu_us(pid_t pid)
-{
-    char path[64], buf[1024], *p;
-    unsigned long ut = 0, st = 0;
-    FILE *f;
-    size_t n;
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    if ((f = fopen(path, "r")) == NULL)
-        return NAN;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* after "(comm)": state is field 3, utime 14, stime 15 */
-    if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-        return NAN;
-    return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
-}
-
-static void cpu_snap(cpu_snap_t *c, const pid_t *servers, int nservers)
-{
-    struct rusage ru;
-    int i;
-    getrusage(RUSAGE_SELF, &ru);
-    c->self_us = tv_us(ru.ru_utime) + tv_us(ru.ru_stime);
-    getrusage(RUSAGE_CHILDREN, &ru);
-    c->children_us = tv_us(ru.ru_utime) + tv_us(ru.ru_stime);
-    c->server_us = 0;
-    for (i = 0; i < nservers; i++)
-        c->server_us += proc_cpu_us(servers[i]);
 }
 
 typedef struct mt_thread {
@@ -3693,7 +3211,6 @@ static int pr_sem(const rdt_server_t *s, int reps, pr_res_t *res)
     static const char *const names[2] = { "bench-sem-plain", "bench-sem-leased" };
     pr_sem_t p[2];
     redisContext *c = rdt_connect(s);
-    redisReply *rr;
     char sha[64] = "";
     int n = quick ? 1000 : 2500, r, k, done, m, rc = -1;
     double fl[64], sf[64], pr[2][64], q[2][64], qs[2][64];
@@ -3704,11 +3221,7 @@ static int pr_sem(const rdt_server_t *s, int reps, pr_res_t *res)
     if (c == NULL || pr_sem_open(&p[0], s, types[0], names[0]) != 0 ||
         pr_sem_open(&p[1], s, types[1], names[1]) != 0)
         goto out;
-    rr = cmd(c, "SCRIPT LOAD %s", "return 1");
-    if (rr != NULL && rr->type == REDIS_REPLY_STRING)
-        snprintf(sha, sizeof sha, "%s", rr->str);
-    if (rr != NULL)
-        freeReplyObject(rr);
+    load_noop_script(c, sha, sizeof sha);
     ping_rate(c, 300);
     evalsha_rate(c, sha, 300);
     for (k = 0; k < 2; k++)
@@ -3789,11 +3302,6 @@ static int bench_prims(const rdt_server_t *s, int reps, pr_res_t *res)
 
 /* ---------------------------------------------------------------- main */
 
-static const char *mark(int ok)
-{
-    return ok ? "ok" : "MISSED";
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]\n"
@@ -3869,8 +3377,7 @@ int main(int argc, char **argv)
         if (creps < 1 || creps > 16)
             creps = creps < 1 ? 1 : 16;
     }
-    json[0] = '{';
-    json_len = 1;
+    json_begin();
 
     if (rdt_server_start(&srv, NULL, NULL) != 0) {
         fprintf(stderr, "rdlock-bench: cannot start redis-server\n");
@@ -4613,8 +4120,6 @@ finish:
     json_num("library_warnings", lib_warnings);
     json_num("elapsed_s", rnd(now_s() - t_start));
     rdt_server_stop(&srv);
-    json[json_len++] = '}';
-    json[json_len] = '\0';
-    printf("%s\n", json);
+    json_print();
     return hard_errors ? 1 : 0;
 }

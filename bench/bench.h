@@ -1,0 +1,140 @@
+/* bench.h - what the files of rdlock-bench share: the options every step
+ * reads, the output (table lines, the JSON line, hard errors), clocks and
+ * order statistics, plain hiredis helpers, the lock handles on dedicated
+ * clients, and child processes.  See bench/README.md for what each step
+ * measures; main.c runs them in order. */
+#ifndef RDB_BENCH_H
+#define RDB_BENCH_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rdl_build.h"
+#include "../tests/fixture.h" /* Makefile.am gives no -I tests */
+#include "rdlock.h"
+
+/* ---------------------------------------------------------------- options (main.c) */
+
+extern int quick;             /* --quick: fewer repetitions, smaller samples */
+extern int json_only;         /* --json-only: out() prints nothing */
+extern int cold_script_cache; /* --cold-script-cache: step 4 without the renew warm-up */
+
+/* ---------------------------------------------------------------- output (output.c) */
+
+extern int hard_errors;  /* fail() calls: the exit status is 1 if any */
+extern int lib_warnings; /* WARN/ERROR lines the library logged */
+extern int log_verbose;  /* $RDLOCK_BENCH_DEBUG: also INFO and DEBUG lines */
+extern const char *phase; /* the step running, in the library's log lines */
+
+/* The JSON line: json_begin() once, then one key after another (in the
+ * order they are added), json_print() at the end. */
+void json_begin(void);
+void json_num(const char *key, double v);
+void json_bool(const char *key, int v);
+void json_str(const char *key, const char *v);
+void json_print(void);
+
+/* A table line on stdout (not with --json-only). */
+void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A hard error: on stderr, and counted in hard_errors. */
+void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The library's log lines (rdlock_set_logger). */
+void logger(int level, const char *msg, void *arg);
+/* "ok" or "MISSED", for a target. */
+const char *mark(int ok);
+
+/* The performance targets: how many were judged, how many met. */
+typedef struct tally {
+    int targets, met;
+} tally_t;
+
+/* ---------------------------------------------------------------- clocks and statistics (stats.c) */
+
+/* No libm: Makefile.am links the bench without -lm. */
+double rnd(double x);
+double ceil_d(double x);
+
+int64_t now_ns(void); /* CLOCK_MONOTONIC, which all processes share */
+double now_s(void);
+void sleep_us(long us);
+
+int cmp_double(const void *a, const void *b);
+int cmp_i64(const void *a, const void *b);
+/* Median of v[0..n-1] (v is left as it is); NAN if n <= 0. */
+double median(const double *v, int n);
+/* The largest of v[0..n-1]; NANs are passed over. */
+double maxd(const double *v, int n);
+/* Nearest-rank percentile of a sorted array. */
+int64_t pct(const int64_t *sorted, size_t n, double p);
+/* Sort v (ns) and give its p50, p99 and max in ms; NAN if n == 0. */
+void lat_stats(int64_t *v, size_t n, double *p50, double *p99, double *mx);
+
+/* ---------------------------------------------------------------- plain hiredis (server.c) */
+
+/* A command; NULL is a hard error (printed). */
+redisReply *cmd(redisContext *c, const char *fmt, ...);
+/* GET key as an integer: 0 if it does not exist, -1 on error. */
+long long get_int(redisContext *c, const char *key);
+/* Server time in ms (TIME), or -1. */
+long long server_ms(redisContext *c);
+/* cmdstat_<name> calls and usec from INFO commandstats; 0 or -1. */
+int cmd_stats(redisContext *c, const char *name, long long *calls, long long *usec);
+int evalsha_stats(redisContext *c, long long *calls, long long *usec);
+/* INFO <section>'s field, as text ("?" if absent). */
+void info_field(redisContext *c, const char *section, const char *field, char *buf, size_t n);
+/* SCRIPT LOAD of "return 1" into sha ("" on error). */
+void load_noop_script(redisContext *c, char *sha, size_t n);
+/* n PING round trips: round trips/s, or NAN (a hard error, printed). */
+double ping_rate(redisContext *c, int n);
+/* n EVALSHA of the do-nothing script sha: round trips/s, or NAN. */
+double evalsha_rate(redisContext *c, const char *sha, int n);
+
+/* One server's connection counts and the library's round trips. */
+typedef struct srv_counts {
+    long long conns, clients; /* total_connections_received, connected_clients */
+    long long evalsha;        /* cmdstat_evalsha calls: the library's round trips */
+} srv_counts_t;
+
+void srv_counts(redisContext *c, srv_counts_t *k);
+
+/* ---------------------------------------------------------------- processes (procs.c) */
+
+int write_all(int fd, const void *buf, size_t n);
+/* Read up to n bytes (until EOF); returns bytes read or -1. */
+ssize_t read_all(int fd, void *buf, size_t n);
+
+/* CPU time in us: this process, its reaped children (redis-benchmark),
+ * and the given server processes (/proc/PID/stat utime + stime, in clock
+ * ticks: 10 ms at 100 Hz, so only runs of a second or more are meant). */
+typedef struct cpu_snap {
+    double self_us, children_us, server_us;
+} cpu_snap_t;
+
+void cpu_snap(cpu_snap_t *c, const pid_t *servers, int nservers);
+
+/* ---------------------------------------------------------------- lock handles (handles.c) */
+
+/* A lock on a dedicated client (rdlock_attr_setclient). */
+typedef struct ulock {
+    rdlock_client_t *client;
+    rdlock_attr_t attr;
+    rdlock_t m;
+    int ok;
+} ulock_t;
+
+/* ... opened on ini; 0 or -1 (printed). */
+int ulock_open_ini(ulock_t *u, const char *ini, const char *name);
+/* ... on an ini for s (TCP, or its unix socket) with a 30 s lease. */
+int ulock_open(ulock_t *u, const rdt_server_t *s, int use_socket, const char *name);
+void ulock_close(ulock_t *u);
+/* n rdlock_lock + rdlock_unlock: pairs/s, or NAN (a hard error, printed). */
+double pair_rate(ulock_t *u, int n);
+
+#endif
