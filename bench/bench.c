@@ -95,285 +95,8 @@
 #define CHILD_ALARM_S 300      /* a hung child is killed, and is a hard error */
 #define RW_SECTIONS 500        /* rwlock mixed workload: sections per process */
 #define RW_WRITE_PCT 10        /* ... of which this percentage are writes */
-#define RW_TARGET 0.85         /* uncontended rwlock pairs/s target, x floor/2 */
 
 int quick, json_only;
-
-/* ---------------------------------------------------------------- 1+2: floor and uncontended */
-
-/* The read-write lock on a dedicated client, as ulock_t. */
-typedef struct rwl {
-    rdlock_client_t *client;
-    rdlock_attr_t attr;
-    rdrwlock_t rw;
-    int ok;
-} rwl_t;
-
-static int rwl_open(rwl_t *u, const rdt_server_t *s, int use_socket, const char *name)
-{
-    const char *ini = rdt_write_ini(s, use_socket, "[lock]\nlease_ms = 30000\n");
-    int rc;
-    memset(u, 0, sizeof *u);
-    if (ini == NULL)
-        return -1;
-    if ((rc = rdlock_client_open(&u->client, ini)) != 0) {
-        fail("rdlock_client_open: %s", rdlock_strerror(rc));
-        return -1;
-    }
-    rdlock_attr_init(&u->attr);
-    rdlock_attr_setclient(&u->attr, u->client);
-    if ((rc = rdrwlock_init(&u->rw, name, &u->attr)) != 0) {
-        fail("rdrwlock_init: %s", rdlock_strerror(rc));
-        return -1;
-    }
-    u->ok = 1;
-    return 0;
-}
-
-static void rwl_close(rwl_t *u)
-{
-    int rc;
-    if (!u->ok)
-        return;
-    if ((rc = rdrwlock_destroy(&u->rw)) != 0)
-        fail("rdrwlock_destroy: %s", rdlock_strerror(rc));
-    rdlock_attr_destroy(&u->attr);
-    if ((rc = rdlock_client_close(u->client)) != 0)
-        fail("rdlock_client_close: %s", rdlock_strerror(rc));
-    u->ok = 0;
-}
-
-/* rdrwlock_rdlock (mode 's') or rdrwlock_wrlock ('x') + rdrwlock_unlock
- * pairs per second. */
-static double rw_pair_rate(rwl_t *u, char mode, int n)
-{
-    int64_t t0 = now_ns();
-    int i, rc;
-    for (i = 0; i < n; i++) {
-        if ((rc = mode == 's' ? rdrwlock_rdlock(&u->rw) : rdrwlock_wrlock(&u->rw)) != 0) {
-            fail("uncontended rdrwlock_%slock: %s", mode == 's' ? "rd" : "wr", rdlock_strerror(rc));
-            return NAN;
-        }
-        if ((rc = rdrwlock_unlock(&u->rw)) != 0) {
-            fail("uncontended rdrwlock_unlock (%s): %s", mode == 's' ? "read" : "write", rdlock_strerror(rc));
-            return NAN;
-        }
-    }
-    return n / ((double)(now_ns() - t0) / 1e9);
-}
-
-/* Step 5a: PING, rdlock+unlock, wrlock+unlock and the do-nothing EVALSHA,
- * n of each, interleaved in chunks of RW_CHUNK so that the floors and the
- * pairs see the same moment-to-moment noise (on the shared build machines
- * the PING rate can change several-fold from one second to the next).
- * rate[]: rt/s or pairs/s in that order.  With srv, also the server time
- * inside EVALSHA per pair of each mode (INFO commandstats around every
- * chunk; those calls are outside the timed parts).  0 or -1. */
-#define RW_CHUNK 50
-
-static int rw_interleaved(redisContext *c, rwl_t *u, const char *sha, int n, int srv, double rate[4],
-                          double *srv_rd, double *srv_wr)
-{
-    int64_t t[4] = { 0, 0, 0, 0 }, t0;
-    long long c0, u0, c1, u1, c2, u2, ud_rd = 0, ud_wr = 0;
-    int done, m, k;
-
-    for (done = 0; done < n; done += m) {
-        m = n - done < RW_CHUNK ? n - done : RW_CHUNK;
-        t0 = now_ns();
-        if (isnan(ping_rate(c, m)))
-            return -1;
-        t[0] += now_ns() - t0;
-        if (srv)
-            evalsha_stats(c, &c0, &u0);
-        t0 = now_ns();
-        if (isnan(rw_pair_rate(u, 's', m)))
-            return -1;
-        t[1] += now_ns() - t0;
-        if (srv)
-            evalsha_stats(c, &c1, &u1);
-        t0 = now_ns();
-        if (isnan(rw_pair_rate(u, 'x', m)))
-            return -1;
-        t[2] += now_ns() - t0;
-        if (srv) {
-            evalsha_stats(c, &c2, &u2);
-            ud_rd += u1 - u0;
-            ud_wr += u2 - u1;
-        }
-        t0 = now_ns();
-        if (isnan(evalsha_rate(c, sha, m)))
-            return -1;
-        t[3] += now_ns() - t0;
-    }
-    for (k = 0; k < 4; k++)
-        rate[k] = n / ((double)t[k] / 1e9);
-    if (srv) {
-        *srv_rd = (double)ud_rd / n;
-        *srv_wr = (double)ud_wr / n;
-    }
-    return 0;
-}
-
-/* Step 5a results.  [0] tcp, [1] unix socket. */
-typedef struct rw_base {
-    double floor[2];              /* PING rt/s, interleaved with the rw pairs */
-    double script_floor[2];       /* do-nothing EVALSHA rt/s, likewise */
-    double rd[2], wr[2];          /* pairs/s */
-    double rd_ratio[2], wr_ratio[2];               /* to floor/2 */
-    double rd_script_ratio[2], wr_script_ratio[2]; /* to script_floor/2 */
-    double srv_us_rd, srv_us_wr;  /* tcp: server time inside EVALSHA per pair */
-} rw_base_t;
-
-typedef struct base_res {
-    double floor_tcp, floor_unix, unc_tcp, unc_unix;
-    double ratio_tcp, ratio_unix;
-    rw_base_t rw;
-    double evalsha_tcp;     /* diagnostic: trivial EVALSHA round trips/s */
-    double srv_us_per_pair; /* diagnostic: server time inside EVALSHA per lock+unlock */
-    double srv_us_acquire, srv_us_release; /* diagnostic: SLOWLOG medians per script */
-    double srv_us_per_lua_call;            /* diagnostic: one redis.call() from Lua */
-} base_res_t;
-
-/* Server-side cost of each library script (a diagnostic), from
- * INFO commandstats around every single call (INFO is not EVALSHA, so it
- * does not disturb the figure).  Also the cost of one redis.call() from
- * Lua, from a script making 100 of them. */
-static void script_costs(redisContext *c, ulock_t *u, base_res_t *res)
-{
-    double acq[200], rel[200];
-    long long c0, u0, c1, u1, c2, u2;
-    int n = 0, i, e;
-
-    res->srv_us_acquire = res->srv_us_release = res->srv_us_per_lua_call = NAN;
-    for (i = 0; i < 200; i++) {
-        cmd_stats(c, "evalsha", &c0, &u0);
-        if ((e = rdlock_lock(&u->m)) != 0) {
-            fail("rdlock_lock: %s", rdlock_strerror(e));
-            return;
-        }
-        cmd_stats(c, "evalsha", &c1, &u1);
-        if ((e = rdlock_unlock(&u->m)) != 0) {
-            fail("rdlock_unlock: %s", rdlock_strerror(e));
-            return;
-        }
-        cmd_stats(c, "evalsha", &c2, &u2);
-        if (c1 - c0 == 1 && c2 - c1 == 1) {
-            acq[n] = (double)(u1 - u0);
-            rel[n++] = (double)(u2 - u1);
-        }
-    }
-    res->srv_us_acquire = median(acq, n);
-    res->srv_us_release = median(rel, n);
-    cmd_stats(c, "eval", &c0, &u0);
-    for (i = 0; i < 50; i++)
-        freeReplyObject(
-            cmd(c, "EVAL %s 1 %s", "for i = 1, 100 do redis.call('ZCARD', KEYS[1]) end return 1", "bench:nokey"));
-    cmd_stats(c, "eval", &c1, &u1);
-    if (c1 - c0 == 50)
-        res->srv_us_per_lua_call = (double)(u1 - u0) / 50 / 100;
-}
-
-static int bench_base(const rdt_server_t *s, int reps, base_res_t *res)
-{
-    redisContext *tcp = rdt_connect(s), *ux = redisConnectUnix(s->sock);
-    ulock_t ut, uu;
-    rwl_t rwt, rwu;
-    double ft[64], fu[64], lt[64], lu[64], rt[64], ru[64], et[64], us[64];
-    /* rwlock (step 5a), [tcp, unix][rep] */
-    double wf[2][64], we[2][64], wrd[2][64], wwr[2][64], q1[2][64], q2[2][64], q3[2][64], q4[2][64];
-    double srd[64], swr[64];
-    char sha[64] = "";
-    /* rwlock samples are shorter than the mutex one (there are four
-     * kinds per transport) to keep the run short. */
-    int n_ping = quick ? 5000 : 20000, n_pair = quick ? 2000 : 8000, n_rw = quick ? 1000 : 2500, r, t;
-
-    memset(res, 0, sizeof *res);
-    if (tcp == NULL || ux == NULL || ux->err) {
-        fail("cannot connect to the server (%s)", ux && ux->err ? ux->errstr : "tcp");
-        return -1;
-    }
-    if (ulock_open(&ut, s, 0, "bench-uncontended-tcp") != 0 || ulock_open(&uu, s, 1, "bench-uncontended-unix") != 0 ||
-        rwl_open(&rwt, s, 0, "bench-rw-uncontended-tcp") != 0 || rwl_open(&rwu, s, 1, "bench-rw-uncontended-unix") != 0)
-        return -1;
-    load_noop_script(tcp, sha, sizeof sha);
-    /* Warm up: connections, script cache, watchdog thread, CPU caches. */
-    evalsha_rate(tcp, sha, 500);
-    ping_rate(tcp, 500);
-    ping_rate(ux, 500);
-    pair_rate(&ut, 300);
-    pair_rate(&uu, 300);
-    evalsha_rate(ux, sha, 500);
-    rw_pair_rate(&rwt, 's', 300);
-    rw_pair_rate(&rwt, 'x', 300);
-    rw_pair_rate(&rwu, 's', 300);
-    rw_pair_rate(&rwu, 'x', 300);
-    res->rw.srv_us_rd = res->rw.srv_us_wr = NAN;
-    /* Interleave floor and lock measurements so both see the same noise.
-     * The rwlock pairs are interleaved with their own floors in small
-     * chunks (rw_interleaved); its tcp EVALSHA figure is also step 2's
-     * do-nothing EVALSHA diagnostic. */
-    for (r = 0; r < reps; r++) {
-        long long c0, u0, c1, u1;
-        double q[4];
-        ft[r] = ping_rate(tcp, n_ping);
-        evalsha_stats(tcp, &c0, &u0);
-        lt[r] = pair_rate(&ut, n_pair);
-        evalsha_stats(tcp, &c1, &u1);
-        us[r] = (double)(u1 - u0) / n_pair;
-        for (t = 0; t < 2; t++) {
-            if (rw_interleaved(t == 0 ? tcp : ux, t == 0 ? &rwt : &rwu, sha, n_rw, t == 0, q, &srd[r], &swr[r]) != 0)
-                q[0] = q[1] = q[2] = q[3] = NAN;
-            wf[t][r] = q[0];
-            wrd[t][r] = q[1];
-            wwr[t][r] = q[2];
-            we[t][r] = q[3];
-            if (t == 0) {
-                et[r] = q[3];
-                fu[r] = ping_rate(ux, n_ping);
-                lu[r] = pair_rate(&uu, n_pair);
-            }
-        }
-        rt[r] = lt[r] / (ft[r] / 2);
-        ru[r] = lu[r] / (fu[r] / 2);
-        for (t = 0; t < 2; t++) {
-            q1[t][r] = wrd[t][r] / (wf[t][r] / 2);
-            q2[t][r] = wwr[t][r] / (wf[t][r] / 2);
-            q3[t][r] = wrd[t][r] / (we[t][r] / 2);
-            q4[t][r] = wwr[t][r] / (we[t][r] / 2);
-        }
-    }
-    for (t = 0; t < 2; t++) {
-        res->rw.floor[t] = median(wf[t], reps);
-        res->rw.script_floor[t] = median(we[t], reps);
-        res->rw.rd[t] = median(wrd[t], reps);
-        res->rw.wr[t] = median(wwr[t], reps);
-        res->rw.rd_ratio[t] = median(q1[t], reps);
-        res->rw.wr_ratio[t] = median(q2[t], reps);
-        res->rw.rd_script_ratio[t] = median(q3[t], reps);
-        res->rw.wr_script_ratio[t] = median(q4[t], reps);
-    }
-    res->rw.srv_us_rd = median(srd, reps);
-    res->rw.srv_us_wr = median(swr, reps);
-    res->floor_tcp = median(ft, reps);
-    res->floor_unix = median(fu, reps);
-    res->unc_tcp = median(lt, reps);
-    res->unc_unix = median(lu, reps);
-    /* Median of the per-repetition ratios (each against the floor measured
-     * right next to it). */
-    res->ratio_tcp = median(rt, reps);
-    res->ratio_unix = median(ru, reps);
-    res->evalsha_tcp = median(et, reps);
-    res->srv_us_per_pair = median(us, reps);
-    script_costs(tcp, &ut, res);
-    ulock_close(&ut);
-    ulock_close(&uu);
-    rwl_close(&rwt);
-    rwl_close(&rwu);
-    redisFree(tcp);
-    redisFree(ux);
-    return 0;
-}
 
 /* ---------------------------------------------------------------- 3: contended */
 
@@ -3321,7 +3044,8 @@ int main(int argc, char **argv)
     pr_res_t prres;
     int with_cluster = 0, with_redlock = 1, with_prims = 1, with_million = 1, watchdog_only = 0;
     int with_tls = 1, tls_only = 0;
-    int nwd = 0, i, k, reps, creps, targets = 0, met = 0;
+    int nwd = 0, i, k, reps, creps;
+    tally_t tally = { 0, 0 };
     static const char *const cname[4] = { "contended_r100", "contended_r1000", "naive", "sketch_blpop" };
     static const char *const clabel[4] = { "rdlock, retry_interval_ms=100", "rdlock, retry_interval_ms=1000",
                                            "naive SET NX + 1 ms sleep", "sketch: BLPOP hand-over" };
@@ -3419,31 +3143,7 @@ int main(int argc, char **argv)
     /* 1 + 2 */
     phase = "floor/uncontended";
     bench_base(&srv, reps, &base);
-    out("1. floor (PING round trips/s, one connection)\n");
-    out("   %-28s %12.0f rt/s\n", "tcp", base.floor_tcp);
-    out("   %-28s %12.0f rt/s\n", "unix socket", base.floor_unix);
-    out("2. uncontended lock+unlock, one thread       pairs/s   ratio to floor/2 (target >= 0.90)\n");
-    out("   %-28s %12.0f   %6.3f  %s\n", "tcp", base.unc_tcp, base.ratio_tcp, mark(base.ratio_tcp >= 0.90));
-    out("   %-28s %12.0f   %6.3f  %s\n", "unix socket", base.unc_unix, base.ratio_unix,
-        mark(base.ratio_unix >= 0.90));
-    out("   diagnostics (tcp): a do-nothing EVALSHA does %.0f rt/s (%.2f of PING); the lock+unlock\n"
-        "   scripts spend %.1f us per pair inside the server (a PING round trip is %.1f us);\n"
-        "   per call (median): acquire.lua %.0f us, release.lua %.0f us; one redis.call() from Lua %.2f us\n\n",
-        base.evalsha_tcp, base.evalsha_tcp / base.rw.floor[0], base.srv_us_per_pair, 1e6 / base.floor_tcp,
-        base.srv_us_acquire, base.srv_us_release, base.srv_us_per_lua_call);
-    json_num("floor_tcp_rps", rnd(base.floor_tcp));
-    json_num("floor_unix_rps", rnd(base.floor_unix));
-    json_num("uncontended_tcp_pairs_per_s", rnd(base.unc_tcp));
-    json_num("uncontended_unix_pairs_per_s", rnd(base.unc_unix));
-    json_num("uncontended_ratio_tcp", base.ratio_tcp);
-    json_num("uncontended_ratio_unix", base.ratio_unix);
-    json_num("floor_evalsha_noop_tcp_rps", rnd(base.evalsha_tcp));
-    json_num("uncontended_server_us_per_pair", base.srv_us_per_pair);
-    json_num("server_us_acquire_script", base.srv_us_acquire);
-    json_num("server_us_release_script", base.srv_us_release);
-    json_num("server_us_per_lua_redis_call", base.srv_us_per_lua_call);
-    targets += 2;
-    met += (base.ratio_tcp >= 0.90) + (base.ratio_unix >= 0.90);
+    report_base(&base, &tally);
 
     /* 3: repetitions interleaved over the three configurations. */
     {
@@ -3522,8 +3222,8 @@ int main(int argc, char **argv)
             d = cres[k].secs_per_s >= cres[2].secs_per_s;
         out("   %-31s latency %s, hand-offs %s, throughput %s (%.2fx naive)\n", clabel[k], mark(a), mark(b),
             mark(d), cres[k].secs_per_s / cres[2].secs_per_s);
-        targets += 3;
-        met += a + b + d;
+        tally.targets += 3;
+        tally.met += a + b + d;
     }
     out("\n");
     for (k = 0; k < 4; k++) {
@@ -3666,60 +3366,16 @@ watchdog_step:
         else if (w->n == 1000000)
             out(", renewed in <= 10 s %s", mark(b));
         out("\n");
-        targets += 2 + (w->n >= 100000) + (w->n == 100000);
-        met += a + d + (w->n >= 100000 ? b : 0) + (w->n == 100000 ? r : 0);
+        tally.targets += 2 + (w->n >= 100000) + (w->n == 100000);
+        tally.met += a + d + (w->n >= 100000 ? b : 0) + (w->n == 100000 ? r : 0);
     }
     if (watchdog_only)
         goto finish;
 
     /* 5: read-write lock */
+    report_rw_base(&base, &tally);
     {
-        static const char *const tn[2] = { "tcp", "unix" };
-        rw_base_t *w = &base.rw;
         int ok;
-        out("\n5. read-write lock (rdrwlock_t on a dedicated client)\n");
-        out("   a. uncontended, one thread    pairs/s   ratio to floor/2 (target >= %.2f)   to script floor/2\n",
-            RW_TARGET);
-        for (k = 0; k < 2; k++) {
-            ok = w->rd_ratio[k] >= RW_TARGET;
-            out("   %-4s rdlock+unlock   %12.0f   %6.3f  %-6s                       %6.3f\n", tn[k], w->rd[k],
-                w->rd_ratio[k], mark(ok), w->rd_script_ratio[k]);
-            met += ok;
-            ok = w->wr_ratio[k] >= RW_TARGET;
-            out("   %-4s wrlock+unlock   %12.0f   %6.3f  %-6s                       %6.3f\n", tn[k], w->wr[k],
-                w->wr_ratio[k], mark(ok), w->wr_script_ratio[k]);
-            met += ok;
-            targets += 2;
-        }
-        out("   floors, interleaved with these pairs in chunks of %d: PING tcp %.0f, unix %.0f rt/s;\n"
-            "   do-nothing EVALSHA (script floor) tcp %.0f (%.2f of PING), unix %.0f (%.2f of PING) rt/s\n",
-            RW_CHUNK,
-            w->floor[0], w->floor[1], w->script_floor[0], w->script_floor[0] / w->floor[0], w->script_floor[1],
-            w->script_floor[1] / w->floor[1]);
-        out("   diagnostics (tcp): server time inside EVALSHA per pair: rdlock+unlock %.1f us,\n"
-            "   wrlock+unlock %.1f us (mutex: %.1f us)\n",
-            w->srv_us_rd, w->srv_us_wr, base.srv_us_per_pair);
-        for (k = 0; k < 2; k++) {
-            snprintf(key, sizeof key, "rw_floor_%s_rps", tn[k]);
-            json_num(key, rnd(w->floor[k]));
-            snprintf(key, sizeof key, "rw_script_floor_%s_rps", tn[k]);
-            json_num(key, rnd(w->script_floor[k]));
-            snprintf(key, sizeof key, "rw_uncontended_rd_%s_pairs_per_s", tn[k]);
-            json_num(key, rnd(w->rd[k]));
-            snprintf(key, sizeof key, "rw_uncontended_wr_%s_pairs_per_s", tn[k]);
-            json_num(key, rnd(w->wr[k]));
-            snprintf(key, sizeof key, "rw_uncontended_rd_ratio_%s", tn[k]);
-            json_num(key, w->rd_ratio[k]);
-            snprintf(key, sizeof key, "rw_uncontended_wr_ratio_%s", tn[k]);
-            json_num(key, w->wr_ratio[k]);
-            snprintf(key, sizeof key, "rw_uncontended_rd_script_ratio_%s", tn[k]);
-            json_num(key, w->rd_script_ratio[k]);
-            snprintf(key, sizeof key, "rw_uncontended_wr_script_ratio_%s", tn[k]);
-            json_num(key, w->wr_script_ratio[k]);
-        }
-        json_num("rw_server_us_per_rd_pair", w->srv_us_rd);
-        json_num("rw_server_us_per_wr_pair", w->srv_us_wr);
-
         out("   b. mixed: %d processes x %d sections on one rdrwlock_t, %d%% writes (seeded per process);\n"
             "      read = GET counter + GET shadow (must be equal), write = GET counter, SET counter+1,\n"
             "      SET shadow (separate commands); medians of %d run(s)\n",
@@ -3738,8 +3394,8 @@ watchdog_step:
             rwres.overtook);
         ok = rwres.max_readers >= 2;
         out("   target: reads run in parallel (max readers inside >= 2) %s\n", mark(ok));
-        targets++;
-        met += ok;
+        tally.targets++;
+        tally.met += ok;
         json_num("rw_mixed_sections_per_s", rnd(rwres.secs_per_s));
         json_num("rw_mixed_reads", (double)rwres.reads);
         json_num("rw_mixed_writes", (double)rwres.writes);
@@ -3780,8 +3436,8 @@ watchdog_step:
             out("   %-24s %8.0f  %6.3f  %-19s %.2f-%.2f  %4.0f %5.0f %7.2f %5.1f + %.1f\n", vl[k], f[F_PAIRS], f[F_RATIO],
                 mark(ok), mres.fig[k].ratio_lo, mres.fig[k].ratio_hi, mres.fig[k].clients, f[F_CONNS], f[F_RT],
                 f[F_CPU_CL], f[F_CPU_SRV]);
-            targets++;
-            met += ok;
+            tally.targets++;
+            tally.met += ok;
 #define J(suffix, val)                                            \
     do {                                                          \
         snprintf(key, sizeof key, "mt_%s_%s", vn[k], suffix);     \
@@ -3834,8 +3490,8 @@ watchdog_step:
         out("   vs one server (step 6b): lock %.0f -> %.0f pairs/s (%.2fx); SET floor %.0f -> %.0f/s (%.2fx)\n",
             mres.fig[1].v[F_PAIRS], f[F_PAIRS], f[F_PAIRS] / mres.fig[1].v[F_PAIRS], mres.floor, f[F_FLOOR],
             f[F_FLOOR] / mres.floor);
-        targets++;
-        met += ok;
+        tally.targets++;
+        tally.met += ok;
         json_num("cluster_start_s", clres.start_s);
         json_num("cluster_pairs_per_thread", (double)clres.n_pairs);
         json_num("cluster_floor_set_rps", rnd(f[F_FLOOR]));
@@ -3896,8 +3552,8 @@ watchdog_step:
             }
             out("   %-22s %9.0f  %6.3f to single (>= %.2f) %s %.2f-%.2f\n", k == RL_N3 ? "redlock N=3" : "redlock N=5",
                 rlres.delay_pairs[k], rlres.delay_ratio[k], RL_TARGET, mark(ok), rlres.delay_lo[k], rlres.delay_hi[k]);
-            targets++;
-            met += ok;
+            tally.targets++;
+            tally.met += ok;
         }
         out("   (rt/pair: EVALSHA calls per pair summed over the running servers; CPU us/pair: this\n"
             "    process + the servers, from getrusage and /proc; ceiling: the pairs/s that %.0f CPUs allow\n"
@@ -4000,8 +3656,8 @@ watchdog_step:
             "      when the waiter takes it back): p50 %.3f ms (%.1f rt), p99 %.3f ms (%.1f rt)\n",
             prres.cv_var_samples, prres.cv_var_p50_ms, prres.cv_var_p50_rt, prres.cv_var_p99_ms,
             prres.cv_var_p99_rt);
-        targets++;
-        met += ok;
+        tally.targets++;
+        tally.met += ok;
         json_num("cond_samples", prres.cv_samples);
         json_num("cond_rt_us", prres.cv_rt_us);
         json_num("cond_wake_p50_ms", prres.cv_p50_ms);
@@ -4035,8 +3691,8 @@ watchdog_step:
             out("   %-10s %9.0f  %6.3f  %-19s %.2f-%.2f %13.3f %8.2f %10.1f\n", sn[k], prres.sem_pairs[k],
                 prres.sem_ratio[k], mark(ok), prres.sem_ratio_lo[k], prres.sem_ratio_hi[k], prres.sem_script_ratio[k],
                 prres.sem_evalsha_per_pair[k], prres.sem_srv_us_per_pair[k]);
-            targets++;
-            met += ok;
+            tally.targets++;
+            tally.met += ok;
 #define J(suffix, val)                                          \
     do {                                                        \
         snprintf(key, sizeof key, "sem_%s_%s", sn[k], suffix);  \
@@ -4111,11 +3767,11 @@ tls_step:
     }
 
 finish:
-    snprintf(mode, sizeof mode, "%d/%d", met, targets);
+    snprintf(mode, sizeof mode, "%d/%d", tally.met, tally.targets);
     out("\ntargets met: %s; hard errors: %d; library warnings logged: %d; %.0f s\n", mode, hard_errors,
         lib_warnings, now_s() - t_start);
-    json_num("targets_met", met);
-    json_num("targets_total", targets);
+    json_num("targets_met", tally.met);
+    json_num("targets_total", tally.targets);
     json_num("hard_errors", hard_errors);
     json_num("library_warnings", lib_warnings);
     json_num("elapsed_s", rnd(now_s() - t_start));

@@ -8,6 +8,37 @@
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+/* ================================================================ the steps */
+
+/* ---------------------------------------------------------------- 1, 2, 5a (step_uncontended.c) */
+
+/* Step 5a results.  [0] tcp, [1] unix socket. */
+typedef struct rw_base {
+    double floor[2];              /* PING rt/s, interleaved with the rw pairs */
+    double script_floor[2];       /* do-nothing EVALSHA rt/s, likewise */
+    double rd[2], wr[2];          /* pairs/s */
+    double rd_ratio[2], wr_ratio[2];               /* to floor/2 */
+    double rd_script_ratio[2], wr_script_ratio[2]; /* to script_floor/2 */
+    double srv_us_rd, srv_us_wr;  /* tcp: server time inside EVALSHA per pair */
+} rw_base_t;
+
+typedef struct base_res {
+    double floor_tcp, floor_unix, unc_tcp, unc_unix;
+    double ratio_tcp, ratio_unix;
+    rw_base_t rw;
+    double evalsha_tcp;     /* diagnostic: trivial EVALSHA round trips/s */
+    double srv_us_per_pair; /* diagnostic: server time inside EVALSHA per lock+unlock */
+    double srv_us_acquire, srv_us_release; /* diagnostic: SLOWLOG medians per script */
+    double srv_us_per_lua_call;            /* diagnostic: one redis.call() from Lua */
+} base_res_t;
+
+/* Steps 1, 2 and 5a, against s; 0 or -1 (printed). */
+int bench_base(const rdt_server_t *s, int reps, base_res_t *res);
+/* The table and JSON keys of steps 1 and 2 ... */
+void report_base(const base_res_t *b, tally_t *t);
+/* ... and of step 5a (after step 4's, before step 5b's). */
+void report_rw_base(const base_res_t *b, tally_t *t);
+
 #endif
 
 #include <stddef.h>
@@ -136,5 +167,36 @@ int ulock_open(ulock_t *u, const rdt_server_t *s, int use_socket, const char *na
 void ulock_close(ulock_t *u);
 /* n rdlock_lock + rdlock_unlock: pairs/s, or NAN (a hard error, printed). */
 double pair_rate(ulock_t *u, int n);
+
+/* ================================================================ the steps */
+
+/* ---------------------------------------------------------------- 1, 2, 5a (step_uncontended.c) */
+
+/* Step 5a results.  [0] tcp, [1] unix socket. */
+typedef struct rw_base {
+    double floor[2];              /* PING rt/s, interleaved with the rw pairs */
+    double script_floor[2];       /* do-nothing EVALSHA rt/s, likewise */
+    double rd[2], wr[2];          /* pairs/s */
+    double rd_ratio[2], wr_ratio[2];               /* to floor/2 */
+    double rd_script_ratio[2], wr_script_ratio[2]; /* to script_floor/2 */
+    double srv_us_rd, srv_us_wr;  /* tcp: server time inside EVALSHA per pair */
+} rw_base_t;
+
+typedef struct base_res {
+    double floor_tcp, floor_unix, unc_tcp, unc_unix;
+    double ratio_tcp, ratio_unix;
+    rw_base_t rw;
+    double evalsha_tcp;     /* diagnostic: trivial EVALSHA round trips/s */
+    double srv_us_per_pair; /* diagnostic: server time inside EVALSHA per lock+unlock */
+    double srv_us_acquire, srv_us_release; /* diagnostic: SLOWLOG medians per script */
+    double srv_us_per_lua_call;            /* diagnostic: one redis.call() from Lua */
+} base_res_t;
+
+/* Steps 1, 2 and 5a, against s; 0 or -1 (printed). */
+int bench_base(const rdt_server_t *s, int reps, base_res_t *res);
+/* The table and JSON keys of steps 1 and 2 ... */
+void report_base(const base_res_t *b, tally_t *t);
+/* ... and of step 5a (after step 4's, before step 5b's). */
+void report_rw_base(const base_res_t *b, tally_t *t);
 
 #endif
