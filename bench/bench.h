@@ -39,6 +39,20 @@ void report_base(const base_res_t *b, tally_t *t);
 /* ... and of step 5a (after step 4's, before step 5b's). */
 void report_rw_base(const base_res_t *b, tally_t *t);
 
+/* ---------------------------------------------------------------- 3 (step_contended.c) */
+
+/* One configuration of step 3 (rdlock with retry_interval_ms 100, 1000,
+ * the naive lock, the sketch): medians over the runs. */
+typedef struct cont_res {
+    double secs_per_s, p50_ms, p99_ms, max_ms, max_worst_ms, handoffs, attempts;
+    double gap_p50_ms, gap_max_ms, worst_overtaken, slow, regrabs, unfifo;
+    int counter_ok, fencing_ok;
+} cont_res_t;
+
+/* creps runs of the four configurations, interleaved; cres[4]. */
+void bench_contended(const rdt_server_t *s, int creps, cont_res_t cres[4]);
+void report_contended(const cont_res_t *cres, tally_t *t);
+
 #endif
 
 #include <stddef.h>
@@ -137,9 +151,35 @@ void srv_counts(redisContext *c, srv_counts_t *k);
 
 /* ---------------------------------------------------------------- processes (procs.c) */
 
+#define NPROC 4           /* contending processes (steps 3 and 5b) */
+#define CHILD_ALARM_S 300 /* a hung child is killed, and is a hard error */
+
 int write_all(int fd, const void *buf, size_t n);
 /* Read up to n bytes (until EOF); returns bytes read or -1. */
 ssize_t read_all(int fd, void *buf, size_t n);
+
+/* A child's work: it runs in the forked process, with the start
+ * barrier's ends (children_barrier) and the write end of its result
+ * pipe; it reports there and _exit()s, never returns. */
+typedef void (*child_fn_t)(int idx, int ready_fd, int go_fd, int res_fd, void *arg);
+
+typedef struct children {
+    pid_t pid[NPROC];
+    int res[NPROC]; /* the read end of each child's result pipe */
+    int n;          /* children started */
+} children_t;
+
+/* Fork NPROC children running fn(idx, ..., arg), wait until each is set
+ * up (or failed before the barrier), then let them all go at once.  The
+ * parent's connection is freed in each child.  1, or 0 if something
+ * failed (printed; the children started run anyway and must be read and
+ * reaped), or -1 if the barrier's pipes could not be made (no child). */
+int children_start(children_t *ch, redisContext *parent, child_fn_t fn, void *arg);
+/* The child's side of the barrier: ready, then wait for go; 0 or -1. */
+int children_barrier(int ready_fd, int go_fd);
+/* Close child p's pipe and wait for it: 0 if it exited with 0; else -1,
+ * and a hard error "<what> <p> killed by signal ..." if it was killed. */
+int children_reap(children_t *ch, int p, const char *what);
 
 /* CPU time in us: this process, its reaped children (redis-benchmark),
  * and the given server processes (/proc/PID/stat utime + stime, in clock
@@ -198,5 +238,19 @@ int bench_base(const rdt_server_t *s, int reps, base_res_t *res);
 void report_base(const base_res_t *b, tally_t *t);
 /* ... and of step 5a (after step 4's, before step 5b's). */
 void report_rw_base(const base_res_t *b, tally_t *t);
+
+/* ---------------------------------------------------------------- 3 (step_contended.c) */
+
+/* One configuration of step 3 (rdlock with retry_interval_ms 100, 1000,
+ * the naive lock, the sketch): medians over the runs. */
+typedef struct cont_res {
+    double secs_per_s, p50_ms, p99_ms, max_ms, max_worst_ms, handoffs, attempts;
+    double gap_p50_ms, gap_max_ms, worst_overtaken, slow, regrabs, unfifo;
+    int counter_ok, fencing_ok;
+} cont_res_t;
+
+/* creps runs of the four configurations, interleaved; cres[4]. */
+void bench_contended(const rdt_server_t *s, int creps, cont_res_t cres[4]);
+void report_contended(const cont_res_t *cres, tally_t *t);
 
 #endif

@@ -1,14 +1,17 @@
-/* procs.c - other processes: the pipes the contending children report
- * through, and the CPU time of this process, its children and the
- * servers (what a pair costs besides its wall time). */
+/* procs.c - other processes: the contending children of steps 3 and 5b
+ * (forked behind a start barrier, reporting through a pipe each), and the
+ * CPU time of this process, its children and the servers (what a pair
+ * costs besides its wall time). */
 #include "bench.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int write_all(int fd, const void *buf, size_t n)
@@ -41,6 +44,87 @@ ssize_t read_all(int fd, void *buf, size_t n)
         got += (size_t)r;
     }
     return (ssize_t)got;
+}
+
+int children_start(children_t *ch, redisContext *parent, child_fn_t fn, void *arg)
+{
+    int ready[2], go[2], resp[NPROC][2];
+    int p, ok = 1;
+    char b;
+
+    ch->n = 0;
+    if (pipe(ready) != 0 || pipe(go) != 0) {
+        fail("pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    for (p = 0; p < NPROC; p++) {
+        if (pipe(resp[p]) != 0) {
+            fail("pipe: %s", strerror(errno));
+            ok = 0;
+            break;
+        }
+        ch->pid[p] = fork();
+        if (ch->pid[p] < 0) {
+            fail("fork: %s", strerror(errno));
+            close(resp[p][0]);
+            close(resp[p][1]);
+            ok = 0;
+            break;
+        }
+        if (ch->pid[p] == 0) {
+            int q;
+            close(ready[0]);
+            close(go[1]);
+            close(resp[p][0]);
+            for (q = 0; q < p; q++)
+                close(resp[q][0]);
+            redisFree(parent); /* the parent's; frees only our copy */
+            fn(p, ready[1], go[0], resp[p][1], arg);
+        }
+        close(resp[p][1]);
+        ch->res[p] = resp[p][0];
+    }
+    ch->n = p; /* the children started run anyway, then are reaped */
+    close(ready[1]);
+    close(go[0]);
+    for (p = 0; p < ch->n; p++)
+        if (read_all(ready[0], &b, 1) != 1) {
+            ok = 0; /* a child failed before the barrier: its header says why */
+            break;
+        }
+    close(ready[0]);
+    for (p = 0; p < ch->n; p++)
+        if (write_all(go[1], "g", 1) != 0)
+            ok = 0;
+    close(go[1]);
+    return ok;
+}
+
+int children_barrier(int ready_fd, int go_fd)
+{
+    char b = 'r';
+    if (write_all(ready_fd, &b, 1) != 0)
+        return -1;
+    close(ready_fd); /* so the parent sees EOF if a sibling fails early */
+    if (read_all(go_fd, &b, 1) != 1)
+        return -1;
+    return 0;
+}
+
+int children_reap(children_t *ch, int p, const char *what)
+{
+    int status;
+    close(ch->res[p]);
+    while (waitpid(ch->pid[p], &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (WIFSIGNALED(status))
+            fail("%s %d killed by signal %d%s", what, p, WTERMSIG(status),
+                 WTERMSIG(status) == SIGALRM ? " (hung: alarm)" : "");
+        return -1;
+    }
+    return 0;
 }
 
 static double tv_us(struct timeval tv)
