@@ -53,6 +53,22 @@ typedef struct cont_res {
 void bench_contended(const rdt_server_t *s, int creps, cont_res_t cres[4]);
 void report_contended(const cont_res_t *cres, tally_t *t);
 
+/* ---------------------------------------------------------------- 5b (step_rw_mixed.c) */
+
+/* Step 5b: medians over the runs (worst: the largest max of any run). */
+typedef struct rw_res {
+    double secs_per_s, rd_p50_ms, rd_p99_ms, rd_max_ms, rd_worst_ms, wr_p50_ms, wr_p99_ms, wr_max_ms, wr_worst_ms;
+    double max_readers, mean_readers, overtook;
+    long long reads, writes;
+    long long torn, overlaps; /* totals over the runs; must be 0 */
+    int counter_ok, fencing_ok, ok;
+} rw_res_t;
+
+/* creps runs of the mixed workload (measured after step 3). */
+void bench_rw_mixed(const rdt_server_t *s, int creps, rw_res_t *res);
+/* Its table and JSON keys (after step 5a's). */
+void report_rw_mixed(const rw_res_t *r, int creps, tally_t *t);
+
 #endif
 
 #include <stddef.h>
@@ -252,5 +268,21 @@ typedef struct cont_res {
 /* creps runs of the four configurations, interleaved; cres[4]. */
 void bench_contended(const rdt_server_t *s, int creps, cont_res_t cres[4]);
 void report_contended(const cont_res_t *cres, tally_t *t);
+
+/* ---------------------------------------------------------------- 5b (step_rw_mixed.c) */
+
+/* Step 5b: medians over the runs (worst: the largest max of any run). */
+typedef struct rw_res {
+    double secs_per_s, rd_p50_ms, rd_p99_ms, rd_max_ms, rd_worst_ms, wr_p50_ms, wr_p99_ms, wr_max_ms, wr_worst_ms;
+    double max_readers, mean_readers, overtook;
+    long long reads, writes;
+    long long torn, overlaps; /* totals over the runs; must be 0 */
+    int counter_ok, fencing_ok, ok;
+} rw_res_t;
+
+/* creps runs of the mixed workload (measured after step 3). */
+void bench_rw_mixed(const rdt_server_t *s, int creps, rw_res_t *res);
+/* Its table and JSON keys (after step 5a's). */
+void report_rw_mixed(const rw_res_t *r, int creps, tally_t *t);
 
 #endif
