@@ -69,6 +69,46 @@ void bench_rw_mixed(const rdt_server_t *s, int creps, rw_res_t *res);
 /* Its table and JSON keys (after step 5a's). */
 void report_rw_mixed(const rw_res_t *r, int creps, tally_t *t);
 
+/* ---------------------------------------------------------------- 4 (step_watchdog.c) */
+
+/* One size of step 4. */
+typedef struct wd_res {
+    int n;
+    unsigned interval_ms, lease_ms;
+    double acquire_per_s, release_per_s;
+    long long calls;        /* EVALSHA calls during the cycle */
+    double locks_per_call;
+    double cycle_ms;        /* wall clock, observed by polling the server */
+    double cycle_server_ms; /* from the renewed deadlines (server TIME) */
+    double server_exec_ms;  /* cmdstat_evalsha usec delta */
+    long long renewed;
+    int rounds;             /* bursts of renewals (1 = one cycle covered all) */
+    int ok;
+    /* The client's memory per held lock (bytes): RSS growth over the
+     * rdlock_init loop (the handles), over the rdlock_trylock loop (the
+     * holds) and both; the same in malloc'd bytes (glibc's mallinfo2, a
+     * diagnostic: no page rounding, no fragmentation); and the peak RSS
+     * (VmHWM) growth over the phase up to the end of the renewal cycle,
+     * which includes the round's own buffers.  NAN where unavailable. */
+    double rss_handle_b, rss_hold_b, rss_lock_b;
+    double heap_handle_b, heap_hold_b;
+    double peak_lock_b;
+} wd_res_t;
+
+/* --watchdog-only: uncontended lock+unlock pairs/s of 1,000 pairs on a
+ * dedicated client, the acquire rate estimate that step 2 gives
+ * otherwise. */
+double wd_pair_rate(const rdt_server_t *s);
+/* Step 4: the renew script warmed up (unless --cold-script-cache), then
+ * the first nsizes of N = 10,000, 100,000, 1,000,000, the interval of
+ * each sized to 3 x the time its acquisitions should take (from rate
+ * acquires/s, then from the sizes before).  The interval must let one
+ * renewal round cover every hold: the watchdog renews what is due within
+ * half an interval, so the holds must be taken within interval/2.
+ * Returns the number of sizes run (wres[0 ..]). */
+int bench_watchdog_sizes(const rdt_server_t *s, double rate, int nsizes, wd_res_t wres[3]);
+void report_watchdog(const wd_res_t *wres, int nwd, tally_t *t);
+
 #endif
 
 #include <stddef.h>
@@ -284,5 +324,45 @@ typedef struct rw_res {
 void bench_rw_mixed(const rdt_server_t *s, int creps, rw_res_t *res);
 /* Its table and JSON keys (after step 5a's). */
 void report_rw_mixed(const rw_res_t *r, int creps, tally_t *t);
+
+/* ---------------------------------------------------------------- 4 (step_watchdog.c) */
+
+/* One size of step 4. */
+typedef struct wd_res {
+    int n;
+    unsigned interval_ms, lease_ms;
+    double acquire_per_s, release_per_s;
+    long long calls;        /* EVALSHA calls during the cycle */
+    double locks_per_call;
+    double cycle_ms;        /* wall clock, observed by polling the server */
+    double cycle_server_ms; /* from the renewed deadlines (server TIME) */
+    double server_exec_ms;  /* cmdstat_evalsha usec delta */
+    long long renewed;
+    int rounds;             /* bursts of renewals (1 = one cycle covered all) */
+    int ok;
+    /* The client's memory per held lock (bytes): RSS growth over the
+     * rdlock_init loop (the handles), over the rdlock_trylock loop (the
+     * holds) and both; the same in malloc'd bytes (glibc's mallinfo2, a
+     * diagnostic: no page rounding, no fragmentation); and the peak RSS
+     * (VmHWM) growth over the phase up to the end of the renewal cycle,
+     * which includes the round's own buffers.  NAN where unavailable. */
+    double rss_handle_b, rss_hold_b, rss_lock_b;
+    double heap_handle_b, heap_hold_b;
+    double peak_lock_b;
+} wd_res_t;
+
+/* --watchdog-only: uncontended lock+unlock pairs/s of 1,000 pairs on a
+ * dedicated client, the acquire rate estimate that step 2 gives
+ * otherwise. */
+double wd_pair_rate(const rdt_server_t *s);
+/* Step 4: the renew script warmed up (unless --cold-script-cache), then
+ * the first nsizes of N = 10,000, 100,000, 1,000,000, the interval of
+ * each sized to 3 x the time its acquisitions should take (from rate
+ * acquires/s, then from the sizes before).  The interval must let one
+ * renewal round cover every hold: the watchdog renews what is due within
+ * half an interval, so the holds must be taken within interval/2.
+ * Returns the number of sizes run (wres[0 ..]). */
+int bench_watchdog_sizes(const rdt_server_t *s, double rate, int nsizes, wd_res_t wres[3]);
+void report_watchdog(const wd_res_t *wres, int nwd, tally_t *t);
 
 #endif
