@@ -109,6 +109,55 @@ double wd_pair_rate(const rdt_server_t *s);
 int bench_watchdog_sizes(const rdt_server_t *s, double rate, int nsizes, wd_res_t wres[3]);
 void report_watchdog(const wd_res_t *wres, int nwd, tally_t *t);
 
+/* ---------------------------------------------------------------- 6 and 7 (step_threads.c, step_cluster.c) */
+
+/* The figures of one repetition (and their medians): a floor run, then a
+ * lock run, against n_srv servers. */
+enum {
+    F_FLOOR,   /* redis-benchmark SET ops/s */
+    F_PAIRS,   /* aggregate lock+unlock pairs/s */
+    F_RATIO,   /* pairs/s / (floor / 2) */
+    F_CONNS,   /* connections the servers accepted during the lock run */
+    F_RT,      /* EVALSHA calls per pair (the library's round trips) */
+    F_CPU_CL,  /* CPU us per pair: this process (the 32 threads and the library) */
+    F_CPU_SRV, /* CPU us per pair: the servers */
+    F_CPU_RB,  /* CPU us per SET: redis-benchmark */
+    F_CPU_RBS, /* CPU us per SET: the servers */
+    F_SHARE0,  /* the first server's share of the EVALSHA calls, ... */
+    F_N = F_SHARE0 + 3
+};
+
+typedef struct mt_fig {
+    double v[F_N];  /* medians over the repetitions */
+    double ratio_lo, ratio_hi; /* the smallest and largest ratio of a repetition */
+    double clients; /* connections the workload keeps open (connected_clients after its warm-up) */
+} mt_fig_t;
+
+/* Step 6 results.  fig[0] one client per thread, fig[1] one shared client. */
+typedef struct mt_res {
+    mt_fig_t fig[2];
+    double floor; /* median of all floor runs */
+    long n_pairs; /* per thread per run */
+    int ok;
+} mt_res_t;
+
+/* Step 7 results. */
+typedef struct cl_res {
+    mt_fig_t fig;
+    double start_s; /* time to start the cluster and see it ready */
+    int names[3];   /* names per master */
+    long n_pairs;
+    int ok;
+} cl_res_t;
+
+/* Step 6: in each repetition floor, (a), floor, (b); 0 or -1. */
+int bench_mt(const rdt_server_t *s, int reps, mt_res_t *res);
+void report_mt(const mt_res_t *mres, tally_t *t);
+/* Step 7 (--cluster): step 6b on a 3-master cluster of its own; 0 or -1. */
+int bench_cluster(int reps, cl_res_t *res);
+/* Its table and keys, with step 6b's figures (mres) to compare. */
+void report_cluster(const cl_res_t *clres, const mt_res_t *mres, tally_t *t);
+
 #endif
 
 #include <stddef.h>
@@ -364,5 +413,54 @@ double wd_pair_rate(const rdt_server_t *s);
  * Returns the number of sizes run (wres[0 ..]). */
 int bench_watchdog_sizes(const rdt_server_t *s, double rate, int nsizes, wd_res_t wres[3]);
 void report_watchdog(const wd_res_t *wres, int nwd, tally_t *t);
+
+/* ---------------------------------------------------------------- 6 and 7 (step_threads.c, step_cluster.c) */
+
+/* The figures of one repetition (and their medians): a floor run, then a
+ * lock run, against n_srv servers. */
+enum {
+    F_FLOOR,   /* redis-benchmark SET ops/s */
+    F_PAIRS,   /* aggregate lock+unlock pairs/s */
+    F_RATIO,   /* pairs/s / (floor / 2) */
+    F_CONNS,   /* connections the servers accepted during the lock run */
+    F_RT,      /* EVALSHA calls per pair (the library's round trips) */
+    F_CPU_CL,  /* CPU us per pair: this process (the 32 threads and the library) */
+    F_CPU_SRV, /* CPU us per pair: the servers */
+    F_CPU_RB,  /* CPU us per SET: redis-benchmark */
+    F_CPU_RBS, /* CPU us per SET: the servers */
+    F_SHARE0,  /* the first server's share of the EVALSHA calls, ... */
+    F_N = F_SHARE0 + 3
+};
+
+typedef struct mt_fig {
+    double v[F_N];  /* medians over the repetitions */
+    double ratio_lo, ratio_hi; /* the smallest and largest ratio of a repetition */
+    double clients; /* connections the workload keeps open (connected_clients after its warm-up) */
+} mt_fig_t;
+
+/* Step 6 results.  fig[0] one client per thread, fig[1] one shared client. */
+typedef struct mt_res {
+    mt_fig_t fig[2];
+    double floor; /* median of all floor runs */
+    long n_pairs; /* per thread per run */
+    int ok;
+} mt_res_t;
+
+/* Step 7 results. */
+typedef struct cl_res {
+    mt_fig_t fig;
+    double start_s; /* time to start the cluster and see it ready */
+    int names[3];   /* names per master */
+    long n_pairs;
+    int ok;
+} cl_res_t;
+
+/* Step 6: in each repetition floor, (a), floor, (b); 0 or -1. */
+int bench_mt(const rdt_server_t *s, int reps, mt_res_t *res);
+void report_mt(const mt_res_t *mres, tally_t *t);
+/* Step 7 (--cluster): step 6b on a 3-master cluster of its own; 0 or -1. */
+int bench_cluster(int reps, cl_res_t *res);
+/* Its table and keys, with step 6b's figures (mres) to compare. */
+void report_cluster(const cl_res_t *clres, const mt_res_t *mres, tally_t *t);
 
 #endif
