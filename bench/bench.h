@@ -8,156 +8,6 @@
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
-/* ================================================================ the steps */
-
-/* ---------------------------------------------------------------- 1, 2, 5a (step_uncontended.c) */
-
-/* Step 5a results.  [0] tcp, [1] unix socket. */
-typedef struct rw_base {
-    double floor[2];              /* PING rt/s, interleaved with the rw pairs */
-    double script_floor[2];       /* do-nothing EVALSHA rt/s, likewise */
-    double rd[2], wr[2];          /* pairs/s */
-    double rd_ratio[2], wr_ratio[2];               /* to floor/2 */
-    double rd_script_ratio[2], wr_script_ratio[2]; /* to script_floor/2 */
-    double srv_us_rd, srv_us_wr;  /* tcp: server time inside EVALSHA per pair */
-} rw_base_t;
-
-typedef struct base_res {
-    double floor_tcp, floor_unix, unc_tcp, unc_unix;
-    double ratio_tcp, ratio_unix;
-    rw_base_t rw;
-    double evalsha_tcp;     /* diagnostic: trivial EVALSHA round trips/s */
-    double srv_us_per_pair; /* diagnostic: server time inside EVALSHA per lock+unlock */
-    double srv_us_acquire, srv_us_release; /* diagnostic: SLOWLOG medians per script */
-    double srv_us_per_lua_call;            /* diagnostic: one redis.call() from Lua */
-} base_res_t;
-
-/* Steps 1, 2 and 5a, against s; 0 or -1 (printed). */
-int bench_base(const rdt_server_t *s, int reps, base_res_t *res);
-/* The table and JSON keys of steps 1 and 2 ... */
-void report_base(const base_res_t *b, tally_t *t);
-/* ... and of step 5a (after step 4's, before step 5b's). */
-void report_rw_base(const base_res_t *b, tally_t *t);
-
-/* ---------------------------------------------------------------- 3 (step_contended.c) */
-
-/* One configuration of step 3 (rdlock with retry_interval_ms 100, 1000,
- * the naive lock, the sketch): medians over the runs. */
-typedef struct cont_res {
-    double secs_per_s, p50_ms, p99_ms, max_ms, max_worst_ms, handoffs, attempts;
-    double gap_p50_ms, gap_max_ms, worst_overtaken, slow, regrabs, unfifo;
-    int counter_ok, fencing_ok;
-} cont_res_t;
-
-/* creps runs of the four configurations, interleaved; cres[4]. */
-void bench_contended(const rdt_server_t *s, int creps, cont_res_t cres[4]);
-void report_contended(const cont_res_t *cres, tally_t *t);
-
-/* ---------------------------------------------------------------- 5b (step_rw_mixed.c) */
-
-/* Step 5b: medians over the runs (worst: the largest max of any run). */
-typedef struct rw_res {
-    double secs_per_s, rd_p50_ms, rd_p99_ms, rd_max_ms, rd_worst_ms, wr_p50_ms, wr_p99_ms, wr_max_ms, wr_worst_ms;
-    double max_readers, mean_readers, overtook;
-    long long reads, writes;
-    long long torn, overlaps; /* totals over the runs; must be 0 */
-    int counter_ok, fencing_ok, ok;
-} rw_res_t;
-
-/* creps runs of the mixed workload (measured after step 3). */
-void bench_rw_mixed(const rdt_server_t *s, int creps, rw_res_t *res);
-/* Its table and JSON keys (after step 5a's). */
-void report_rw_mixed(const rw_res_t *r, int creps, tally_t *t);
-
-/* ---------------------------------------------------------------- 4 (step_watchdog.c) */
-
-/* One size of step 4. */
-typedef struct wd_res {
-    int n;
-    unsigned interval_ms, lease_ms;
-    double acquire_per_s, release_per_s;
-    long long calls;        /* EVALSHA calls during the cycle */
-    double locks_per_call;
-    double cycle_ms;        /* wall clock, observed by polling the server */
-    double cycle_server_ms; /* from the renewed deadlines (server TIME) */
-    double server_exec_ms;  /* cmdstat_evalsha usec delta */
-    long long renewed;
-    int rounds;             /* bursts of renewals (1 = one cycle covered all) */
-    int ok;
-    /* The client's memory per held lock (bytes): RSS growth over the
-     * rdlock_init loop (the handles), over the rdlock_trylock loop (the
-     * holds) and both; the same in malloc'd bytes (glibc's mallinfo2, a
-     * diagnostic: no page rounding, no fragmentation); and the peak RSS
-     * (VmHWM) growth over the phase up to the end of the renewal cycle,
-     * which includes the round's own buffers.  NAN where unavailable. */
-    double rss_handle_b, rss_hold_b, rss_lock_b;
-    double heap_handle_b, heap_hold_b;
-    double peak_lock_b;
-} wd_res_t;
-
-/* --watchdog-only: uncontended lock+unlock pairs/s of 1,000 pairs on a
- * dedicated client, the acquire rate estimate that step 2 gives
- * otherwise. */
-double wd_pair_rate(const rdt_server_t *s);
-/* Step 4: the renew script warmed up (unless --cold-script-cache), then
- * the first nsizes of N = 10,000, 100,000, 1,000,000, the interval of
- * each sized to 3 x the time its acquisitions should take (from rate
- * acquires/s, then from the sizes before).  The interval must let one
- * renewal round cover every hold: the watchdog renews what is due within
- * half an interval, so the holds must be taken within interval/2.
- * Returns the number of sizes run (wres[0 ..]). */
-int bench_watchdog_sizes(const rdt_server_t *s, double rate, int nsizes, wd_res_t wres[3]);
-void report_watchdog(const wd_res_t *wres, int nwd, tally_t *t);
-
-/* ---------------------------------------------------------------- 6 and 7 (step_threads.c, step_cluster.c) */
-
-/* The figures of one repetition (and their medians): a floor run, then a
- * lock run, against n_srv servers. */
-enum {
-    F_FLOOR,   /* redis-benchmark SET ops/s */
-    F_PAIRS,   /* aggregate lock+unlock pairs/s */
-    F_RATIO,   /* pairs/s / (floor / 2) */
-    F_CONNS,   /* connections the servers accepted during the lock run */
-    F_RT,      /* EVALSHA calls per pair (the library's round trips) */
-    F_CPU_CL,  /* CPU us per pair: this process (the 32 threads and the library) */
-    F_CPU_SRV, /* CPU us per pair: the servers */
-    F_CPU_RB,  /* CPU us per SET: redis-benchmark */
-    F_CPU_RBS, /* CPU us per SET: the servers */
-    F_SHARE0,  /* the first server's share of the EVALSHA calls, ... */
-    F_N = F_SHARE0 + 3
-};
-
-typedef struct mt_fig {
-    double v[F_N];  /* medians over the repetitions */
-    double ratio_lo, ratio_hi; /* the smallest and largest ratio of a repetition */
-    double clients; /* connections the workload keeps open (connected_clients after its warm-up) */
-} mt_fig_t;
-
-/* Step 6 results.  fig[0] one client per thread, fig[1] one shared client. */
-typedef struct mt_res {
-    mt_fig_t fig[2];
-    double floor; /* median of all floor runs */
-    long n_pairs; /* per thread per run */
-    int ok;
-} mt_res_t;
-
-/* Step 7 results. */
-typedef struct cl_res {
-    mt_fig_t fig;
-    double start_s; /* time to start the cluster and see it ready */
-    int names[3];   /* names per master */
-    long n_pairs;
-    int ok;
-} cl_res_t;
-
-/* Step 6: in each repetition floor, (a), floor, (b); 0 or -1. */
-int bench_mt(const rdt_server_t *s, int reps, mt_res_t *res);
-void report_mt(const mt_res_t *mres, tally_t *t);
-/* Step 7 (--cluster): step 6b on a 3-master cluster of its own; 0 or -1. */
-int bench_cluster(int reps, cl_res_t *res);
-/* Its table and keys, with step 6b's figures (mres) to compare. */
-void report_cluster(const cl_res_t *clres, const mt_res_t *mres, tally_t *t);
-
 #endif
 
 #include <stddef.h>
@@ -462,5 +312,40 @@ void report_mt(const mt_res_t *mres, tally_t *t);
 int bench_cluster(int reps, cl_res_t *res);
 /* Its table and keys, with step 6b's figures (mres) to compare. */
 void report_cluster(const cl_res_t *clres, const mt_res_t *mres, tally_t *t);
+
+/* ---------------------------------------------------------------- 8 (step_redlock.c) */
+
+/* Step 8's workloads: one master, quorums of 3 and 5, 5 with 2 stopped. */
+enum { RL_SINGLE, RL_N3, RL_N5, RL_STOP, RL_NCONF };
+
+typedef struct rl_res {
+    long n_pairs;                   /* per workload and repetition */
+    int check_sections;             /* per thread, counter check */
+    double start_s;                 /* starting the five servers */
+    double pairs[RL_NCONF];         /* medians, pairs/s */
+    double ratio[RL_NCONF];         /* N3, N5: to single; STOP: to N5 (medians of per-rep ratios) */
+    double ratio_lo[RL_NCONF], ratio_hi[RL_NCONF];
+    double evalsha_per_pair[RL_NCONF]; /* summed over the running servers (library round trips) */
+    double cpu_cl[RL_NCONF], cpu_srv[RL_NCONF]; /* CPU us per pair: this process, the servers */
+    double ceiling[RL_NCONF];       /* pairs/s the CPUs allow: ncpu / CPU time per pair (median) */
+    double stop_first_ms;           /* the first pair after stopping the masters (median) */
+    double elapsed_s;               /* the whole step */
+    int tokens_ok;                  /* every timed pair's token above the previous one */
+    int check_counter_ok[RL_NCONF], check_fencing_ok[RL_NCONF]; /* N3, N5, STOP */
+    double check_secs_per_s[RL_NCONF];
+    double delay_pairs[RL_STOP];    /* behind the delay proxy: single, N3, N5 pairs/s (medians) */
+    double delay_ratio[RL_STOP];    /* N3, N5: to single (medians of per-rep ratios) */
+    double delay_lo[RL_STOP], delay_hi[RL_STOP];
+    double delay_rtt_ms;            /* PING round trip through the proxy (median) */
+    int delay_ok;
+    double sem_pairs[RL_STOP];      /* semaphore wait+post pairs/s: single, N3, N5 (medians) */
+    double sem_ratio[RL_STOP];      /* N3, N5: to single (medians of per-rep ratios) */
+    int sem_ok;
+    int ok;
+} rl_res_t;
+
+/* Step 8 (not with --no-redlock): five redis-servers of its own; 0 or -1. */
+int bench_redlock(int reps, rl_res_t *res);
+void report_redlock(const rl_res_t *r, tally_t *t);
 
 #endif
