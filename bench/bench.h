@@ -348,4 +348,34 @@ typedef struct rl_res {
 int bench_redlock(int reps, rl_res_t *res);
 void report_redlock(const rl_res_t *r, tally_t *t);
 
+/* ---------------------------------------------------------------- 9 (step_prims.c) */
+
+/* Step 9: a. the condition variable, b. the semaphore. */
+typedef struct pr_res {
+    int cv_samples;
+    double cv_rt_us;                 /* PING round trip, median of the chunks next to the wake-ups */
+    double cv_p50_ms, cv_p99_ms, cv_max_ms;      /* signal call -> wait returned, all samples */
+    double cv_p50_rt, cv_p99_rt;                 /* the same in round trips */
+    double cv_p99_lo_ms, cv_p99_hi_ms;           /* range of the per-repetition p99s */
+    double cv_target_ms;                         /* 2 round trips + PR_CV_SLACK_MS */
+    double cv_signal_p50_ms;                     /* rdcond_signal call -> return */
+    double cv_unlock_p50_ms;                     /* signal call -> signaller's rdlock_unlock returned */
+    double cv_after_unlock;                      /* share of wake-ups returning after that unlock returned */
+    double cv_evalsha_per_sample;                /* whole cycle, both threads, both kinds */
+    int cv_var_samples;                          /* diagnostic: unlock first, then signal */
+    double cv_var_p50_ms, cv_var_p99_ms, cv_var_p50_rt, cv_var_p99_rt;
+    double elapsed_s;
+    long cv_spurious;
+    int sem_n;                                   /* pairs of each type per repetition */
+    double sem_floor;                            /* PING rt/s, interleaved with the pairs */
+    double sem_script_floor;                     /* do-nothing EVALSHA rt/s, likewise */
+    double sem_pairs[2], sem_ratio[2], sem_ratio_lo[2], sem_ratio_hi[2], sem_script_ratio[2];
+    double sem_evalsha_per_pair[2], sem_srv_us_per_pair[2];
+    int ok;
+} pr_res_t;
+
+/* Step 9 (not with --no-prims), on s; 0 or -1. */
+int bench_prims(const rdt_server_t *s, int reps, pr_res_t *res);
+void report_prims(const pr_res_t *r, tally_t *t);
+
 #endif
