@@ -378,4 +378,10 @@ typedef struct pr_res {
 int bench_prims(const rdt_server_t *s, int reps, pr_res_t *res);
 void report_prims(const pr_res_t *r, tally_t *t);
 
+/* ---------------------------------------------------------------- 10 (step_tls.c) */
+
+/* Step 10 (not with --no-tls): bench_tls() and its table and keys, with
+ * step 2's tcp ratio next to them unless base is NULL (--tls-only). */
+void run_tls(const rdt_server_t *s, int reps, const base_res_t *base);
+
 #endif
