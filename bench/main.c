@@ -1,4 +1,4 @@
-/* bench.c - rdlock-bench: performance figures for librdlock against a
+/* main.c - rdlock-bench: performance figures for librdlock against a
  * private redis-server (tests/fixture.c).  See bench/README.md.
  *
  *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]
@@ -58,39 +58,42 @@
  * line of JSON with every figure.  Exit status: 0, or 1 on a hard error
  * (mutual exclusion violated, a reader saw a half-written value, a lock
  * call failed, a child crashed, fencing tokens out of order); missed
- * performance targets are reported, not fatal. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+ * performance targets are reported, not fatal.
+ *
+ * This file: the options, the order of the steps, the summary and the
+ * JSON line.  Each step is a file of its own (step_*.c; 10 measures in
+ * tls.c), what they share is in bench.h (output.c, stats.c, server.c,
+ * procs.c, handles.c; threads.c for steps 6 and 7). */
+#include "bench.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <malloc.h>
-#include <math.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/time.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <hiredis/hiredis.h>
-
-#include "bench.h"
-
 
 int quick, json_only;
 int cold_script_cache;
 
-/* ---------------------------------------------------------------- main */
+/* The options besides quick, json_only and cold_script_cache. */
+typedef struct opts {
+    int with_cluster, with_redlock, with_prims, with_million, watchdog_only;
+    int with_tls, tls_only;
+} opts_t;
+
+/* What the steps found; main keeps it because some steps print after
+ * others (5a, 5b after 4) or next to another's figures (7, 10). */
+typedef struct results {
+    base_res_t base;
+    cont_res_t cres[4];
+    rw_res_t rwres;
+    wd_res_t wres[3];
+    int nwd;
+    mt_res_t mres;
+    cl_res_t clres;
+    rl_res_t rlres;
+    pr_res_t prres;
+} results_t;
 
 static void usage(void)
 {
@@ -98,25 +101,14 @@ static void usage(void)
                     "                    [--no-tls] [--no-million] [--watchdog-only] [--tls-only]\n");
 }
 
-int main(int argc, char **argv)
+/* The command line into the globals and o.  -1 to go on, or the exit
+ * status: 0 after --help, 64 for a bad or contradictory option. */
+static int parse_args(int argc, char **argv, opts_t *o)
 {
-    rdt_server_t srv;
-    base_res_t base;
-    cont_res_t cres[4];
-    rw_res_t rwres;
-    wd_res_t wres[3];
-    mt_res_t mres;
-    cl_res_t clres;
-    rl_res_t rlres;
-    pr_res_t prres;
-    int with_cluster = 0, with_redlock = 1, with_prims = 1, with_million = 1, watchdog_only = 0;
-    int with_tls = 1, tls_only = 0;
-    int nwd = 0, i, reps, creps;
-    tally_t tally = { 0, 0 };
-    char ver[64], mode[32];
-    redisContext *c;
-    double t_start = now_s();
+    int i;
 
+    o->with_cluster = 0, o->with_redlock = 1, o->with_prims = 1, o->with_million = 1, o->watchdog_only = 0;
+    o->with_tls = 1, o->tls_only = 0;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -125,19 +117,19 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--cold-script-cache") == 0)
             cold_script_cache = 1;
         else if (strcmp(argv[i], "--cluster") == 0)
-            with_cluster = 1;
+            o->with_cluster = 1;
         else if (strcmp(argv[i], "--no-redlock") == 0)
-            with_redlock = 0;
+            o->with_redlock = 0;
         else if (strcmp(argv[i], "--no-prims") == 0)
-            with_prims = 0;
+            o->with_prims = 0;
         else if (strcmp(argv[i], "--no-tls") == 0)
-            with_tls = 0;
+            o->with_tls = 0;
         else if (strcmp(argv[i], "--no-million") == 0)
-            with_million = 0;
+            o->with_million = 0;
         else if (strcmp(argv[i], "--watchdog-only") == 0)
-            watchdog_only = 1;
+            o->watchdog_only = 1;
         else if (strcmp(argv[i], "--tls-only") == 0)
-            tls_only = 1;
+            o->tls_only = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage();
             return 0;
@@ -146,132 +138,186 @@ int main(int argc, char **argv)
             return 64;
         }
     }
-    if (watchdog_only && tls_only) {
+    if (o->watchdog_only && o->tls_only) {
         fprintf(stderr, "rdlock-bench: --watchdog-only and --tls-only exclude each other\n");
         return 64;
     }
-    if (tls_only && !with_tls) {
+    if (o->tls_only && !o->with_tls) {
         fprintf(stderr, "rdlock-bench: --tls-only and --no-tls exclude each other\n");
         return 64;
     }
-    signal(SIGPIPE, SIG_IGN);
-    log_verbose = getenv("RDLOCK_BENCH_DEBUG") != NULL && *getenv("RDLOCK_BENCH_DEBUG") != '\0';
-    rdlock_set_logger(logger, NULL);
-    reps = quick ? 3 : 5;
-    creps = quick ? 1 : 3;
+    return -1;
+}
+
+/* Contended repetitions (step 3, and 5b's runs). */
+static int contended_reps(void)
+{
+    int creps = quick ? 1 : 3;
     if (getenv("RDLOCK_BENCH_CREPS") != NULL) {
         /* more contended repetitions, for investigations */
         creps = atoi(getenv("RDLOCK_BENCH_CREPS"));
         if (creps < 1 || creps > 16)
             creps = creps < 1 ? 1 : 16;
     }
-    json_begin();
+    return creps;
+}
 
-    if (rdt_server_start(&srv, NULL, NULL) != 0) {
-        fprintf(stderr, "rdlock-bench: cannot start redis-server\n");
-        return 1;
-    }
-    c = rdt_connect(&srv);
-    if (c == NULL) {
-        rdt_server_stop(&srv);
-        return 1;
-    }
+/* The first two lines, and the JSON keys that say how the bench ran.
+ * 0, or -1 if the server does not answer. */
+static int header(const rdt_server_t *srv, const opts_t *o, int reps, int creps)
+{
+    redisContext *c = rdt_connect(srv);
+    char ver[64];
+
+    if (c == NULL)
+        return -1;
     info_field(c, "server", "redis_version", ver, sizeof ver);
     redisFree(c);
     out("rdlock-bench: librdlock %s, redis-server %s (pid %ld, port %d), %ld CPUs, %s mode\n",
-        rdlock_version(), ver, (long)srv.pid, srv.port, sysconf(_SC_NPROCESSORS_ONLN), quick ? "quick" : "full");
+        rdlock_version(), ver, (long)srv->pid, srv->port, sysconf(_SC_NPROCESSORS_ONLN), quick ? "quick" : "full");
     out("every figure is the median of %d repetitions (contended: %d) unless noted\n\n", reps, creps);
     json_str("librdlock_version", rdlock_version());
     json_str("redis_version", ver);
     json_num("cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
     json_bool("quick", quick);
     json_bool("cold_script_cache", cold_script_cache);
-    json_bool("cluster", with_cluster);
-    json_bool("redlock", with_redlock);
-    json_bool("prims", with_prims);
+    json_bool("cluster", o->with_cluster);
+    json_bool("redlock", o->with_redlock);
+    json_bool("prims", o->with_prims);
 #ifdef RDL_HAVE_TLS
-    json_bool("tls", with_tls);
+    json_bool("tls", o->with_tls);
 #else
     json_bool("tls", 0);
 #endif
     json_num("reps", reps);
     json_num("contended_reps", creps);
-    json_bool("million", !quick && with_million);
-    json_bool("watchdog_only", watchdog_only);
-    json_bool("tls_only", tls_only);
-    if (watchdog_only)
-        goto watchdog_step;
-    if (tls_only)
-        goto tls_step;
+    json_bool("million", !quick && o->with_million);
+    json_bool("watchdog_only", o->watchdog_only);
+    json_bool("tls_only", o->tls_only);
+    return 0;
+}
 
+/* Steps 1, 2 and 3, and step 5b's measurement: after the mutex workload,
+ * before the watchdog's long idle wait (it is printed after step 4). */
+static void run_first_steps(const rdt_server_t *srv, int reps, int creps, results_t *r, tally_t *t)
+{
     /* 1 + 2 */
     phase = "floor/uncontended";
-    bench_base(&srv, reps, &base);
-    report_base(&base, &tally);
+    bench_base(srv, reps, &r->base);
+    report_base(&r->base, t);
 
     /* 3: repetitions interleaved over the three configurations. */
     phase = "contended";
-    bench_contended(&srv, creps, cres);
-    report_contended(cres, &tally);
+    bench_contended(srv, creps, r->cres);
+    report_contended(r->cres, t);
 
-    /* 5b, measured here (after the mutex workload, before the watchdog's
-     * long idle wait) and printed after step 4. */
+    /* 5b */
     phase = "rwlock mixed";
-    bench_rw_mixed(&srv, creps, &rwres);
+    bench_rw_mixed(srv, creps, &r->rwres);
+}
 
-watchdog_step:
-    /* 4: acquires/s estimate from the uncontended run (--watchdog-only:
-     * from 1,000 pairs of its own) */
-    nwd = bench_watchdog_sizes(&srv, (watchdog_only ? wd_pair_rate(&srv) : base.unc_tcp) * 2,
-                               quick ? 1 : with_million ? 3 : 2, wres);
-    report_watchdog(wres, nwd, &tally);
-    if (watchdog_only)
-        goto finish;
-
+/* Steps 5 (printed), 6 to 10, as the options say. */
+static void run_last_steps(const rdt_server_t *srv, const opts_t *o, int reps, int creps, results_t *r,
+                           tally_t *t)
+{
     /* 5: read-write lock */
-    report_rw_base(&base, &tally);
-    report_rw_mixed(&rwres, creps, &tally);
+    report_rw_base(&r->base, t);
+    report_rw_mixed(&r->rwres, creps, t);
 
     /* 6: many threads, distinct names, one server */
     phase = "many threads";
-    bench_mt(&srv, reps, &mres);
-    report_mt(&mres, &tally);
+    bench_mt(srv, reps, &r->mres);
+    report_mt(&r->mres, t);
 
     /* 7: the same on a 3-master cluster (--cluster) */
-    if (with_cluster) {
+    if (o->with_cluster) {
         phase = "cluster";
-        bench_cluster(reps, &clres);
-        report_cluster(&clres, &mres, &tally);
+        bench_cluster(reps, &r->clres);
+        report_cluster(&r->clres, &r->mres, t);
     }
 
     /* 8: Redlock (skipped with --no-redlock) */
-    if (with_redlock) {
+    if (o->with_redlock) {
         phase = "redlock";
-        bench_redlock(reps, &rlres);
-        report_redlock(&rlres, &tally);
+        bench_redlock(reps, &r->rlres);
+        report_redlock(&r->rlres, t);
     }
 
     /* 9: condition variable and semaphore (skipped with --no-prims) */
-    if (with_prims) {
+    if (o->with_prims) {
         phase = "condition/semaphore";
-        bench_prims(&srv, reps, &prres);
-        report_prims(&prres, &tally);
+        bench_prims(srv, reps, &r->prres);
+        report_prims(&r->prres, t);
     }
 
-tls_step:
     /* 10: TLS (built with TLS; skipped with --no-tls) */
-    if (with_tls)
-        run_tls(&srv, reps, tls_only ? NULL : &base);
+    if (o->with_tls)
+        run_tls(srv, reps, &r->base);
+}
 
-finish:
-    snprintf(mode, sizeof mode, "%d/%d", tally.met, tally.targets);
+/* The steps in their order: all of them, or step 4 alone
+ * (--watchdog-only), or step 10 alone (--tls-only). */
+static void run_steps(const rdt_server_t *srv, const opts_t *o, int reps, int creps, results_t *r, tally_t *t)
+{
+    if (o->tls_only) {
+        run_tls(srv, reps, NULL);
+        return;
+    }
+    if (!o->watchdog_only)
+        run_first_steps(srv, reps, creps, r, t);
+
+    /* 4: acquires/s estimate from the uncontended run (--watchdog-only:
+     * from 1,000 pairs of its own) */
+    r->nwd = bench_watchdog_sizes(srv, (o->watchdog_only ? wd_pair_rate(srv) : r->base.unc_tcp) * 2,
+                                  quick ? 1 : o->with_million ? 3 : 2, r->wres);
+    report_watchdog(r->wres, r->nwd, t);
+    if (!o->watchdog_only)
+        run_last_steps(srv, o, reps, creps, r, t);
+}
+
+/* The summary line and its JSON keys. */
+static void summary(const tally_t *t, double t_start)
+{
+    char mode[32];
+
+    snprintf(mode, sizeof mode, "%d/%d", t->met, t->targets);
     out("\ntargets met: %s; hard errors: %d; library warnings logged: %d; %.0f s\n", mode, hard_errors,
         lib_warnings, now_s() - t_start);
-    json_num("targets_met", tally.met);
-    json_num("targets_total", tally.targets);
+    json_num("targets_met", t->met);
+    json_num("targets_total", t->targets);
     json_num("hard_errors", hard_errors);
     json_num("library_warnings", lib_warnings);
     json_num("elapsed_s", rnd(now_s() - t_start));
+}
+
+int main(int argc, char **argv)
+{
+    rdt_server_t srv;
+    opts_t o;
+    results_t r;
+    tally_t tally = { 0, 0 };
+    int reps, creps, rc;
+    double t_start = now_s();
+
+    if ((rc = parse_args(argc, argv, &o)) >= 0)
+        return rc;
+    signal(SIGPIPE, SIG_IGN);
+    log_verbose = getenv("RDLOCK_BENCH_DEBUG") != NULL && *getenv("RDLOCK_BENCH_DEBUG") != '\0';
+    rdlock_set_logger(logger, NULL);
+    reps = quick ? 3 : 5;
+    creps = contended_reps();
+    json_begin();
+
+    if (rdt_server_start(&srv, NULL, NULL) != 0) {
+        fprintf(stderr, "rdlock-bench: cannot start redis-server\n");
+        return 1;
+    }
+    if (header(&srv, &o, reps, creps) != 0) {
+        rdt_server_stop(&srv);
+        return 1;
+    }
+    run_steps(&srv, &o, reps, creps, &r, &tally);
+    summary(&tally, t_start);
     rdt_server_stop(&srv);
     json_print();
     return hard_errors ? 1 : 0;
