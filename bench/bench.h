@@ -183,7 +183,7 @@ typedef struct base_res {
     rw_base_t rw;
     double evalsha_tcp;     /* diagnostic: trivial EVALSHA round trips/s */
     double srv_us_per_pair; /* diagnostic: server time inside EVALSHA per lock+unlock */
-    double srv_us_acquire, srv_us_release; /* diagnostic: SLOWLOG medians per script */
+    double srv_us_acquire, srv_us_release; /* diagnostic: per script, median (INFO commandstats) */
     double srv_us_per_lua_call;            /* diagnostic: one redis.call() from Lua */
 } base_res_t;
 
