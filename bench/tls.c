@@ -135,13 +135,38 @@ static void side_close(side_t *s, bench_tls_res_t *res)
         redisFree(s->c);
 }
 
+/* The TLS floor: one hiredis connection (s->c) through hiredis_ssl to
+ * port, verifying the server's certificate against the fixture's CA (ca;
+ * the context goes to *ssl, for the caller to free).  0, or -1 with
+ * res->err set. */
+static int floor_connect(side_t *s, int port, const char *ca, redisSSLContext **ssl, bench_tls_res_t *res)
+{
+    redisSSLContextError serr = REDIS_SSL_CTX_NONE;
+
+    redisInitOpenSSL();
+    if ((*ssl = redisCreateSSLContext(ca, NULL, NULL, NULL, NULL, &serr)) == NULL) {
+        snprintf(res->err, sizeof res->err, "redisCreateSSLContext: %s", redisSSLContextGetError(serr));
+        return -1;
+    }
+    s->c = redisConnect("127.0.0.1", port);
+    if (s->c == NULL || s->c->err) {
+        snprintf(res->err, sizeof res->err, "connect to the TLS port %d: %s", port,
+                 s->c ? s->c->errstr : "out of memory");
+        return -1;
+    }
+    if (redisInitiateSSLWithContext(s->c, *ssl) != REDIS_OK) {
+        snprintf(res->err, sizeof res->err, "TLS handshake (hiredis_ssl): %s", s->c->errstr);
+        return -1;
+    }
+    return 0;
+}
+
 int bench_tls(const rdt_server_t *plain, int reps, int n, bench_tls_res_t *res)
 {
     static const char *const what[2] = { "TLS", "TCP" };
     rdt_server_t ts;
     side_t sd[2];
     redisSSLContext *ssl = NULL;
-    redisSSLContextError serr = REDIS_SSL_CTX_NONE;
     rdlock_client_info_t info;
     const char *certs;
     char ini[1024], ca[300];
@@ -164,23 +189,8 @@ int bench_tls(const rdt_server_t *plain, int reps, int n, bench_tls_res_t *res)
     res->start_s = (double)(now_ns() - t0) / 1e9;
     snprintf(ca, sizeof ca, "%s/ca.crt", certs);
 
-    /* The TLS floor: one hiredis connection through hiredis_ssl, verifying
-     * the server's certificate against the fixture's CA. */
-    redisInitOpenSSL();
-    if ((ssl = redisCreateSSLContext(ca, NULL, NULL, NULL, NULL, &serr)) == NULL) {
-        snprintf(res->err, sizeof res->err, "redisCreateSSLContext: %s", redisSSLContextGetError(serr));
+    if (floor_connect(&sd[0], ts.port, ca, &ssl, res) != 0)
         goto out;
-    }
-    sd[0].c = redisConnect("127.0.0.1", ts.port);
-    if (sd[0].c == NULL || sd[0].c->err) {
-        snprintf(res->err, sizeof res->err, "connect to the TLS port %d: %s", ts.port,
-                 sd[0].c ? sd[0].c->errstr : "out of memory");
-        goto out;
-    }
-    if (redisInitiateSSLWithContext(sd[0].c, ssl) != REDIS_OK) {
-        snprintf(res->err, sizeof res->err, "TLS handshake (hiredis_ssl): %s", sd[0].c->errstr);
-        goto out;
-    }
     if ((sd[1].c = rdt_connect(plain)) == NULL) {
         snprintf(res->err, sizeof res->err, "cannot connect to the bench's server");
         goto out;
