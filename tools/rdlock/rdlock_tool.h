@@ -6,6 +6,9 @@
  *   main.c      the options, the usage text, dispatch to a command
  *   report.c    what rdlock says on stderr: its messages, the library's
  *               log lines, the exit code of each failure; opening the client
+ *   status.c    --status NAME, as text
+ *   json.c      --status --json: the JSON writer
+ *   reset.c     --reset NAME
  */
 #ifndef RDLOCK_TOOL_H
 #define RDLOCK_TOOL_H
@@ -13,6 +16,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "rdlock.h"
 
@@ -71,6 +75,25 @@ char *shell_quote(const char *s);
 const char *where_of(rdlock_client_t *c, char *buf, size_t n);
 int op_failed(rdlock_client_t *c, int rc, const char *what);
 int open_client(const char *config, rdlock_client_t **c);
+
+/* ------------------------------------------------------------------ */
+/* The commands: each returns rdlock's exit code                       */
+/* ------------------------------------------------------------------ */
+
+int do_status(rdlock_client_t *c, const opts_t *o);  /* status.c */
+int do_reset(rdlock_client_t *c, const opts_t *o);   /* reset.c */
+
+/* The robust state as one word, the same in the text and in JSON. */
+const char *robust_word(int r);
+
+/* ------------------------------------------------------------------ */
+/* JSON (json.c)                                                       */
+/* ------------------------------------------------------------------ */
+
+void json_str(FILE *f, const char *str);
+void json_status(FILE *f, const char *name, const rdlock_status_t *st);
+void json_server(FILE *f, unsigned k, const char *where, int rc, const rdlock_status_t *st);
+void json_kinds(FILE *f, const rdlock_kinds_t *k);
 
 /* Erase the waiting status line, if one is shown; log_mu held. */
 void status_erase_locked(void);
