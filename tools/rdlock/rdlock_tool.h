@@ -9,11 +9,18 @@
  *   status.c    --status NAME, as text
  *   json.c      --status --json: the JSON writer
  *   reset.c     --reset NAME
+ *   run.c       NAME -- COMMAND: COMMAND runs only while NAME is held; the
+ *               lost lease; --orphan
+ *   acquire.c   taking NAME: -n, -w, or waiting as long as it takes
+ *   waitstatus.c  who holds NAME, shown while waiting
+ *   signals.c   the signals rdlock takes, forwards to COMMAND, dies by
+ *   fds.c       descriptors COMMAND must not inherit
  */
 #ifndef RDLOCK_TOOL_H
 #define RDLOCK_TOOL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -82,6 +89,10 @@ int open_client(const char *config, rdlock_client_t **c);
 
 int do_status(rdlock_client_t *c, const opts_t *o);  /* status.c */
 int do_reset(rdlock_client_t *c, const opts_t *o);   /* reset.c */
+int do_run(rdlock_client_t *c, const opts_t *o);     /* run.c */
+
+/* A hold could not be released (run.c): main() skips the client's close. */
+extern bool keep_client;
 
 /* The robust state as one word, the same in the text and in JSON. */
 const char *robust_word(int r);
@@ -95,7 +106,32 @@ void json_status(FILE *f, const char *name, const rdlock_status_t *st);
 void json_server(FILE *f, unsigned k, const char *where, int rc, const rdlock_status_t *st);
 void json_kinds(FILE *f, const rdlock_kinds_t *k);
 
+/* ------------------------------------------------------------------ */
+/* Waiting for NAME (acquire.c, waitstatus.c)                          */
+/* ------------------------------------------------------------------ */
+
+/* Take NAME as -n / -w / blocking say: true when held, else false with
+ * the exit code in *code. */
+bool acquire(rdrwlock_t *rw, rdlock_client_t *c, const opts_t *o, int *code);
+long long mono_ms(void);  /* CLOCK_MONOTONIC in ms: the wait's clock */
+
+void status_start(rdlock_client_t *c, const opts_t *o, long long t0);
+void status_stop(void);
+void status_join(void);
 /* Erase the waiting status line, if one is shown; log_mu held. */
 void status_erase_locked(void);
+
+/* ------------------------------------------------------------------ */
+/* Signals (signals.c) and descriptors (fds.c)                         */
+/* ------------------------------------------------------------------ */
+
+void signals_setup(void);
+int pending_signal(void);
+void die_by_signal(int sig) __attribute__((noreturn));
+void signals_restore(void);
+int signals_wait(siginfo_t *si);
+
+void scan_fds(bool mark);
+void fds_free(void);
 
 #endif
