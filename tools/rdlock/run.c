@@ -218,6 +218,55 @@ static int child_pdeathsig(pid_t parent)
 #endif
 }
 
+/* The child, after the fork: COMMAND's own signal state and environment,
+ * then exec.  Async-signal-safe calls only until exec (the parent has
+ * other threads, whose locks may be held in this copy).  What went wrong
+ * goes to the parent through wfd, which the exec closes when it works. */
+static void child_exec(char **cmd, char **env, int wfd, pid_t parent) __attribute__((noreturn));
+static void child_exec(char **cmd, char **env, int wfd, pid_t parent)
+{
+    child_err_t ce = { CHILD_EXEC, 0 };
+
+    if ((ce.err = child_pdeathsig(parent)) != 0) {
+        ce.stage = CHILD_PDEATHSIG;
+    } else {
+        signals_restore();
+        environ = env;
+        execvp(cmd[0], cmd);
+        ce.err = errno;
+    }
+    while (write(wfd, &ce, sizeof ce) < 0 && errno == EINTR)
+        ;
+    _exit(ce.stage == CHILD_EXEC && ce.err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+/* COMMAND (pid) runs: wait for its exit into *status, forwarding the
+ * signals rdlock gets to it. */
+static void wait_command(pid_t pid, int *status)
+{
+    for (;;) {
+        siginfo_t si;
+        int s = signals_wait(&si);
+        if (s < 0)
+            continue; /* EINTR */
+        if (s == SIGCHLD) {
+            pid_t w = waitpid(pid, status, WNOHANG);
+            if (w == pid)
+                return;
+            if (w < 0 && errno == ECHILD) { /* cannot happen: we own SIGCHLD */
+                *status = 0;
+                return;
+            }
+            continue;
+        }
+        /* A kernel-sent signal to our process group (terminal ^C, hang-up)
+         * reached COMMAND already if it is in our group. */
+        if (si.si_code == SI_KERNEL && getpgid(pid) == getpgrp())
+            continue;
+        kill(pid, s);
+    }
+}
+
 /* Start COMMAND unless the lease was lost already, and wait for it,
  * forwarding signals.  Returns 0 with *status and *exec_err (0, or the
  * errno of a failed exec), -1 when the lease was lost before COMMAND could
@@ -267,17 +316,7 @@ static int run_command(char **cmd, uint64_t token, int *status, int *exec_err)
     if (pid == 0) {
         /* The child: async-signal-safe calls only until exec. */
         close(pfd[0]);
-        if ((ce.err = child_pdeathsig(parent)) != 0) {
-            ce.stage = CHILD_PDEATHSIG;
-        } else {
-            signals_restore();
-            environ = env;
-            execvp(cmd[0], cmd);
-            ce.err = errno;
-        }
-        while (write(pfd[1], &ce, sizeof ce) < 0 && errno == EINTR)
-            ;
-        _exit(ce.stage == CHILD_EXEC && ce.err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+        child_exec(cmd, env, pfd[1], parent);
     }
     child = pid;
     phase = PHASE_RUNNING;
@@ -300,40 +339,83 @@ static int run_command(char **cmd, uint64_t token, int *status, int *exec_err)
     if (r == (ssize_t)sizeof ce)
         *exec_err = ce.err;
 
-    for (;;) {
-        siginfo_t si;
-        int s = signals_wait(&si);
-        if (s < 0)
-            continue; /* EINTR */
-        if (s == SIGCHLD) {
-            pid_t w = waitpid(pid, status, WNOHANG);
-            if (w == pid)
-                break;
-            if (w < 0 && errno == ECHILD) { /* cannot happen: we own SIGCHLD */
-                *status = 0;
-                break;
-            }
-            continue;
-        }
-        /* A kernel-sent signal to our process group (terminal ^C, hang-up)
-         * reached COMMAND already if it is in our group. */
-        if (si.si_code == SI_KERNEL && getpgid(pid) == getpgrp())
-            continue;
-        kill(pid, s);
-    }
+    wait_command(pid, status);
     finish_phase();
     return 0;
 }
 
 bool keep_client; /* a hold could not be released: skip the close */
 
+/* COMMAND has exited: release NAME, trying three times while Redis is
+ * unreachable.  A loss the unlock finds (ENOLCK) is recorded for
+ * command_exit_code(); a hold that could not be released keeps the client
+ * open (keep_client), as closing it would fail with EBUSY. */
+static void release_after_command(rdrwlock_t *rw, rdlock_client_t *c)
+{
+    int rc, tries;
+
+    for (tries = 0;; tries++) {
+        rc = rdrwlock_unlock(rw);
+        if (rc != EIO || tries >= 2)
+            break;
+    }
+    if (rc == ENOLCK) {
+        pthread_mutex_lock(&run_mu);
+        lost = true;
+        pthread_mutex_unlock(&run_mu);
+    } else if (rc == EIO) {
+        char where[300];
+        msg("lock %s: could not release it (Redis at %s unreachable); it frees itself when its lease "
+            "runs out", qname, where_of(c, where, sizeof where));
+    } else if (rc != 0)
+        msg("lock %s: unlock: %s", qname, rdlock_strerror(rc));
+    if (rc == 0 || rc == ENOLCK)
+        rdrwlock_destroy(rw);
+    else
+        keep_client = true; /* still holds it: no close (EBUSY) */
+}
+
+/* rdlock's exit code once COMMAND has run: the exec's failure (126, 127),
+ * else 75 when the lease was lost on the way (reported once), else
+ * COMMAND's own status. */
+static int command_exit_code(const opts_t *o, int status, int exec_err)
+{
+    char desc[128];
+
+    if (exec_err != 0) {
+        if (exec_err == ENOENT) {
+            msg("%s: command not found", o->cmd[0]);
+            return EXIT_NOTFOUND;
+        }
+        msg("%s: cannot execute: %s", o->cmd[0], strerror(exec_err));
+        return EXIT_NOEXEC;
+    }
+    describe_status(status, desc, sizeof desc);
+    if (lease_lost()) {
+        /* One report of the loss: the callback's, when it came while
+         * COMMAND ran; else this one (the unlock found it). */
+        if (loss_told)
+            msg("lock %s: COMMAND %s after the lease was lost; exit status %d", qname, desc, EXIT_TEMPFAIL);
+        else
+            msg("lock %s: the lease was lost before COMMAND finished (found at the unlock); COMMAND %s; "
+                "exit status %d", qname, desc, EXIT_TEMPFAIL);
+        return EXIT_TEMPFAIL;
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return EXIT_SOFTWARE;
+}
+
+/* rdlock NAME -- COMMAND: take NAME, run COMMAND under it, release it;
+ * returns the exit code (or dies by a signal that ended the wait). */
 int do_run(rdlock_client_t *c, const opts_t *o)
 {
     rdlock_attr_t a;
     rdrwlock_t rw;
     uint64_t token = 0;
-    int rc, code, sig, status = 0, exec_err = 0, tries;
-    char desc[128];
+    int rc, code, sig, status = 0, exec_err = 0;
 
     onlost_term = o->onlost_term;
     orphan_term = o->orphan_term;
@@ -374,48 +456,6 @@ int do_run(rdlock_client_t *c, const opts_t *o)
         return code;
     }
 
-    for (tries = 0;; tries++) {
-        rc = rdrwlock_unlock(&rw);
-        if (rc != EIO || tries >= 2)
-            break;
-    }
-    if (rc == ENOLCK) {
-        pthread_mutex_lock(&run_mu);
-        lost = true;
-        pthread_mutex_unlock(&run_mu);
-    } else if (rc == EIO) {
-        char where[300];
-        msg("lock %s: could not release it (Redis at %s unreachable); it frees itself when its lease "
-            "runs out", qname, where_of(c, where, sizeof where));
-    } else if (rc != 0)
-        msg("lock %s: unlock: %s", qname, rdlock_strerror(rc));
-    if (rc == 0 || rc == ENOLCK)
-        rdrwlock_destroy(&rw);
-    else
-        keep_client = true; /* still holds it: no close (EBUSY) */
-
-    if (exec_err != 0) {
-        if (exec_err == ENOENT) {
-            msg("%s: command not found", o->cmd[0]);
-            return EXIT_NOTFOUND;
-        }
-        msg("%s: cannot execute: %s", o->cmd[0], strerror(exec_err));
-        return EXIT_NOEXEC;
-    }
-    describe_status(status, desc, sizeof desc);
-    if (lease_lost()) {
-        /* One report of the loss: the callback's, when it came while
-         * COMMAND ran; else this one (the unlock found it). */
-        if (loss_told)
-            msg("lock %s: COMMAND %s after the lease was lost; exit status %d", qname, desc, EXIT_TEMPFAIL);
-        else
-            msg("lock %s: the lease was lost before COMMAND finished (found at the unlock); COMMAND %s; "
-                "exit status %d", qname, desc, EXIT_TEMPFAIL);
-        return EXIT_TEMPFAIL;
-    }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return EXIT_SOFTWARE;
+    release_after_command(&rw, c);
+    return command_exit_code(o, status, exec_err);
 }
