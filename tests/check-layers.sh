@@ -1,5 +1,12 @@
 #!/bin/sh
-# No new include cycle in src/ (tests/check-layers.py says how it counts).
+# No include cycle in src/, the tool or the benchmark (tests/check-layers.py
+# says how it counts; tests/layers.known lists those of src/ not yet
+# broken: none).
 srcdir=${srcdir:-.}
 command -v python3 >/dev/null || { echo "check-layers.sh: python3 is missing" >&2; exit 1; }
-exec python3 "$srcdir/tests/check-layers.py" "$srcdir/src" "$srcdir/tests/layers.known"
+rc=0
+python3 "$srcdir/tests/check-layers.py" "$srcdir/src" "$srcdir/tests/layers.known" || rc=1
+for d in tools/rdlock bench; do
+    python3 "$srcdir/tests/check-layers.py" "$srcdir/$d" /dev/null || rc=1
+done
+exit $rc
