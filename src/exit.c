@@ -64,7 +64,7 @@ static void exit_client(rdlock_client_t *c, void *arg)
 }
 
 /* A fork child runs this too, but holds none of its parent's holds
- * (client.c's child_reset), and its clients' pids are its own. */
+ * (clients.c's child_reset), and its clients' pids are its own. */
 static void exit_release_all(void)
 {
     rdl_clients_each(exit_client, NULL);

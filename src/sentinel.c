@@ -109,7 +109,7 @@ static bool sentinel_wants_auth(const redisReply *r)
  * failover is followed because the background thread listens to a
  * sentinel's notifications and drops the connections to the old master
  * (events.c, sentinel.c), every new connection asks again, and a demoted
- * master's READONLY drops the old ones (client.c, events.c). */
+ * master's READONLY drops the old ones (call.c, events.c). */
 static int sentinel_ask_io(const rdl_config_t *cfg, char *host, size_t hostlen, int *port)
 {
     int k, first = __atomic_load_n(&cfg->sentinel_hint, __ATOMIC_RELAXED);

@@ -18,9 +18,10 @@
  *                        a lock step goes to all at once (quorum.c) and
  *                        counts when a majority agree (lock_quorum.c)
  *
- * Everything above it (the pool and retries in client.c, the subscriber and
- * the watchdog) reaches servers only through rdl_topo_connect(); the
- * background thread gives a topology its own descriptor and timer. */
+ * Everything above it (the retries in call.c, the subscriber and the
+ * watchdog) reaches servers only through rdl_topo_connect(); the pool
+ * below it (pool.c) only keeps what they opened.  The background thread
+ * gives a topology its own descriptor and timer. */
 #ifndef RDL_TOPOLOGY_H
 #define RDL_TOPOLOGY_H
 

@@ -9,12 +9,12 @@
  *  - a MOVED also puts its slot on the named node at once, so that the
  *    retry goes there without waiting for a refresh;
  *  - a route is the "host:port" of a master: the pool, the subscribers
- *    and the watchdog keep connections per route (client.c, events.c,
+ *    and the watchdog keep connections per route (pool.c, events.c,
  *    watchdog.c), so each master gets its own, and nothing here is
  *    per-request I/O but the refresh.
  *
  * An ASK (a slot half migrated) is followed by the caller with ASKING on
- * the target, once, without touching the map (conn.c, client.c).  Failover
+ * the target, once, without touching the map (conn.c, call.c).  Failover
  * needs nothing of its own: a promoted replica's node answers MOVED for the
  * slots, or the old master READONLY, and either leads here. */
 #include "rdl_build.h"

@@ -2,7 +2,7 @@
  * host:port or through a unix socket.  A failover that moves what that
  * address leads to (a DNS record, a virtual IP, a proxy) is followed
  * without help from here: a demoted master answers READONLY, and the pool
- * (client.c) and the watchdog drop their connections and connect again. */
+ * (call.c) and the watchdog drop their connections and connect again. */
 #include "rdl_build.h"
 
 #include "client.h"
