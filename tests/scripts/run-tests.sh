@@ -3,14 +3,16 @@
 # directly against a real server, one case folder at a time:
 # tests/scripts/cases/<script>/<case>/ (tests/scripts/README: the format).
 #
-#     sh tests/scripts/run-tests.sh [SCRIPTS_DIR] [CASE...]
+#     sh tests/scripts/run-tests.sh [SCRIPTS_DIR] [-v] [-1] [CASE...]
 #
 # SCRIPTS_DIR (the first argument, if it is a directory of *.lua files, else
 # $RDL_SCRIPTS_DIR, else src/scripts of this source tree) holds the scripts
 # under test: a changed copy of it shows which cases catch the change.
 # CASE: "acquire/void-stamp-lapsed", or "acquire" for all of one script;
 # none: every case, and then the check that every `return` of every script
-# is reached by one (run-cases.py).
+# is reached by one (run-cases.py).  -v: show what each case got (for
+# writing a new case's expected files); -1: one run only, without the
+# coverage run and check (mutate.py).
 #
 # Starts one private redis-server ($REDIS_SERVER, else redis-server from
 # PATH) on a unix socket in a fresh temp dir, with no TCP port and no
