@@ -114,6 +114,11 @@ struct rdlock_client {
      * on (the topology's always_on). */
     int (*bg_start)(struct rdlock_client *c);
     bool always_on;
+    /* The topology's report that the server every name lives on moved
+     * ([sentinel]: a failover), for the background thread to act on
+     * (rdl_events_moved: drop every connection to the old one, renew every
+     * hold on the new one).  Background thread only, mu not held. */
+    void (*moved)(struct rdlock_client *c);
 
     bool is_default;
     bool exiting;        /* the process exit handler has ended this
@@ -124,6 +129,14 @@ struct rdlock_client {
 
 /* Width of a call's stamp: a server time in ms, zero-padded. */
 #define RDL_STAMP_LEN 15
+
+/* Where the watchdog's connection leads ("host:port"), NULL if it has
+ * none: with [sentinel], the master this client renews its holds on
+ * (background thread only). */
+static inline const char *rdl_client_wd_master(const struct rdlock_client *c)
+{
+    return c->wdog.conns != NULL ? c->wdog.conns->addr : NULL;
+}
 
 #define RDL_LOCK(c) RDL_CHECK(pthread_mutex_lock(&(c)->mu))
 #define RDL_UNLOCK(c) RDL_CHECK(pthread_mutex_unlock(&(c)->mu))

@@ -175,6 +175,7 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
     c->exec = rdl_exec_of(c->topo);
     c->always_on = c->topo->always_on;
     c->bg_start = rdl_events_start;
+    c->moved = rdl_events_moved;
     c->scripts = c->topo->sharded ? &rdl_scripts_sharded : &rdl_scripts_plain;
     rc = c->topo->connect(c, NULL, 0, true, &conn);
     if (rc == 0) {

@@ -7,9 +7,10 @@
  *  - after each renewal round that went to the server, the sentinels are
  *    asked where the master is, which catches a move without a
  *    notification (a sentinel reconfigured by hand, a link lost);
- *  - a move drops every connection to the old master (pool, watchdog,
- *    subscriber: rdl_events_moved) and renews every hold on the new one at
- *    once, so a hold the failover dropped is reported lost in that round.
+ *  - a move is reported (c->moved); the background thread then drops
+ *    every connection to the old master (pool, watchdog, subscriber:
+ *    rdl_events_moved) and renews every hold on the new one at once, so a
+ *    hold the failover dropped is reported lost in that round.
  *
  * New connections ask the sentinels where the master is (sentinel_connect). */
 #include "rdl_build.h"
@@ -18,13 +19,11 @@
 #include <string.h>
 
 #include "client.h"
-#include "events.h"
 #include "log.h"
 #include "pool.h"
 #include "sentinel.h"
 #include "timeutil.h"
 #include "topology.h"
-#include "watchdog.h"
 
 #define RDL_SENTINEL_BACKOFF_MS 30000 /* after no sentinel answered */
 
@@ -66,7 +65,7 @@ static void move_master(rdlock_client_t *c, const char *from, const char *to, co
             from[0] ? from : "?", to, how);
     if (c->sw != NULL)
         rdl_sentinel_watch_set_master(c->sw, to);
-    rdl_events_moved(c);
+    c->moved(c); /* events.c acts on it */
 }
 
 /* With [sentinel], once per renewal round, after it (mutex not held): has a
@@ -77,7 +76,7 @@ static void move_master(rdlock_client_t *c, const char *from, const char *to, co
 static void master_check(rdlock_client_t *c)
 {
     char now[RDL_MASTER_ADDR_MAX];
-    const char *wd = rdl_watchdog_master(c);
+    const char *wd = rdl_client_wd_master(c);
     if (wd == NULL || rdl_now_ms() < c->sentinel_check_at)
         return; /* not connected, or backing off */
     if (rdl_sentinel_master(&c->cfg, now, sizeof now) != 0) {
@@ -104,7 +103,7 @@ static void sentinel_follow(rdlock_client_t *c, const char *addr, const char *ho
         /* Learned for the first time (the link came up): connections
          * opened before asked the sentinels themselves, but a failover may
          * have passed since.  Move only if one of them leads elsewhere. */
-        const char *wd = rdl_watchdog_master(c);
+        const char *wd = rdl_client_wd_master(c);
         if (wd != NULL && strcmp(wd, addr) != 0)
             snprintf(prev, sizeof prev, "%s", wd);
         else if (!rdl_client_pool_elsewhere(c, addr, prev, sizeof prev))

@@ -671,11 +671,6 @@ long long rdl_watchdog_timeout(const rdlock_client_t *c, long long now, long lon
     return timeout;
 }
 
-const char *rdl_watchdog_master(const rdlock_client_t *c)
-{
-    return c->wdog.conns != NULL ? c->wdog.conns->addr : NULL;
-}
-
 void rdl_watchdog_close(rdlock_client_t *c)
 {
     rdl_conn_t *conn;

@@ -37,9 +37,6 @@ void rdl_watchdog_finish(rdl_wd_round_t *round);
 void rdl_watchdog_renew_all_now(rdlock_client_t *c, long long now);
 /* ms until the watchdog has work, given the caller's timeout so far. */
 long long rdl_watchdog_timeout(const rdlock_client_t *c, long long now, long long timeout);
-/* The master the watchdog's connection leads to (with [sentinel]),
- * NULL if it has none. */
-const char *rdl_watchdog_master(const rdlock_client_t *c);
 /* Drop its connection (the next round connects again). */
 void rdl_watchdog_close(rdlock_client_t *c);
 /* In a fork child: forget the schedule and the connection. */
