@@ -24,7 +24,6 @@
 #include "waitq.h"
 #include "watchdog.h"
 
-#define PRIM_VOID_MAX 3 /* void requests in a row (clock trouble) before EIO */
 
 /* Call numbers, increasing per process (so per thread too): a late copy
  * of an older call of the thread is told from the current one. */
@@ -90,25 +89,6 @@ void rdl_preq_free(rdl_preq_t *r)
     r->buf = NULL;
 }
 
-static int reply_parse(const redisReply *r, rdl_preply_t *o)
-{
-    size_t i;
-    long long *f[3] = { &o->status, &o->now, &o->x };
-    memset(o, 0, sizeof *o);
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1)
-        return EIO;
-    for (i = 0; i < r->elements && i < 3; i++) {
-        const redisReply *e = r->element[i];
-        if (e->type == REDIS_REPLY_INTEGER)
-            *f[i] = e->integer;
-        else if (e->type == REDIS_REPLY_STRING && e->len < 21)
-            *f[i] = strtoll(e->str, NULL, 10);
-        else
-            return EIO;
-    }
-    return 0;
-}
-
 int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stamped, long long deadline,
                  rdl_preply_t *out)
 {
@@ -116,7 +96,7 @@ int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stampe
     const char *argv[RDL_PRIM_KEYS_MAX + RDL_PRIM_NARGS];
     size_t lens[RDL_PRIM_KEYS_MAX + RDL_PRIM_NARGS];
     char opb[2] = { op, '\0' };
-    int i, n = r->nkeys, rc, voids = 0;
+    int i, n = r->nkeys;
 
     for (i = 0; i < n; i++) {
         argv[i] = r->kv[i];
@@ -133,35 +113,12 @@ int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stampe
     argv[i++] = r->arg;
     for (i = n; i < n + RDL_PRIM_NARGS; i++)
         lens[i] = argv[i] == r->stamp ? RDL_STAMP_LEN : strlen(argv[i]);
-    for (;;) {
-        rdl_call_t call = { 0 };
-        redisReply *reply;
-        call.stamp = stamped ? r->stamp : NULL;
-        /* On a Redlock quorum the step runs on a leader and its state is
-         * copied to a majority (prim_quorum.h); the holder hash is the
-         * second key of both scripts. */
-        rc = c->exec->step(c, script, n, n + RDL_PRIM_NARGS, argv, lens, n + 3, 1, deadline, &reply, &call);
-        if (call.unsure_until > r->unsure_until)
-            r->unsure_until = call.unsure_until;
-        if (call.sent_at >= 0)
-            r->sent_at = call.sent_at;
-        if (rc != 0)
-            return rc;
-        rc = reply_parse(reply, out);
-        freeReplyObject(reply);
-        if (rc != 0) {
-            rdl_log(RDLOCK_LOG_ERROR, "%s %s: unexpected reply from the server", r->what, r->h->name);
-            return EIO;
-        }
-        if (out->now > 0)
-            rdl_client_clock(c, call.route, out->now, call.answer_at);
-        if (out->status != -2 || !stamped)
-            return 0;
-        if (++voids >= PRIM_VOID_MAX) {
-            rdl_log(RDLOCK_LOG_ERROR, "%s %s: the server's clock keeps moving under the request deadlines",
-                    r->what, r->h->name);
-            return EIO;
-        }
+    {
+        rdl_step_t s = { .what = r->what, .name = r->h->name, .script = script, .nkeys = n,
+                         .argc = n + RDL_PRIM_NARGS, .argv = argv, .lens = lens, .stamp_arg = n + 3,
+                         .stamp = stamped ? r->stamp : NULL, .hkey = 1, /* both scripts' holders: KEYS[2] */
+                         .deadline = deadline, .unsure_until = &r->unsure_until, .sent_at = &r->sent_at };
+        return rdl_step_run(c, &s, out);
     }
 }
 

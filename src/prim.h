@@ -19,6 +19,7 @@
 #include "handle.h"
 #include "hold.h"
 #include "script.h"
+#include "step.h"
 
 #define RDL_PRIM_KEYS_MAX 6
 #define RDL_PRIM_NARGS 9
@@ -44,10 +45,8 @@ typedef struct rdl_preq {
     long long sent_at;      /* the request that answered was sent then */
 } rdl_preq_t;
 
-/* What a script answered: {status, now, x}. */
-typedef struct rdl_preply {
-    long long status, now, x;
-} rdl_preply_t;
+/* What a script answered: {status, now, x} (step.h). */
+typedef rdl_step_reply_t rdl_preply_t;
 
 /* Set up the requests of a new call of thread on h, with the keys
  * <key><sfx[i]> (the last one followed by the owner id).  0 or ENOMEM. */

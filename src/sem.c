@@ -38,6 +38,7 @@
 #include "lock.h"
 #include "log.h"
 #include "script.h"
+#include "step.h"
 #include "sem.h"
 #include "timeutil.h"
 #include "topology.h"
@@ -47,7 +48,6 @@
 #define RDL_SEM_ATTR_MAGIC 0x52445341u /* "RDSA" */
 #define SEM_NKEYS 5
 #define SEM_NARGS 12
-#define SEM_VOID_MAX 3 /* void requests in a row (clock trouble) before EIO */
 
 /* ---------------------------------------------------------------- attributes */
 
@@ -132,11 +132,9 @@ typedef struct sem_req {
     long long sent_at;      /* the request that took effect was sent then */
 } sem_req_t;
 
-/* What sem.lua answered: {status, now, x}, x an integer or a string. */
-typedef struct sem_reply {
-    long long status, now, x;
-    char str[21];
-} sem_reply_t;
+/* What sem.lua answered: {status, now, x}, x an integer or a string (a
+ * hold's call number, or the type letter of status -3) also in str. */
+typedef rdl_step_reply_t sem_reply_t;
 
 static unsigned long long sem_calls;
 
@@ -198,30 +196,6 @@ static void req_free(sem_req_t *r)
     r->buf = NULL;
 }
 
-static int reply_parse(const redisReply *r, sem_reply_t *o)
-{
-    const redisReply *e;
-    memset(o, 0, sizeof *o);
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->element[0]->type != REDIS_REPLY_INTEGER)
-        return EIO;
-    o->status = r->element[0]->integer;
-    if (r->elements > 1 && r->element[1]->type == REDIS_REPLY_INTEGER)
-        o->now = r->element[1]->integer;
-    if (r->elements > 2) {
-        e = r->element[2];
-        if (e->type == REDIS_REPLY_INTEGER) {
-            o->x = e->integer;
-        } else if (e->type == REDIS_REPLY_STRING && e->len < sizeof o->str) {
-            memcpy(o->str, e->str, e->len);
-            o->str[e->len] = '\0';
-            o->x = strtoll(o->str, NULL, 10);
-        } else {
-            return EIO;
-        }
-    }
-    return 0;
-}
-
 /* Run op for r: 0 and *out, or an error of the client (EIO, EACCES,
  * ENOMEM).  The ops that act ('t', 'p', 'd') are stamped; a request that
  * arrived void (the client's idea of the server's clock was off) is sent
@@ -233,7 +207,7 @@ static int req_run(sem_req_t *r, char op, long long deadline, sem_reply_t *out)
     size_t lens[SEM_NKEYS + SEM_NARGS];
     char opb[2] = { op, '\0' };
     bool stamped = op == 't' || op == 'p' || op == 'd';
-    int i, rc, voids = 0;
+    int i;
 
     for (i = 0; i < SEM_NKEYS; i++) {
         argv[i] = r->kv[i];
@@ -253,36 +227,18 @@ static int req_run(sem_req_t *r, char op, long long deadline, sem_reply_t *out)
     argv[i++] = c->host;
     for (i = SEM_NKEYS; i < SEM_NKEYS + SEM_NARGS; i++)
         lens[i] = argv[i] == r->stamp ? RDL_STAMP_LEN : strlen(argv[i]);
-    for (;;) {
-        rdl_call_t call = { 0 };
-        redisReply *reply;
-        call.stamp = stamped ? r->stamp : NULL;
+    {
         /* Counting permits per master does not add up to a quorum (V+1
          * takers can each find a majority with a permit left): on Redlock
          * the semaphore's whole state moves from step to step
          * (prim_quorum.h).  The stamp is ARGV[6], the holders KEYS[2]. */
-        rc = c->exec->step(c, c->scripts->sem, SEM_NKEYS, SEM_NKEYS + SEM_NARGS, argv, lens, SEM_NKEYS + 5, 1,
-                           deadline, &reply, &call);
-        if (call.unsure_until > r->unsure_until)
-            r->unsure_until = call.unsure_until;
-        if (call.sent_at >= 0)
-            r->sent_at = call.sent_at;
+        rdl_step_t s = { .what = "semaphore", .name = r->h->name, .script = c->scripts->sem, .nkeys = SEM_NKEYS,
+                         .argc = SEM_NKEYS + SEM_NARGS, .argv = argv, .lens = lens, .stamp_arg = SEM_NKEYS + 5,
+                         .stamp = stamped ? r->stamp : NULL, .hkey = 1, .deadline = deadline,
+                         .unsure_until = &r->unsure_until, .sent_at = &r->sent_at };
+        int rc = rdl_step_run(c, &s, out);
         if (rc != 0)
             return rc;
-        rc = reply_parse(reply, out);
-        freeReplyObject(reply);
-        if (rc != 0) {
-            rdl_log(RDLOCK_LOG_ERROR, "semaphore %s: unexpected reply from the server", r->h->name);
-            return EIO;
-        }
-        rdl_client_clock(c, call.route, out->now, call.answer_at);
-        if (out->status != -2)
-            break;
-        if (++voids >= SEM_VOID_MAX) {
-            rdl_log(RDLOCK_LOG_ERROR, "semaphore %s: the server's clock keeps moving under the request deadlines",
-                    r->h->name);
-            return EIO;
-        }
     }
     if (out->status == -3) {
         rdl_log(RDLOCK_LOG_ERROR, "semaphore %s exists on the server as a %s semaphore, not a %s one", r->h->name,
