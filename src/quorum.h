@@ -17,9 +17,8 @@
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
-#include "call.h"
+#include "client.h"
 #include "config.h"
-#include "pool.h"
 #include "script.h"
 
 struct rdlock_client;
