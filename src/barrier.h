@@ -7,7 +7,9 @@
 #include "client.h"
 
 /* rdlock_reset_name: delete the barrier state of the name whose lock key
- * is key ("<prefix>{name}").  0 or an errno. */
+ * is key ("<prefix>{name}").  0, or as rdl_prim_op_on: EIO (no answer, an
+ * unexpected reply), EACCES (refused: authentication, ACL), EINVAL (a new
+ * connection's SELECT refused), ENOMEM. */
 int rdl_barrier_reset(rdlock_client_t *c, const char *key, size_t keylen);
 
 #endif

@@ -46,7 +46,14 @@ int rdl_client_conn_get(rdlock_client_t *c, const char *route, rdl_conn_t **out)
 
 /* Run a script through a pooled connection, reconnecting and retrying up
  * to command_retries times (backoff never sleeps past `deadline`, monotonic
- * ms, < 0 for none).  Returns 0 with *reply, or EIO, EACCES, ENOMEM.
+ * ms, < 0 for none).  Returns 0 with *reply, or
+ *   EIO     no answer within the retries (also: a server busy, loading or
+ *           without its master that long, more than cluster_max_redirects
+ *           redirections), or the script's own error reply
+ *   EACCES  refused: authentication, or permission (ACL); also a
+ *           sentinel or cluster node that refused our credentials
+ *   EINVAL  a new connection's SELECT refused (the db)
+ *   ENOMEM
  * *call (may be NULL) tells about the retries; its `confirm` is the only
  * field read. */
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,

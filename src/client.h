@@ -110,8 +110,8 @@ struct rdlock_client {
 
     /* Set at open by clients.c, for the layers below the background
      * thread (pool.c, waitq.c, watchdog.c): start it, if not running (mu
-     * held; 0 or an errno, logged), and whether it runs from the opening
-     * on (the topology's always_on). */
+     * held; as rdl_events_start: 0 or ENOMEM, logged), and whether it runs
+     * from the opening on (the topology's always_on). */
     int (*bg_start)(struct rdlock_client *c);
     bool always_on;
     /* The topology's report that the server every name lives on moved

@@ -87,7 +87,7 @@ typedef struct rdl_config {
 } rdl_config_t;
 
 /* Fill *cfg with the built-in defaults (127.0.0.1:6379, docs/CONTRACT.md section 3).
- * Returns 0 or ENOMEM. */
+ * Returns 0, or EINVAL (cfg NULL), ENOMEM. */
 int rdl_config_defaults(rdl_config_t *cfg);
 
 /* Whether any connection of a client with cfg uses TLS (to the data
@@ -97,9 +97,13 @@ bool rdl_config_uses_tls(const rdl_config_t *cfg);
 /* Load and validate.  path NULL: $RDLOCK_CONF if set (ENOENT if it names a
  * missing file), else sysconf_path if that file exists, else defaults.
  * sysconf_path is $(sysconfdir)/rdlock.ini, passed in so tests can point
- * elsewhere.  Returns 0, EINVAL (each problem logged with file, section:key
- * and reason), ENOENT, EACCES (unreadable password_file) or ENOMEM.  On
- * failure *cfg is zeroed and owns nothing. */
+ * elsewhere.  Returns 0, or
+ *   EINVAL  cfg NULL; the file is not a regular file or is too large; a
+ *           problem in it (each logged with file, section:key and reason)
+ *   ENOENT  the file, or a password_file or TLS file it names, is missing
+ *   EACCES  one of those cannot be read
+ *   ENOMEM
+ * On failure *cfg is zeroed and owns nothing. */
 int rdl_config_load(rdl_config_t *cfg, const char *path, const char *sysconf_path);
 
 /* Free what *cfg owns; safe on a zeroed or already freed config. */

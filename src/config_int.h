@@ -101,8 +101,8 @@ void rdl_config_line_problem(rdl_load_t *ld, int lineno, const char *fmt, ...)
 void rdl_config_key_problem(const rdl_load_t *ld, const char *section, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The line of section:key (key NULL: of the section's header), 0 if the
- * file does not have it. */
+/* Returns the line of section:key (key NULL: of the section's header), 0
+ * if the file does not have it. */
 int rdl_config_line_of(const rdl_load_t *ld, const char *section, const char *key);
 
 /* Note where section:key (key NULL: the section's header) stands; sets

@@ -69,16 +69,19 @@ void rdl_conn_close(rdl_conn_t *c);
  * once (Redlock's masters, topology_redlock.c): begin connects without
  * waiting (TCP); once rdl_conn_fd is writable (poll POLLOUT), finish
  * learns whether it connected and sets the connection up as open does
- * (blocking, timeouts, AUTH, SELECT).  begin: 0, EIO, ENOMEM; finish: as
- * rdl_conn_open_at, and c is closed on failure.  A connection never
- * finished is closed with rdl_conn_close. */
+ * (blocking, timeouts, AUTH, SELECT).  begin: 0, EIO, ENOMEM; rdl_conn_fd
+ * returns the descriptor of its socket; finish: as rdl_conn_open_at (0,
+ * EIO, EACCES, EINVAL, ENOMEM), and c is closed on failure.  A connection
+ * never finished is closed with rdl_conn_close. */
 int rdl_conn_begin(const rdl_config_t *cfg, const char *host, int port, rdl_conn_t **out);
 int rdl_conn_fd(const rdl_conn_t *c);
 int rdl_conn_finish(const rdl_config_t *cfg, rdl_conn_t *c, bool probe);
 /* finish without waiting for an answer: AUTH and SELECT are left to be
  * appended before the first command (c->login of them, rdl_conn_append_login),
  * so that a server that accepts connections but does not answer (stopped)
- * holds nobody up.  0 or EIO (c closed). */
+ * holds nobody up.  0, or (c closed) EIO, or with [redis] tls EACCES (the
+ * server's certificate did not verify, or the server refused ours),
+ * ENOMEM. */
 int rdl_conn_finish_deferred(const rdl_config_t *cfg, rdl_conn_t *c);
 /* Append the deferred AUTH and SELECT (c->login replies to read first).
  * 0 or EIO. */
@@ -109,7 +112,8 @@ static inline struct timeval rdl_ms_to_tv(int ms)
     return tv;
 }
 
-/* 1 while no I/O error happened on the connection. */
+/* 1 if no I/O error happened on the connection (and it may be reused),
+ * else 0. */
 int rdl_conn_ok(const rdl_conn_t *c);
 /* After a failed read: did it time out (the server may be alive but
  * slow, and may have run the request), rather than lose the connection? */
@@ -118,16 +122,18 @@ bool rdl_conn_timed_out(const rdl_conn_t *c);
 /* Run `script` with nkeys keys followed by the other arguments in argv
  * (argc in all).  Returns 0 with *reply (the caller frees it; never an
  * error reply), EIO (connection failed: close it; or the script failed:
- * logged), EAGAIN (the server is loading or busy: retry later), EROFS (the
- * server is a replica now: close the connection, connect again),
- * RDL_EREDIRECT (a cluster node sent it elsewhere: c->redir), EACCES (the
- * server wants authentication) or ENOMEM. */
+ * logged), EAGAIN (the server is loading or busy, or the cluster is down:
+ * retry later), EROFS (the server is a replica now: close the connection,
+ * connect again), RDL_EREDIRECT (a cluster node sent it elsewhere:
+ * c->redir), EACCES (the server wants authentication, or denies
+ * permission) or ENOMEM. */
 int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                     const char *const *argv, const size_t *lens, redisReply **reply);
 /* The same, followed in the same round trip by WAIT replicas timeout_ms
  * (replicas > 0): *acked is how many replicas confirmed every write of the
  * connection so far, the script's included; -1 if WAIT was refused
- * (logged), -2 if refused for want of permission (ACL). */
+ * (logged), -2 if refused for want of permission (ACL).  Returns as
+ * rdl_conn_script: 0, EIO, EAGAIN, EROFS, RDL_EREDIRECT, EACCES, ENOMEM. */
 int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                          const char *const *argv, const size_t *lens, int replicas, int timeout_ms,
                          redisReply **reply, int *acked);
@@ -157,9 +163,12 @@ int rdl_conn_append_command(rdl_conn_t *c, int argc, const char *const *argv, co
  * EIO. */
 int rdl_conn_set_timeout(rdl_conn_t *c, int ms);
 
-/* Load a script into the server's cache (after NOSCRIPT in a pipeline). */
+/* Load a script into the server's cache (after NOSCRIPT in a pipeline).
+ * 0, or EIO (no answer, or an error reply), EACCES (the error reply says
+ * authentication or permission). */
 int rdl_conn_load(rdl_conn_t *c, const rdl_script_t *script);
-/* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read). */
+/* Pipelining: append a SCRIPT LOAD (its reply is read with rdl_conn_read).
+ * 0, or EIO/ENOMEM. */
 int rdl_conn_append_load(rdl_conn_t *c, const rdl_script_t *script);
 
 

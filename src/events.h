@@ -11,7 +11,10 @@
 #include "client.h"
 #include "table.h"
 
-/* Start the thread if it is not running (mu held).  0 or an errno. */
+/* Start the thread if it is not running (mu held).  0, or ENOMEM (no
+ * resources for a thread: pthread_create's EAGAIN; logged).  Its other
+ * errors (EINVAL, EPERM) come only from thread attributes, and none are
+ * given. */
 int rdl_events_start(rdlock_client_t *c);
 /* Stop and join it, close its connections (mu not held). */
 void rdl_events_stop(rdlock_client_t *c);

@@ -52,30 +52,38 @@ typedef struct rdl_exec_ops {
     /* acquire.lua with the lock's nkeys keys and argc arguments, whose last
      * one holds the attempt's stamp at call->stamp.  0 held, EOWNERDEAD,
      * EBUSY, ENOTRECOVERABLE, ESTALE (void: send again with a fresh
-     * stamp), *out set as rdl_reply_acquire sets it; or EIO, EACCES,
-     * ENOMEM.  *call as rdl_client_script sets it. */
+     * stamp), *out set as rdl_reply_acquire sets it; or EIO (no answer, or
+     * on a quorum too few), EACCES (refused: authentication, ACL), EINVAL
+     * (one server: a new connection's SELECT refused), ENOMEM.  *call as
+     * rdl_client_script sets it. */
     int (*acquire)(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                    unsigned lease_ms, long long deadline, rdl_acquired_t *out, rdl_call_t *call);
     /* release.lua: 0 and *out, *sent_at (when the attempt that took effect
-     * was sent), *ambiguous (an earlier attempt may have acted); or EIO,
-     * EACCES, ENOMEM. */
+     * was sent), *ambiguous (an earlier attempt may have acted); or EIO (no
+     * answer, or on a quorum too few to tell), EACCES (refused:
+     * authentication, ACL), EINVAL (one server: a new connection's SELECT
+     * refused), ENOMEM. */
     int (*release)(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                    long long deadline, rdl_released_t *out, long long *sent_at, bool *ambiguous);
     /* One step of a semaphore, condition or barrier: script with nkeys
      * keys and argc arguments, argv[stamp_arg] the stamp (call->stamp) and
      * KEYS[hkey + 1] the holders' hash.  0 and *reply, or EIO, EACCES,
-     * ENOMEM. */
+     * EINVAL, ENOMEM, as rdl_client_script (one server) and
+     * rdl_prim_quorum_script (a quorum) say. */
     int (*step)(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc, const char *const *argv,
                 const size_t *lens, int stamp_arg, int hkey, long long deadline, redisReply **reply,
                 rdl_call_t *call);
     /* A script that takes exactly a name's keys and no argument (reset,
      * status), where the name lives: 0 and *reply (the first full answer),
-     * or EIO (on a quorum: fewer than a majority answered), EACCES,
-     * ENOMEM. */
+     * or EIO (no answer; on a quorum: fewer than a majority answered),
+     * EACCES (one server: refused), EINVAL (one server: a new connection's
+     * SELECT refused), ENOMEM. */
     int (*script)(rdlock_client_t *c, const rdl_script_t *script, int nkeys, const char *const *keys,
                   const size_t *lens, redisReply **reply);
     /* The same on one server, index `server` of those a name lives on
-     * (its description into where, n bytes).  EINVAL past the last. */
+     * (its description into where, n bytes): 0 and *reply, or EINVAL past
+     * the last, or as script: EIO, EACCES (also an error reply of a quorum
+     * master that refused us), EINVAL, ENOMEM. */
     int (*script_on)(rdlock_client_t *c, const rdl_script_t *script, int nkeys, const char *const *keys,
                      const size_t *lens, unsigned server, char *where, size_t n, redisReply **reply);
 } rdl_exec_ops_t;

@@ -66,12 +66,15 @@ int rdl_name_check(const char *name, size_t *len);
  * all share the hash tag {<name>} (Redis Cluster).  NULL on ENOMEM. */
 char *rdl_make_key(const rdlock_client_t *c, const char *name, size_t namelen, size_t *keylen);
 
-/* init: create the handle for obj (EINVAL, ENOMEM). */
+/* init: create the handle for obj.  0, or EINVAL (obj NULL, a bad name or
+ * attribute object, a name that does not fit the attributes' client),
+ * EBUSY (obj is initialised and not destroyed), ENOMEM. */
 int rdl_handle_init(rdl_lockobj_t *obj, unsigned magic, const char *name, const rdlock_attr_t *a,
                     int api);
 /* Get the handle of an initialised (or statically initialised) object,
- * creating it on first use of a static one, safely under races.  EINVAL
- * for NULL, uninitialised or destroyed objects, or the wrong kind. */
+ * creating it on first use of a static one, safely under races.  0 and
+ * *out, or EINVAL for NULL, uninitialised or destroyed objects, or the
+ * wrong kind (also a static initialiser's bad name), ENOMEM. */
 int rdl_handle_get(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic, rdl_handle_t **out);
 /* Bind a handle made without a client to c (the default client: see
  * rdl_handle_resolve in clients.h) and make its key, once: a second
@@ -81,7 +84,8 @@ int rdl_handle_bind(rdl_handle_t *h, rdlock_client_t *c);
 /* fork(): hold the resolve mutex across it (0 before, 1 after). */
 void rdl_handle_atfork(int after);
 
-/* destroy: EINVAL, EBUSY (held through this handle), or 0. */
+/* destroy: 0, or EINVAL (NULL, not initialised, destroyed already),
+ * EBUSY (held through this handle). */
 int rdl_handle_destroy(rdl_lockobj_t *obj, unsigned magic, unsigned static_magic);
 
 /* Effective settings. */

@@ -90,7 +90,9 @@ rdl_hold_t *rdl_hold_find(struct rdlock_client *c, const char *key, size_t keyle
 /* Allocate a record for the handle's key (not inserted).  NULL on ENOMEM. */
 rdl_hold_t *rdl_hold_new(const struct rdl_handle *h);
 /* Insert into / remove from the client's table (mutex held), keeping the
- * handle's count of holds. */
+ * handle's count of holds.  insert: 0, or ENOMEM (only when the table
+ * has no bucket array yet: one that cannot grow takes the hold anyway, in
+ * longer chains). */
 int rdl_hold_insert(struct rdlock_client *c, rdl_hold_t *hold);
 void rdl_hold_remove(struct rdlock_client *c, rdl_hold_t *hold);
 void rdl_hold_free(rdl_hold_t *hold);

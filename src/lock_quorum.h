@@ -18,8 +18,10 @@
  * until a majority has a counter at least that high.  Anything short of
  * that is undone on the masters that granted it.  Returns as
  * rdl_reply_acquire (0, EOWNERDEAD, EBUSY, ENOTRECOVERABLE, ESTALE), or
- * EIO (too few masters answered); *call's sent_at, unsure_until,
- * maybe_ran are set as rdl_client_script sets them. */
+ * EIO (too few masters answered, or the token could not be made known to
+ * a majority), EACCES (too few answered, and a master refused us), ENOMEM;
+ * *call's sent_at, unsure_until, maybe_ran are set as rdl_client_script
+ * sets them. */
 int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                        size_t stamp_off, unsigned lease, rdl_acquired_t *out, rdl_call_t *call);
 
@@ -34,7 +36,9 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
  * unwait ("u"): a master that had granted the lock to this call after all
  * gets it released at once (on a quorum that is no hold), so status is
  * never 2.  kind is 2 (waiters look again) if any master woke someone.
- * 0 and *out, or EIO (too few answers to tell). */
+ * 0 and *out, or EIO (too few answers to tell), EACCES (too few, and a
+ * master refused us: a release only), ENOMEM (the request could not be
+ * set up). */
 int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                        long long until, rdl_released_t *out, long long *sent_at, bool *ambiguous);
 

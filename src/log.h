@@ -9,7 +9,7 @@ void rdl_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 /* Where this thread's next log lines come from (RDLOCK_ERRSRC_*, for
  * rdlock_last_error()): the config loader sets CONFIG while it runs.
- * Returns the previous source, to put back. */
+ * Returns the previous source (RDLOCK_ERRSRC_*), to put back. */
 int rdl_log_source(int src);
 
 /* fork(): take the log mutex before (0), release it after (1), in parent

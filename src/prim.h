@@ -49,7 +49,8 @@ typedef struct rdl_preq {
 typedef rdl_step_reply_t rdl_preply_t;
 
 /* Set up the requests of a new call of thread on h, with the keys
- * <key><sfx[i]> (the last one followed by the owner id).  0 or ENOMEM. */
+ * <key><sfx[i]> (the last one followed by the owner id).  0, or EINVAL
+ * (nkeys not in 1..RDL_PRIM_KEYS_MAX), ENOMEM. */
 int rdl_preq_init(rdl_preq_t *r, rdlock_client_t *c, rdl_handle_t *h, unsigned thread, const char *what,
                   const char *const *sfx, int nkeys);
 void rdl_preq_free(rdl_preq_t *r);
@@ -58,7 +59,10 @@ void rdl_preq_free(rdl_preq_t *r);
 void rdl_preq_newcall(rdl_preq_t *r);
 /* Run op (stamped: with the server-time deadline that voids a late copy;
  * a request that arrived void, status -2, is sent again with a fresh
- * reading, a few times).  0 and *out, or EIO, EACCES, ENOMEM. */
+ * reading, a few times).  0 and *out, or as rdl_step_run: EIO (no
+ * answer, an unexpected reply, void again and again), EACCES (refused:
+ * authentication, ACL), EINVAL (a new connection's SELECT refused),
+ * ENOMEM. */
 int rdl_preq_run(rdl_preq_t *r, const rdl_script_t *script, char op, bool stamped, long long deadline,
                  rdl_preply_t *out);
 
@@ -79,7 +83,8 @@ void rdl_prim_hold_drop(rdlock_client_t *c, rdl_hold_t *hold);
  * process exit): a stand-in handle with the keys of key (the name's
  * "<prefix>{name}") only; thread and call (NULL: a new call) are the
  * caller's identity on the server, arg the script's last argument (NULL:
- * "0").  0 and *out, or as rdl_preq_run. */
+ * "0").  0 and *out, or as rdl_preq_init and rdl_preq_run: EIO, EACCES,
+ * EINVAL, ENOMEM. */
 int rdl_prim_op_on(rdlock_client_t *c, const char *key, size_t keylen, unsigned thread, const char *call,
                    unsigned lease_ms, const char *what, const char *const *sfx, int nkeys,
                    const rdl_script_t *script, char op, const char *arg, rdl_preply_t *out);

@@ -48,8 +48,11 @@
  * "0" for an unstamped op: on a quorum every op is stamped, and an
  * unstamped caller's void answer is retried here); argv[hkey] is the
  * holder hash of the lease records (-1: none).  Returns as
- * rdl_client_script: 0 and *reply (the script's answer), or EIO, EACCES,
- * ENOMEM; call (may be NULL) as there, with route the leader's. */
+ * rdl_client_script: 0 and *reply (the script's answer), or EIO (no
+ * majority within the retries, or the script's error reply), EACCES (too
+ * few answered, and a master refused us), ENOMEM; and EINVAL when nkeys
+ * is below 2 or above the keys it has room for, or hkey is not below
+ * nkeys - 1.  call (may be NULL) as there, with route the leader's. */
 int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                            const char *const *argv, const size_t *lens, int stamp_arg, int hkey,
                            long long deadline, redisReply **reply, rdl_call_t *call);

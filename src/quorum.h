@@ -41,7 +41,8 @@ typedef struct rdl_redlock rdl_redlock_t;
 /* How many masters, and how many make a majority. */
 int rdl_redlock_count(struct rdlock_client *c);
 int rdl_redlock_majority(struct rdlock_client *c);
-/* Master k's route ("host:port"), and the k of a route (-1: none). */
+/* Master k's route ("host:port"); rdl_redlock_index returns the index k
+ * of a route (-1: none). */
 const char *rdl_redlock_route(struct rdlock_client *c, int k);
 int rdl_redlock_index(struct rdlock_client *c, const char *route);
 /* May master k be asked now (it answered last time, or its backoff is
@@ -55,7 +56,8 @@ void rdl_redlock_result(struct rdlock_client *c, int k, bool answered);
  * run id (a master younger than the restart delay has no vote yet). */
 void rdl_redlock_seen(struct rdlock_client *c, int k, long long uptime_s, const char *run_id);
 /* A new connection to master k, not yet ready (conn->ready false).  0, or
- * as rdl_conn_open_at (EIO: master k marked down). */
+ * ENOMEM, or as rdl_conn_open_at: EIO (master k marked down), EACCES,
+ * EINVAL (the db), ENOMEM. */
 int rdl_redlock_open(struct rdlock_client *c, int k, struct rdl_conn **out);
 /* New connections to the masters in want, all opened at once: out[k] (not
  * ready yet) or NULL.  Once `need` of them are connected the others get
@@ -107,17 +109,22 @@ void rdl_quorum_init(struct rdlock_client *c, rdl_qcall_t *q, const rdl_script_t
                      const char *const *argv, const size_t *lens);
 
 /* Send q's request to every master not skipped and read what comes (see
- * above).  0 (q->ans filled: free with rdl_quorum_free), or ENOMEM. */
+ * above).  Always 0 (q->ans filled: free with rdl_quorum_free): it has no
+ * failure of its own, each master's outcome is its q->ans[k].rc (0,
+ * ENOTCONN or EIO, above). */
 int rdl_quorum_exchange(struct rdlock_client *c, rdl_qcall_t *q);
 void rdl_quorum_free(rdl_qcall_t *q);
 
 /* A connection to any master that answers, ready: every master is asked
  * at once, the others' connections go to the pool.  0, or EIO (none
- * answered), EACCES (a password is wanted or refused), ENOMEM. */
+ * answered, or none could be set up: also for want of memory, or a db
+ * refused), EACCES (a password is wanted or refused). */
 int rdl_quorum_connect(struct rdlock_client *c, struct rdl_conn **out);
 /* A connection to master k alone, ready and with its clock known (a
  * step that must run on one master: prim_quorum.c).  0, or EIO (master k
- * marked down), EACCES, ENOMEM.  Give it back with rdl_client_conn_put. */
+ * down, or no connection to it could be made or set up: also for want of
+ * memory, or a db refused), EACCES.  Give it back with
+ * rdl_client_conn_put. */
 int rdl_quorum_conn(struct rdlock_client *c, int k, struct rdl_conn **out);
 /* One argv per master, all the same but for the one argument that
  * carries a stamp (index stamp_arg, the stamp at offset stamp_off in it):

@@ -18,7 +18,8 @@
 
 #include "rdlock.h"
 
-/* An error reply: EACCES (authentication or permission), else EIO. */
+/* An error reply: EACCES (authentication or permission), else EIO; never
+ * 0 (a reply that is not an error gives EIO too). */
 int rdl_reply_error(const redisReply *r);
 /* An error reply worth retrying: the server is loading, busy running a
  * script, has no master (LOADING, BUSY, TRYAGAIN, MASTERDOWN) or too few
@@ -88,12 +89,12 @@ int rdl_reply_event(const redisReply *r, const char *suffix, rdl_event_t *ev);
 /* A message on the link to a sentinel (sentinel.c), subscribed to
  * +switch-master and +promoted-slave: */
 enum { RDL_SEV_NONE, RDL_SEV_SWITCH, RDL_SEV_PROMOTED, RDL_SEV_PONG };
-/* RDL_SEV_SWITCH ("<name> <old ip> <old port> <new ip> <new port>") or
- * RDL_SEV_PROMOTED ("slave <ip>:<port> <ip> <port> @ <name> <master ip>
- * <master port>") when about master `name`, with the new master's
- * "ip:port" in addr (n bytes); RDL_SEV_PONG for the answer to a PING;
- * RDL_SEV_NONE for anything else (other masters, confirmations, garbage;
- * addr untouched). */
+/* Returns RDL_SEV_*: RDL_SEV_SWITCH ("<name> <old ip> <old port> <new ip>
+ * <new port>") or RDL_SEV_PROMOTED ("slave <ip>:<port> <ip> <port> @
+ * <name> <master ip> <master port>") when about master `name`, with the new
+ * master's "ip:port" in addr (n bytes); RDL_SEV_PONG for the answer to a
+ * PING; RDL_SEV_NONE for anything else (other masters, confirmations,
+ * garbage; addr untouched). */
 int rdl_reply_sentinel(const redisReply *r, const char *name, char *addr, size_t n);
 
 /* INFO server: how long the server has run (uptime_in_seconds) and its

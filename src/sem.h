@@ -8,10 +8,14 @@
 #include "client.h"
 
 /* rdlock_reset_name: delete the semaphore state of the name whose lock key
- * is key ("<prefix>{name}").  0 or an errno. */
+ * is key ("<prefix>{name}").  0, or EIO (no answer, an unexpected reply),
+ * EACCES (refused: authentication, ACL), EINVAL (a new connection's SELECT
+ * refused), ENOMEM. */
 int rdl_sem_reset(rdlock_client_t *c, const char *key, size_t keylen);
 
-/* The same for the run-once mark of the name (once.c). */
+/* The same for the run-once mark of the name (once.c): 0, or EIO (no
+ * answer, an unexpected reply; on a quorum, no majority answered), EACCES,
+ * EINVAL (a new connection's SELECT refused), ENOMEM. */
 int rdl_once_reset(rdlock_client_t *c, const char *key, size_t keylen);
 
 /* The run-once mark of the name on a Redlock quorum (once.c), as rdonce

@@ -36,7 +36,8 @@ redisContext *rdl_sentinel_connect(const rdl_config_t *cfg, int i, char *why, si
  * answers: rdl_conn_last_error says why) or EACCES (none knows, and one
  * refused our credentials: logged). */
 int rdl_sentinel_ask(const rdl_config_t *cfg, char *host, size_t hostlen, int *port);
-/* The same as "host:port" in buf (n bytes). */
+/* The same as "host:port" in buf (n bytes): 0, or EIO, EACCES as
+ * rdl_sentinel_ask. */
 int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
 
 typedef struct rdl_sentinel_watch rdl_sentinel_watch_t;
@@ -49,26 +50,27 @@ void rdl_sentinel_watch_free(rdl_sentinel_watch_t *w);
 /* Everything that is due at now (monotonic ms): connect to a sentinel
  * (one attempt per call, the next sentinel after a failure) and ask where
  * the master is, send a keepalive PING, drop a link whose PING went
- * unanswered.  Returns 1 with the master's address in addr (n bytes) when
- * a new link learned it, else 0. */
+ * unanswered.  1 if a new link learned where the master is (its address
+ * in addr, n bytes), else 0: not an error code. */
 int rdl_sentinel_watch_service(rdl_sentinel_watch_t *w, const rdl_config_t *cfg, long long now, char *addr,
                                size_t n);
 
-/* The link's descriptor for poll(), -1 while there is none. */
+/* Returns the descriptor of the link, for poll(); -1 while there is
+ * none. */
 int rdl_sentinel_watch_fd(const rdl_sentinel_watch_t *w);
 /* When rdl_sentinel_watch_service next has something to do (monotonic
  * ms). */
 long long rdl_sentinel_watch_due(const rdl_sentinel_watch_t *w, const rdl_config_t *cfg);
 
-/* The link is readable (or hung up): read what arrived.  Returns 1 with
- * the new master's address in addr if a notification about our master
- * came (the last one if several; *event names it), 0 if nothing of
- * interest, -1 if the link failed (closed, logged; the next sentinel is
- * tried after a backoff).  The notifications: `+switch-master` (every
- * sentinel, once it adopts the new master) and `+promoted-slave` (the
- * sentinel that runs the failover, as soon as the replica it promoted is
- * a master: from then on Sentinel names it to new connections, and the
- * old master's writes are lost). */
+/* The link is readable (or hung up): read what arrived.  Not an error
+ * code: 1 if a notification about our master came (the new master's
+ * address in addr; the last one if several; *event names it), 0 if
+ * nothing of interest, -1 if the link failed (closed, logged; the next
+ * sentinel is tried after a backoff).  The notifications:
+ * `+switch-master` (every sentinel, once it adopts the new master) and
+ * `+promoted-slave` (the sentinel that runs the failover, as soon as the
+ * replica it promoted is a master: from then on Sentinel names it to new
+ * connections, and the old master's writes are lost). */
 int rdl_sentinel_watch_read(rdl_sentinel_watch_t *w, const rdl_config_t *cfg, char *addr, size_t n,
                             const char **event);
 

@@ -130,7 +130,7 @@ int rdl_slotmap_parse(const redisReply *r, const char *self_host, rdl_slotmap_t 
 /* The master that serves slot, or NULL (no owner, or slot out of range). */
 const rdl_slot_node_t *rdl_slotmap_node(const rdl_slotmap_t *m, unsigned slot);
 
-/* The index in m->nodes of the master at host:port, or -1. */
+/* Returns the index in m->nodes of the master at host:port, or -1. */
 int rdl_slotmap_find(const rdl_slotmap_t *m, const char *host, int port);
 
 /* Whether two maps route every slot to the same addresses (nodes compared

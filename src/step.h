@@ -39,7 +39,9 @@ typedef struct rdl_step {
 /* Run s: 0 and *out (a void answer of a stamped step, status -2, is sent
  * again with a fresh reading, a few times), or EIO (no answer, a reply
  * that is not {status, now, x}, or the clock keeps voiding it: logged),
- * EACCES, ENOMEM. */
+ * or what the client's step op returns besides (exec.h): EACCES (refused:
+ * authentication, ACL), EINVAL (a new connection's SELECT refused; on a
+ * quorum, also nkeys or hkey out of range), ENOMEM. */
 int rdl_step_run(rdlock_client_t *c, const rdl_step_t *s, rdl_step_reply_t *out);
 
 #endif

@@ -11,8 +11,9 @@
 long long rdl_now_ms(void);
 
 /* Convert an absolute time on `clock` (CLOCK_REALTIME or CLOCK_MONOTONIC)
- * to monotonic ms (>= 0), once.  EINVAL for NULL, tv_nsec outside
- * [0, 1e9) or another clock; a negative tv_sec is a deadline in the past. */
+ * to monotonic ms, once: 0 and *mono_ms (>= 0), or EINVAL for NULL,
+ * tv_nsec outside [0, 1e9) or another clock; a negative tv_sec is a
+ * deadline in the past. */
 int rdl_deadline_from(clockid_t clock, const struct timespec *abstime, long long *mono_ms);
 
 /* A condition variable that waits on CLOCK_MONOTONIC. */

@@ -51,6 +51,7 @@ void rdl_tls_free(rdl_tls_t *t);
  *   EIO      no TLS server there (a plain port), a timeout, a closed
  *            connection: ctx->errstr says why
  *   ENOMEM
+ *   ENOTSUP  built without TLS
  * On failure ctx is unusable (its error set); the caller frees it. */
 int rdl_tls_start(const rdl_tls_t *t, redisContext *ctx, const char *host, const char **version,
                   bool *cert_asked);

@@ -45,7 +45,10 @@ typedef struct rdl_topology_ops {
      * it now: retry later), EIO, EACCES, ENOMEM. */
     int (*route)(struct rdlock_client *c, const char *key, size_t keylen, char *out, size_t n);
     /* A new connection to the server of a route that route() gave (or a
-     * redirection named).  NULL: connect(c, NULL, 0, false, out). */
+     * redirection named).  NULL: connect(c, NULL, 0, false, out).  0, or
+     * as connect: EIO (also a route that is not one of the topology's
+     * servers), EACCES, EINVAL (db; or a route that does not parse),
+     * ENOMEM. */
     int (*connect_route)(struct rdlock_client *c, const char *route, rdl_conn_t **out);
     /* conn's server sent a request elsewhere or said the topology is
      * changing (conn->redir): learn where things are now.  May be NULL. */
@@ -63,11 +66,11 @@ typedef struct rdl_topology_ops {
     /* Whether the background thread must run from the client's opening on
      * (to follow the topology even while the client holds nothing). */
     bool always_on;
-    /* Background thread only, mu not held.  The descriptor to poll (-1:
-     * none), when the topology next has work (monotonic ms, 0: never), its
-     * work when that descriptor is readable or the time has come, and a
-     * look after each renewal round that went to the server.  Any of them
-     * may be NULL. */
+    /* Background thread only, mu not held.  The descriptor to poll (fd()
+     * returns the descriptor, -1: none), when the topology next has work
+     * (monotonic ms, 0: never), its work when that descriptor is readable
+     * or the time has come, and a look after each renewal round that went
+     * to the server.  Any of them may be NULL. */
     int (*fd)(struct rdlock_client *c);
     long long (*due)(struct rdlock_client *c);
     void (*service)(struct rdlock_client *c, bool readable);
@@ -93,11 +96,17 @@ const rdl_topology_ops_t *rdl_topology_of(const rdl_config_t *cfg);
 /* Its where() for cfg. */
 const char *rdl_topology_where(const rdl_config_t *cfg, char *buf, size_t n);
 
-/* rdl_topo_*: the client's topology, NULL hooks skipped. */
+/* rdl_topo_*: the client's topology, NULL hooks skipped.  Each returns as
+ * its hook's comment says: */
+/* connect, without probe: 0, or EIO, EACCES, EINVAL (db), ENOMEM. */
 int rdl_topo_connect(struct rdlock_client *c, const char *key, size_t keylen, rdl_conn_t **out);
+/* route ("" without the hook): 0, or EAGAIN, EIO, EACCES, ENOMEM. */
 int rdl_topo_route(struct rdlock_client *c, const char *key, size_t keylen, char *out, size_t n);
+/* connect_route (connect for route "" or without the hook): 0, or EIO,
+ * EACCES, EINVAL, ENOMEM. */
 int rdl_topo_connect_route(struct rdlock_client *c, const char *route, rdl_conn_t **out);
 void rdl_topo_redirected(struct rdlock_client *c, const rdl_conn_t *conn);
+/* fd: returns the descriptor to poll (-1: none, also without the hook). */
 int rdl_topo_fd(struct rdlock_client *c);
 long long rdl_topo_due(struct rdlock_client *c);
 void rdl_topo_service(struct rdlock_client *c, bool readable);

@@ -23,8 +23,12 @@ void rdl_watchdog_add(rdlock_client_t *c, const rdl_hold_t *hold);
 /* The holds due now, or NULL if none (mu held).  Holds whose lease ran
  * out unrenewed are marked lost in the round, for finish to report. */
 rdl_wd_round_t *rdl_watchdog_collect(rdlock_client_t *c, long long now);
-/* Send the round's renewals, pipelined (mu not held).  0 or an errno
- * (logged); the outcome of each hold is then unknown and retried. */
+/* Send the round's renewals, pipelined (mu not held).  0, or one of these
+ * (logged; the holds without an answer are then unknown, and retried):
+ * EIO (no answer, an error reply, a replica; on a quorum, no majority
+ * either way), EACCES (refused: authentication, ACL), EINVAL (a new
+ * connection's SELECT refused), ENOMEM; and from a renewal sent again
+ * after NOSCRIPT, rdl_conn_script's EAGAIN, EROFS, RDL_EREDIRECT. */
 int rdl_watchdog_send(rdlock_client_t *c, rdl_wd_round_t *round);
 /* Whether the round renewed anything (it went to the server). */
 bool rdl_watchdog_sent(const rdl_wd_round_t *round);
