@@ -364,7 +364,8 @@ ci_more() {
     stage "done"
 }
 
-DISTCHECK_TESTS="tests/check-exports.sh tests/check-layers.sh tests/check-size.sh tests/scripts/run-tests.sh
+DISTCHECK_TESTS="tests/check-exports.sh tests/check-layers.sh tests/check-size.sh tests/check-codes.sh
+    tests/scripts/run-tests.sh
     man/check-man.sh man/check-docs.sh tests/test_cli.sh examples/check-examples.sh tests/test_config tests/test_api"
 SUITES_ONE_SERVER="tests/test_fixture tests/test_config tests/test_api tests/test_mutex tests/test_rwlock
     tests/test_robust tests/test_regress tests/test_safety tests/test_watchdog tests/test_client tests/test_sem

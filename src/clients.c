@@ -135,11 +135,83 @@ static void client_free(rdlock_client_t *c)
     free(c);
 }
 
+/* The topology the configuration chooses, how steps run on it (exec.h),
+ * and the hooks of the client record (client.h) through which the layers
+ * below the background thread start it and report a move. */
+static void wire(rdlock_client_t *c)
+{
+    c->topo = rdl_topology_of(&c->cfg);
+    c->exec = rdl_exec_of(c->topo);
+    c->always_on = c->topo->always_on;
+    c->bg_start = rdl_events_start;
+    c->moved = rdl_events_moved;
+    c->scripts = c->topo->sharded ? &rdl_scripts_sharded : &rdl_scripts_plain;
+}
+
+/* The first connection's checks: wake-ups need PUBLISH and SUBSCRIBE on
+ * the lock channels, so a Redis 7 user without channel permissions (ACL
+ * resetchannels, the default for new users) is refused now, rather than
+ * left with waiters that sleep through every release.  0 (conn pooled,
+ * the server's clock sampled), EIO (conn closed: a half-read connection;
+ * start afresh on first use), or EACCES, ENOMEM (conn closed). */
+static int first_checks(rdlock_client_t *c, rdl_conn_t *conn)
+{
+    size_t pl = strlen(c->cfg.key_prefix);
+    char *chan = malloc(pl + 16);
+    int rc = chan == NULL ? ENOMEM : 0;
+    if (rc == 0) {
+        memcpy(chan, c->cfg.key_prefix, pl);
+        memcpy(chan + pl, "acl-probe", 10);
+        rc = rdl_conn_check_channel(conn, chan, pl + 9);
+        free(chan);
+    }
+    if (rc != 0) {
+        rdl_conn_close(conn);
+        return rc;
+    }
+    /* The server's clock, which stamps acquire attempts (see
+     * rdl_client_script): learnt here, so the first lock call does not pay
+     * a round trip for it. */
+    (void)rdl_client_clock_sample(c, conn);
+    /* Beside any the topology pooled already (Redlock: the other masters'
+     * connections). */
+    conn->next = c->idle;
+    c->idle = conn;
+    c->nidle++;
+    return 0;
+}
+
+/* Connect once: refused authentication or a rejected db is an error now;
+ * an unreachable server only with fail_fast (docs/CONTRACT.md section 3).
+ * 0 (connected, or unreachable for now: logged, and rdlock_client_info()
+ * says why), or EACCES, EINVAL, ENOMEM, EIO (unreachable, fail_fast). */
+static int first_connect(rdlock_client_t *c)
+{
+    rdl_conn_t *conn = NULL;
+    char where[300];
+    int rc = c->topo->connect(c, NULL, 0, true, &conn);
+
+    if (rc == 0) {
+        rc = first_checks(c, conn);
+        return rc == EIO ? 0 : rc;
+    }
+    if (rc == EIO && !c->cfg.fail_fast) {
+        rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); blocking calls wait for it, timed calls until "
+                "their deadline, try calls give EIO (fail_fast = no)",
+                rdl_topology_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
+        c->net_down = true;
+        snprintf(c->last_error, sizeof c->last_error, "%s", rdl_conn_last_error());
+        return 0;
+    }
+    if (rc == EIO)
+        rdl_log(RDLOCK_LOG_ERROR, "%s unreachable (fail_fast): %s", rdl_topology_where(&c->cfg, where, sizeof where),
+                rdl_conn_last_error());
+    return rc;
+}
+
 int rdl_client_open(rdlock_client_t **out, const char *ini_path)
 {
     rdlock_client_t *c;
-    rdl_conn_t *conn = NULL;
-    char where[300];
     int rc;
 
     pthread_once(&atfork_once, atfork_register);
@@ -168,60 +240,8 @@ int rdl_client_open(rdlock_client_t **out, const char *ini_path)
     for (char *p = c->host; *p; p++)
         if (*p == ';')
             *p = '_';
-
-    /* Connect once: refused authentication or a rejected db is an error
-     * now; an unreachable server only with fail_fast (docs/CONTRACT.md section 3). */
-    c->topo = rdl_topology_of(&c->cfg);
-    c->exec = rdl_exec_of(c->topo);
-    c->always_on = c->topo->always_on;
-    c->bg_start = rdl_events_start;
-    c->moved = rdl_events_moved;
-    c->scripts = c->topo->sharded ? &rdl_scripts_sharded : &rdl_scripts_plain;
-    rc = c->topo->connect(c, NULL, 0, true, &conn);
-    if (rc == 0) {
-        /* Wake-ups need PUBLISH and SUBSCRIBE on the lock channels: a Redis
-         * 7 user without channel permissions (ACL resetchannels, the
-         * default for new users) is refused now, rather than left with
-         * waiters that sleep through every release. */
-        size_t pl = strlen(c->cfg.key_prefix);
-        char *chan = malloc(pl + 16);
-        rc = chan == NULL ? ENOMEM : 0;
-        if (rc == 0) {
-            memcpy(chan, c->cfg.key_prefix, pl);
-            memcpy(chan + pl, "acl-probe", 10);
-            rc = rdl_conn_check_channel(conn, chan, pl + 9);
-            free(chan);
-        }
-        if (rc == EIO) {
-            rdl_conn_close(conn); /* half-read: start afresh on first use */
-            rc = 0;
-        } else if (rc != 0) {
-            rdl_conn_close(conn);
-            client_free(c);
-            return rc;
-        } else {
-            /* The server's clock, which stamps acquire attempts (see
-             * rdl_client_script): learnt here, so the first lock call
-             * does not pay a round trip for it. */
-            (void)rdl_client_clock_sample(c, conn);
-            /* Beside any the topology pooled already (Redlock: the
-             * other masters' connections). */
-            conn->next = c->idle;
-            c->idle = conn;
-            c->nidle++;
-        }
-    } else if (rc == EIO && !c->cfg.fail_fast) {
-        rdl_log(RDLOCK_LOG_WARN, "%s unreachable for now (%s); blocking calls wait for it, timed calls until "
-                "their deadline, try calls give EIO (fail_fast = no)",
-                rdl_topology_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
-        c->net_down = true;
-        /* rdlock_client_info() says why from the start. */
-        snprintf(c->last_error, sizeof c->last_error, "%s", rdl_conn_last_error());
-        rc = 0;
-    } else {
-        if (rc == EIO)
-            rdl_log(RDLOCK_LOG_ERROR, "%s unreachable (fail_fast): %s",
-                    rdl_topology_where(&c->cfg, where, sizeof where), rdl_conn_last_error());
+    wire(c);
+    if ((rc = first_connect(c)) != 0) {
         client_free(c);
         return rc;
     }
