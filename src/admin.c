@@ -246,7 +246,7 @@ static int kinds_read_quorum(rdlock_client_t *c, const char *key, size_t keylen,
         k->barrier_arrived = p->barrier_arrived;
         k->barrier_generation = p->barrier_generation;
     }
-    return rdl_once_status_quorum(c, key, keylen, &k->once, &k->once_by);
+    return rdl_once_status(c, key, keylen, &k->once, &k->once_by);
 }
 
 int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k)

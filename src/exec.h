@@ -86,6 +86,16 @@ typedef struct rdl_exec_ops {
      * master that refused us), EINVAL, ENOMEM. */
     int (*script_on)(rdlock_client_t *c, const rdl_script_t *script, int nkeys, const char *const *keys,
                      const size_t *lens, unsigned server, char *where, size_t n, redisReply **reply);
+    /* A script on every server a name lives on (the one, or every master
+     * of a quorum), each answer that came handed to use(server, reply,
+     * arg), which says whether it is usable.  0 when enough were (the one
+     * server's; a majority of the masters'), else EIO, logged as "<what> <name>:
+     * unexpected reply from the server" or "<what> <name>: N of M redlock
+     * masters answered"; or EACCES, EINVAL, ENOMEM when no answer could be sought
+     * (one server: as rdl_client_script; a quorum: ENOMEM). */
+    int (*each)(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc, const char *const *argv,
+                const size_t *lens, bool (*use)(int server, const redisReply *r, void *arg), void *arg,
+                const char *what, const char *name);
 } rdl_exec_ops_t;
 
 extern const rdl_exec_ops_t rdl_exec_single;

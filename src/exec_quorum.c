@@ -79,6 +79,29 @@ static int quorum_script_on(rdlock_client_t *c, const rdl_script_t *script, int 
     return 0;
 }
 
+/* Every master at once; the answers usable by use counted against a
+ * majority: the one count of "enough masters answered" for the steps that
+ * read or write the same on every master (run-once marks, status). */
+static int quorum_each(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc, const char *const *argv,
+                       const size_t *lens, bool (*use)(int server, const redisReply *r, void *arg), void *arg,
+                       const char *what, const char *name)
+{
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(c), ok = 0;
+    rdl_quorum_init(c, &q, script, nkeys, argc, argv, lens);
+    if (rdl_quorum_exchange(c, &q) != 0)
+        return ENOMEM;
+    for (int k = 0; k < n; k++)
+        if (q.ans[k].rc == 0 && use(k, q.ans[k].r, arg))
+            ok++;
+    rdl_quorum_free(&q);
+    if (ok < rdl_redlock_majority(c)) {
+        rdl_log(RDLOCK_LOG_WARN, "%s %s: %d of %d redlock masters answered", what, name, ok, n);
+        return EIO;
+    }
+    return 0;
+}
+
 const rdl_exec_ops_t rdl_exec_quorum = {
     .name = "quorum",
     .caps = RDL_EXEC_VOTE_ONE | RDL_EXEC_GRANTS_UNDONE | RDL_EXEC_DEAD_OWNER | RDL_EXEC_RELEASE_TO_EXPIRY,
@@ -87,4 +110,5 @@ const rdl_exec_ops_t rdl_exec_quorum = {
     .step = rdl_prim_quorum_script,
     .script = quorum_script,
     .script_on = quorum_script_on,
+    .each = quorum_each,
 };

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "exec.h"
+#include "log.h"
 #include "topology.h"
 
 static int single_acquire(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
@@ -63,6 +64,24 @@ static int single_script_on(rdlock_client_t *c, const rdl_script_t *script, int 
     return single_script(c, script, nkeys, keys, lens, reply);
 }
 
+static int single_each(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc, const char *const *argv,
+                       const size_t *lens, bool (*use)(int server, const redisReply *r, void *arg), void *arg,
+                       const char *what, const char *name)
+{
+    redisReply *r;
+    bool ok;
+    int rc = rdl_client_script(c, script, nkeys, argc, argv, lens, -1, &r, NULL);
+    if (rc != 0)
+        return rc;
+    ok = use(0, r, arg);
+    freeReplyObject(r);
+    if (!ok) {
+        rdl_log(RDLOCK_LOG_ERROR, "%s %s: unexpected reply from the server", what, name);
+        return EIO;
+    }
+    return 0;
+}
+
 const rdl_exec_ops_t rdl_exec_single = {
     .name = "single",
     .caps = RDL_EXEC_HANDOVER,
@@ -71,4 +90,5 @@ const rdl_exec_ops_t rdl_exec_single = {
     .step = single_step,
     .script = single_script,
     .script_on = single_script_on,
+    .each = single_each,
 };

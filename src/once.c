@@ -17,17 +17,16 @@
 #include "call.h"
 #include "client.h"
 #include "clients.h"
+#include "exec.h"
 #include "handle.h"
 #include "hold.h"
 #include "ident.h"
 #include "lock.h"
 #include "log.h"
-#include "quorum.h"
 #include "reply.h"
 #include "script.h"
 #include "sem.h"
 #include "timeutil.h"
-#include "topology.h"
 
 static rdl_lockobj_t *obj_of(rdonce_t *once)
 {
@@ -59,34 +58,18 @@ int rdonce_destroy(rdonce_t *once)
     return rdl_handle_destroy(obj_of(once), RDONCE__MAGIC, RDONCE__STATIC_MAGIC);
 }
 
-/* mark() on a Redlock quorum: every master at once, and a majority must
- * answer.  The mark is set only after the function returned, and never
+/* An answer of once.lua's 'c' (or 's', 'r'): {done}, or {done, mark}.  On
+ * a quorum the mark is set only after the function returned, and never
  * taken back (but by a reset), so one master that has it means done; a
  * mark set on a majority is seen by every later majority. */
-static int mark_quorum(rdlock_client_t *c, const rdl_handle_t *h, const char *op, const char *const *argv,
-                       const size_t *lens, int *done)
+static bool mark_use(int server, const redisReply *r, void *arg)
 {
-    rdl_qcall_t q;
-    int n = rdl_redlock_count(c), ok = 0, seen = 0;
-    rdl_quorum_init(c, &q, c->scripts->once, 1, 3, argv, lens);
-    if (rdl_quorum_exchange(c, &q) != 0)
-        return ENOMEM;
-    for (int k = 0; k < n; k++) {
-        const redisReply *r = q.ans[k].r;
-        if (q.ans[k].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-            r->element[0]->type != REDIS_REPLY_INTEGER)
-            continue;
-        ok++;
-        seen |= r->element[0]->integer == 1;
-    }
-    rdl_quorum_free(&q);
-    if (ok < rdl_redlock_majority(c)) {
-        rdl_log(RDLOCK_LOG_WARN, "once %s: %d of %d redlock masters answered", h->name, ok, n);
-        return EIO;
-    }
-    if (done != NULL)
-        *done = op[0] == 'c' && seen;
-    return 0;
+    int *seen = arg;
+    (void)server;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->element[0]->type != REDIS_REPLY_INTEGER)
+        return false;
+    *seen |= r->element[0]->integer == 1;
+    return true;
 }
 
 /* once.lua op on the mark of h's name: 0 and *done (op 'c'), or an errno
@@ -96,8 +79,7 @@ static int mark(rdlock_client_t *c, const rdl_handle_t *h, const char *op, const
     const char *argv[3];
     size_t lens[3];
     char *key = malloc(h->keylen + 6);
-    redisReply *r;
-    int rc;
+    int rc, seen = 0;
 
     if (key == NULL)
         return ENOMEM;
@@ -109,22 +91,10 @@ static int mark(rdlock_client_t *c, const rdl_handle_t *h, const char *op, const
     lens[1] = strlen(op);
     argv[2] = arg != NULL ? arg : "";
     lens[2] = strlen(argv[2]);
-    if (c->topo->quorum) {
-        rc = mark_quorum(c, h, op, argv, lens, done);
-        free(key);
-        return rc;
-    }
-    rc = rdl_client_script(c, c->scripts->once, 1, 3, argv, lens, -1, &r, NULL);
+    rc = c->exec->each(c, c->scripts->once, 1, 3, argv, lens, mark_use, &seen, "once", h->name);
     free(key);
-    if (rc != 0)
-        return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->element[0]->type != REDIS_REPLY_INTEGER) {
-        rdl_log(RDLOCK_LOG_ERROR, "once %s: unexpected reply from the server", h->name);
-        rc = EIO;
-    } else if (done != NULL) {
-        *done = r->element[0]->integer == 1;
-    }
-    freeReplyObject(r);
+    if (rc == 0 && done != NULL)
+        *done = seen;
     return rc;
 }
 
@@ -138,13 +108,33 @@ int rdl_once_reset(rdlock_client_t *c, const char *key, size_t keylen)
     return mark(c, &h, "r", NULL, NULL);
 }
 
-int rdl_once_status_quorum(rdlock_client_t *c, const char *key, size_t keylen, int *done, rdlock_party_t *by)
+/* An answer of once.lua's 'c' for rdl_once_status: the first mark seen
+ * gives the runner. */
+typedef struct once_status {
+    int *done;
+    rdlock_party_t *by;
+} once_status_t;
+
+static bool status_use(int server, const redisReply *r, void *arg)
+{
+    once_status_t *st = arg;
+    (void)server;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->element[0]->type != REDIS_REPLY_INTEGER)
+        return false;
+    if (r->element[0]->integer == 1 && !*st->done && r->elements >= 2 && r->element[1]->type == REDIS_REPLY_STRING) {
+        *st->done = 1;
+        rdl_reply_once_mark(r->element[1]->str, r->element[1]->len, st->by);
+    }
+    return true;
+}
+
+int rdl_once_status(rdlock_client_t *c, const char *key, size_t keylen, int *done, rdlock_party_t *by)
 {
     const char *argv[3];
     size_t lens[3];
-    rdl_qcall_t q;
+    once_status_t st = { done, by };
     char *k = malloc(keylen + 6);
-    int n = rdl_redlock_count(c), ok = 0;
+    int rc;
 
     *done = 0;
     memset(by, 0, sizeof *by);
@@ -158,31 +148,13 @@ int rdl_once_status_quorum(rdlock_client_t *c, const char *key, size_t keylen, i
     lens[1] = 1;
     argv[2] = "";
     lens[2] = 0;
-    rdl_quorum_init(c, &q, c->scripts->once, 1, 3, argv, lens);
-    if (rdl_quorum_exchange(c, &q) != 0) {
-        free(k);
-        return ENOMEM;
-    }
+    rc = c->exec->each(c, c->scripts->once, 1, 3, argv, lens, status_use, &st, "status:", "once mark");
     free(k);
-    for (int i = 0; i < n; i++) {
-        const redisReply *r = q.ans[i].r;
-        if (q.ans[i].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-            r->element[0]->type != REDIS_REPLY_INTEGER)
-            continue;
-        ok++;
-        if (r->element[0]->integer == 1 && !*done && r->elements >= 2 && r->element[1]->type == REDIS_REPLY_STRING) {
-            *done = 1;
-            rdl_reply_once_mark(r->element[1]->str, r->element[1]->len, by);
-        }
-    }
-    rdl_quorum_free(&q);
-    if (ok < rdl_redlock_majority(c)) {
-        rdl_log(RDLOCK_LOG_WARN, "status: once mark: %d of %d redlock masters answered", ok, n);
+    if (rc != 0) {
         *done = 0;
         memset(by, 0, sizeof *by);
-        return EIO;
     }
-    return 0;
+    return rc;
 }
 
 /* mark(), through an outage as a blocking call waits (docs/CONTRACT.md

@@ -18,10 +18,11 @@ int rdl_sem_reset(rdlock_client_t *c, const char *key, size_t keylen);
  * EINVAL (a new connection's SELECT refused), ENOMEM. */
 int rdl_once_reset(rdlock_client_t *c, const char *key, size_t keylen);
 
-/* The run-once mark of the name on a Redlock quorum (once.c), as rdonce
- * reads it: asked of every master, a majority must answer, and one that
- * has the mark means done.  0 with *done and, if done, the mark's runner
- * in *by; or EIO (no majority), ENOMEM. */
-int rdl_once_status_quorum(rdlock_client_t *c, const char *key, size_t keylen, int *done, rdlock_party_t *by);
+/* The run-once mark of the name (once.c), as rdonce reads it: asked of
+ * every server the name lives on (on a quorum a majority must answer, and
+ * one master that has the mark means done).  0 with *done and, if done,
+ * the mark's runner in *by; or EIO (no usable answer; on a quorum no
+ * majority), EACCES, EINVAL, ENOMEM. */
+int rdl_once_status(rdlock_client_t *c, const char *key, size_t keylen, int *done, rdlock_party_t *by);
 
 #endif
