@@ -767,61 +767,86 @@ static rdl_hold_t *caller_hold(rdlock_client_t *c, rdl_handle_t *h)
     return hold != NULL && hold->api == h->api ? hold : NULL;
 }
 
-int rdl_release(rdl_handle_t *h)
-{
-    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+/* What an unlock takes out of its hold under the mutex, to tell the
+ * server without it (release_local). */
+typedef struct release_req {
     rdl_hold_t *hold;
-    lock_keys_t keys;
-    leave_reply_t lr;
     char owner[RDL_OWNER_MAX], call[21];
-    const char *how;
+    const char *how;   /* release.lua's op: "rs", "rx" or "rn" */
+    char *dead_owner;  /* a copy of the dead owner's marker ("rx"), or NULL */
     long long unsure_until, deadline;
-    char *dead_owner;
-    bool was_lost;
-    int rc;
+    bool was_lost;     /* the watchdog reported the hold lost already */
+} release_req_t;
 
-    if (c == NULL)
-        return EPERM; /* never acquired through this handle */
+/* The local part of an unlock (takes mu).  true: the unlock ends here with
+ * *rc: EPERM (no hold of the caller's through h, or one being released),
+ * or 0 (an inner level of a recursive hold).  false: the hold is marked as
+ * being released, and r says what to tell the server. */
+static bool release_local(rdlock_client_t *c, rdl_handle_t *h, release_req_t *r, int *rc)
+{
+    rdl_hold_t *hold;
+
     RDL_LOCK(c);
     hold = caller_hold(c, h);
     if (hold == NULL || hold->releasing) {
         RDL_UNLOCK(c);
-        return EPERM;
+        *rc = EPERM;
+        return true;
     }
     if (hold->count > 1) {
         hold->count--; /* inner unlock: local, no round trip */
         RDL_UNLOCK(c);
-        return 0;
+        *rc = 0;
+        return true;
     }
     /* A hold the watchdog reported lost still gets a release: the server
      * may yet have a field of ours (its deadline can be later than our
      * conservative estimate), which must not linger.  The answer is
      * ENOLCK whatever the server says. */
-    was_lost = hold->lost;
+    r->was_lost = hold->lost;
     hold->releasing = true;
     /* An EOWNERDEAD hold unlocked without rdlock_consistent() makes the
      * lock not recoverable (POSIX robust mutexes). */
-    how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
-    dead_owner = how[1] == 'x' && rdl_hold_dead_owner(hold) != NULL ? strdup(rdl_hold_dead_owner(hold)) : NULL;
-    rdl_owner(c, hold->thread, owner);
-    rdl_hold_call_str(hold, call);
-    unsure_until = rdl_hold_unsure_until(hold);
+    r->how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
+    r->dead_owner =
+        r->how[1] == 'x' && rdl_hold_dead_owner(hold) != NULL ? strdup(rdl_hold_dead_owner(hold)) : NULL;
+    rdl_owner(c, hold->thread, r->owner);
+    rdl_hold_call_str(hold, r->call);
+    r->unsure_until = rdl_hold_unsure_until(hold);
     /* On a quorum, a release that some masters confirmed asks the others
      * until the lease would have ended (lock_quorum.h); on one server the
      * client's own retries bound it. */
-    deadline = (c->exec->caps & RDL_EXEC_RELEASE_TO_EXPIRY) ? hold->expires_at : -1;
+    r->deadline = (c->exec->caps & RDL_EXEC_RELEASE_TO_EXPIRY) ? hold->expires_at : -1;
+    r->hold = hold;
     RDL_UNLOCK(c);
+    return false;
+}
+
+int rdl_release(rdl_handle_t *h)
+{
+    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+    release_req_t r;
+    rdl_hold_t *hold;
+    lock_keys_t keys;
+    leave_reply_t lr;
+    int rc;
+
+    if (c == NULL)
+        return EPERM; /* never acquired through this handle */
+    if (release_local(c, h, &r, &rc))
+        return rc;
+    hold = r.hold;
 
     /* An acquire attempt of this hold that got no answer may still arrive:
      * released first, it would find the lock free and take it again. */
-    rdl_sleep_until(unsure_until);
-    rc = keys_make(&keys, h->key, h->keylen, owner);
+    rdl_sleep_until(r.unsure_until);
+    rc = keys_make(&keys, h->key, h->keylen, r.owner);
     if (rc != 0)
-        free(dead_owner);
+        free(r.dead_owner);
     if (rc == 0) {
-        rc = leave5(c, &keys, owner, how, call, NULL, dead_owner, deadline, &lr);
+        rc = leave5(c, &keys, r.owner, r.how, r.call, NULL, r.dead_owner, r.deadline, &lr);
         free(keys.buf);
-        free(dead_owner);
+        free(r.dead_owner);
         if (rc == 0 && lr.r.status == 3) {
             lr.r.status = 1; /* our first attempt released it: proved */
         } else if (rc == 0 && lr.r.status != 1) {
@@ -838,7 +863,7 @@ int rdl_release(rdl_handle_t *h)
     }
 
     RDL_LOCK(c);
-    if (was_lost) {
+    if (r.was_lost) {
         if (rc == 0 || rc == ENOLCK)
             leave_notify(c, h->key, h->keylen, &lr);
         rdl_hold_remove(c, hold);
