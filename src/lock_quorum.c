@@ -151,21 +151,158 @@ static int fence_back(rdlock_client_t *c, const char *const *argv, const size_t 
     return have >= maj ? 0 : EIO;
 }
 
+#define CALL_NO_MAX 24 /* a call number's digits and NUL */
+
+/* One acquire on the masters (rdl_quorum_acquire): the request, and what
+ * each master said to it, tallied. */
+typedef struct acq_vote {
+    rdlock_client_t *c;
+    const char *const *argv; /* the request: the lock's keys first */
+    const size_t *lens;
+    int nkeys;
+    char mode;
+    char call[CALL_NO_MAX];  /* its call number, for an undo */
+    char prev[RDL_REDLOCK_MAX][RDL_WHO_MAX + 2]; /* the marker each grant replaced */
+    bool granted[RDL_REDLOCK_MAX], known_fence[RDL_REDLOCK_MAX];
+    uint64_t tok[RDL_REDLOCK_MAX], fence[RDL_REDLOCK_MAX];
+    uint64_t top;            /* the highest token a voting master granted */
+    uint64_t fmax;           /* the highest counter a busy master showed */
+    int votes, answered, stale, ngranted;
+    long long hint;          /* the shortest wait a busy master suggested */
+    bool dead, notrec;       /* EOWNERDEAD, ENOTRECOVERABLE somewhere */
+} acq_vote_t;
+
+/* The call number of an acquire: the fourth field of the holder info in
+ * its packed argument arg (len bytes), after
+ * "<flags><lease>;<claim>;<stamp>;1;<pid>;<thread>;" with the stamp at
+ * stamp_off; into call (CALL_NO_MAX bytes), "" if not found. */
+static void call_number(const char *arg, size_t len, size_t stamp_off, char *call)
+{
+    /* "...;<stamp>;1;<pid>;<thread>;<call>;<host>" */
+    const char *p = arg + stamp_off + RDL_STAMP_LEN + 1;
+    size_t cl = 0;
+    for (int f = 0; f < 3 && p != NULL; f++)
+        if ((p = memchr(p, ';', len - (size_t)(p - arg))) != NULL)
+            p++;
+    while (p != NULL && cl < CALL_NO_MAX - 1 && p[cl] >= '0' && p[cl] <= '9')
+        cl++;
+    if (p != NULL)
+        memcpy(call, p, cl);
+    call[cl] = '\0';
+}
+
+/* Tally the masters' answers to the acquire q into v (the clock samples
+ * they carry go to the client).  An error reply is logged (debug) and
+ * counts as no answer. */
+static void acquire_tally(acq_vote_t *v, const rdl_qcall_t *q)
+{
+    rdlock_client_t *c = v->c;
+    int n = rdl_redlock_count(c);
+
+    for (int k = 0; k < n; k++) {
+        rdl_acquired_t ar;
+        int r;
+        v->prev[k][0] = '\0';
+        if (q->ans[k].rc != 0)
+            continue;
+        if (q->ans[k].r->type == REDIS_REPLY_ERROR) {
+            rdl_log(RDLOCK_LOG_DEBUG, "redlock master %s: %s", rdl_redlock_route(c, k), q->ans[k].r->str);
+            continue;
+        }
+        r = rdl_reply_acquire(q->ans[k].r, &ar);
+        if (ar.now > 0)
+            rdl_client_clock(c, rdl_redlock_route(c, k), ar.now, q->ans[k].answer_at);
+        if (r == EIO)
+            continue;
+        v->answered++;
+        if (r == ESTALE) {
+            v->stale++;
+            continue;
+        }
+        if (r == ENOTRECOVERABLE) {
+            v->notrec = true;
+            continue;
+        }
+        if (r == 0 || r == EOWNERDEAD) {
+            v->granted[k] = true;
+            v->ngranted++;
+            v->tok[k] = ar.token;
+            memcpy(v->prev[k], ar.prev, sizeof ar.prev < sizeof v->prev[k] ? sizeof ar.prev : sizeof v->prev[k]);
+            v->prev[k][sizeof v->prev[k] - 1] = '\0';
+            v->dead |= r == EOWNERDEAD;
+            if (q->ans[k].votes) {
+                v->votes++;
+                if (ar.token > v->top)
+                    v->top = ar.token;
+            }
+        } else {
+            v->known_fence[k] = true;
+            v->fence[k] = ar.fence;
+            if (ar.fence > v->fmax)
+                v->fmax = ar.fence;
+            if (ar.hint > 0 && (v->hint == 0 || ar.hint < v->hint))
+                v->hint = ar.hint;
+        }
+    }
+}
+
+/* A majority of the voting masters granted the acquire q in time: its
+ * token (v->top) is made known to a majority, written back where it is
+ * not (fence_back).  0 or EOWNERDEAD (out->token, and out->prev for a
+ * dead owner's marker); EIO (the token could not be made known to a
+ * majority) or EBUSY (the time ran out meanwhile), the grants given back. */
+static int acquire_won(acq_vote_t *v, const rdl_qcall_t *q, unsigned lease, rdl_acquired_t *out)
+{
+    rdlock_client_t *c = v->c;
+    bool has[RDL_REDLOCK_MAX] = { false }, lag = false;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, have = 0;
+
+    /* Which masters' counters are at the token already (only what a
+     * master said counts: granted or busy, not void or an error), and
+     * whether an answering one lags. */
+    for (k = 0; k < n; k++) {
+        bool known = q->ans[k].rc == 0 && (v->granted[k] || v->known_fence[k]);
+        has[k] = known && (v->granted[k] ? v->tok[k] : v->fence[k]) >= v->top;
+        lag |= known && !has[k];
+        if (has[k] && q->ans[k].votes)
+            have++;
+    }
+    /* A lagging master that answered (it was away, or restarted without
+     * its data) catches up now, so that it never helps a later majority
+     * hand out a lower token; a round trip only then, or when fewer than
+     * a majority have the token. */
+    if ((have < maj || lag) && fence_back(c, v->argv, v->lens, v->top, has, have) != 0 && have < maj) {
+        rdl_log(RDLOCK_LOG_WARN, "%.*s: fencing token %llu could not be made known to a majority: "
+                "acquisition given back", (int)v->lens[0], v->argv[0], (unsigned long long)v->top);
+        undo(c, v->argv, v->lens, v->nkeys, v->call, v->mode, v->granted, v->prev);
+        return EIO;
+    }
+    if (have < maj && rdl_now_ms() - q->sent_at >= rdl_lease_quorum_validity(&c->cfg, lease)) {
+        undo(c, v->argv, v->lens, v->nkeys, v->call, v->mode, v->granted, v->prev);
+        return EBUSY;
+    }
+    out->token = v->top;
+    /* The dead owner's marker, without the '?' of a hand-over with
+     * EOWNERDEAD: masters that did not grant this hold may still have it
+     * (their copy of the dead hold ran out a little later), and a clean
+     * unlock clears it there too. */
+    for (k = 0; v->dead && k < n; k++)
+        if (v->granted[k] && v->prev[k][0] != '\0') {
+            const char *m = v->prev[k][0] == '?' ? v->prev[k] + 1 : v->prev[k];
+            snprintf(out->prev, sizeof out->prev, "%s", m);
+            break;
+        }
+    return v->dead ? EOWNERDEAD : 0;
+}
+
 int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                        size_t stamp_off, unsigned lease, rdl_acquired_t *out, rdl_call_t *call)
 {
     rdl_qcall_t q;
+    acq_vote_t v;
     char *buf = NULL;
-    char prev[RDL_REDLOCK_MAX][RDL_WHO_MAX + 2];
-    bool granted[RDL_REDLOCK_MAX] = { false }, has[RDL_REDLOCK_MAX] = { false };
-    bool known_fence[RDL_REDLOCK_MAX] = { false };
-    uint64_t tok[RDL_REDLOCK_MAX] = { 0 }, fence[RDL_REDLOCK_MAX] = { 0 }, top = 0, fmax = 0;
-    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, rc;
-    int votes = 0, answered = 0, stale = 0, ngranted = 0, have = 0;
-    long long hint = 0, now;
-    bool dead = false, notrec = false;
-    const char *call_no;
-    char mode;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), rc;
+    long long now;
 
     memset(out, 0, sizeof *out);
     memset(&q, 0, sizeof q);
@@ -183,133 +320,39 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
         free(buf);
         return rc;
     }
-    mode = argv[argc - 1][0];
-    /* The call number, for an undo: the fourth field of the holder info,
-     * after "<flags><lease>;<claim>;<stamp>;1;<pid>;<thread>;". */
-    call_no = NULL;
+    memset(&v, 0, sizeof v);
+    v.c = c;
+    v.argv = argv;
+    v.lens = lens;
+    v.nkeys = nkeys;
+    v.mode = argv[argc - 1][0];
+    acquire_tally(&v, &q);
+    /* The call number, for an undo. */
+    call_number(argv[argc - 1], lens[argc - 1], stamp_off, v.call);
 
-    for (k = 0; k < n; k++) {
-        rdl_acquired_t ar;
-        int r;
-        prev[k][0] = '\0';
-        if (q.ans[k].rc != 0)
-            continue;
-        if (q.ans[k].r->type == REDIS_REPLY_ERROR) {
-            rdl_log(RDLOCK_LOG_DEBUG, "redlock master %s: %s", rdl_redlock_route(c, k), q.ans[k].r->str);
-            continue;
-        }
-        r = rdl_reply_acquire(q.ans[k].r, &ar);
-        if (ar.now > 0)
-            rdl_client_clock(c, rdl_redlock_route(c, k), ar.now, q.ans[k].answer_at);
-        if (r == EIO)
-            continue;
-        answered++;
-        if (r == ESTALE) {
-            stale++;
-            continue;
-        }
-        if (r == ENOTRECOVERABLE) {
-            notrec = true;
-            continue;
-        }
-        if (r == 0 || r == EOWNERDEAD) {
-            granted[k] = true;
-            ngranted++;
-            tok[k] = ar.token;
-            memcpy(prev[k], ar.prev, sizeof ar.prev < sizeof prev[k] ? sizeof ar.prev : sizeof prev[k]);
-            prev[k][sizeof prev[k] - 1] = '\0';
-            dead |= r == EOWNERDEAD;
-            if (q.ans[k].votes) {
-                votes++;
-                if (ar.token > top)
-                    top = ar.token;
-            }
-        } else {
-            known_fence[k] = true;
-            fence[k] = ar.fence;
-            if (ar.fence > fmax)
-                fmax = ar.fence;
-            if (ar.hint > 0 && (hint == 0 || ar.hint < hint))
-                hint = ar.hint;
-        }
-    }
-    {
-        /* "...;<stamp>;1;<pid>;<thread>;<call>;<host>" */
-        const char *p = argv[argc - 1] + stamp_off + RDL_STAMP_LEN + 1;
-        for (int f = 0; f < 3 && p != NULL; f++)
-            if ((p = memchr(p, ';', lens[argc - 1] - (size_t)(p - argv[argc - 1]))) != NULL)
-                p++;
-        call_no = p;
-    }
-    {
-        char cbuf[24];
-        size_t cl = 0;
-        while (call_no != NULL && cl < sizeof cbuf - 1 && call_no[cl] >= '0' && call_no[cl] <= '9')
-            cl++;
-        if (call_no != NULL)
-            memcpy(cbuf, call_no, cl);
-        cbuf[cl] = '\0';
-
-        now = rdl_now_ms();
-        if (!notrec && votes >= maj && now - q.sent_at < rdl_lease_quorum_validity(&c->cfg, lease)) {
-            /* Which masters' counters are at the token already (only
-             * what a master said counts: granted or busy, not void or an
-             * error), and whether an answering one lags. */
-            bool lag = false;
-            for (k = 0; k < n; k++) {
-                bool known = q.ans[k].rc == 0 && (granted[k] || known_fence[k]);
-                has[k] = known && (granted[k] ? tok[k] : fence[k]) >= top;
-                lag |= known && !has[k];
-                if (has[k] && q.ans[k].votes)
-                    have++;
-            }
-            /* A lagging master that answered (it was away, or restarted
-             * without its data) catches up now, so that it never helps a
-             * later majority hand out a lower token; a round trip only
-             * then, or when fewer than a majority have the token. */
-            if ((have < maj || lag) && fence_back(c, argv, lens, top, has, have) != 0 && have < maj) {
-                rdl_log(RDLOCK_LOG_WARN, "%.*s: fencing token %llu could not be made known to a majority: "
-                        "acquisition given back", (int)lens[0], argv[0], (unsigned long long)top);
-                undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
-                rc = EIO;
-            } else if (have < maj && rdl_now_ms() - q.sent_at >= rdl_lease_quorum_validity(&c->cfg, lease)) {
-                undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
-                rc = EBUSY;
-            } else {
-                out->token = top;
-                rc = dead ? EOWNERDEAD : 0;
-                /* The dead owner's marker, without the '?' of a hand-over
-                 * with EOWNERDEAD: masters that did not grant this hold may
-                 * still have it (their copy of the dead hold ran out a
-                 * little later), and a clean unlock clears it there too. */
-                for (k = 0; dead && k < n; k++)
-                    if (granted[k] && prev[k][0] != '\0') {
-                        const char *m = prev[k][0] == '?' ? prev[k] + 1 : prev[k];
-                        snprintf(out->prev, sizeof out->prev, "%s", m);
-                        break;
-                    }
-            }
-        } else {
-            /* No majority in time: what was granted goes back. */
-            undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
-            if (notrec)
-                rc = ENOTRECOVERABLE;
-            else if (stale > 0 && answered - stale < maj)
-                rc = ESTALE; /* our idea of some clocks was off: at once again */
-            else if (answered >= maj)
-                rc = EBUSY;
-            else
-                rc = q.denied ? EACCES : EIO;
-        }
+    now = rdl_now_ms();
+    if (!v.notrec && v.votes >= maj && now - q.sent_at < rdl_lease_quorum_validity(&c->cfg, lease)) {
+        rc = acquire_won(&v, &q, lease, out);
+    } else {
+        /* No majority in time: what was granted goes back. */
+        undo(c, argv, lens, nkeys, v.call, v.mode, v.granted, v.prev);
+        if (v.notrec)
+            rc = ENOTRECOVERABLE;
+        else if (v.stale > 0 && v.answered - v.stale < maj)
+            rc = ESTALE; /* our idea of some clocks was off: at once again */
+        else if (v.answered >= maj)
+            rc = EBUSY;
+        else
+            rc = q.denied ? EACCES : EIO;
     }
     if (rc == EBUSY) {
         /* A split vote (some granted): look again soon, after jitter. */
-        out->hint = ngranted > 0 ? 1 : hint;
-        out->fence = fmax > top ? fmax : top;
+        out->hint = v.ngranted > 0 ? 1 : v.hint;
+        out->fence = v.fmax > v.top ? v.fmax : v.top;
         out->first = false;
     }
     if (rc == EIO)
-        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: %d of %d redlock masters answered", (int)lens[0], argv[0], answered, n);
+        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: %d of %d redlock masters answered", (int)lens[0], argv[0], v.answered, n);
     rdl_quorum_free(&q);
     free(buf);
     return rc;
