@@ -358,112 +358,152 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
     return rc;
 }
 
+/* One release or unwait on the masters (rdl_quorum_release): the request,
+ * and what the masters said to it over its attempts. */
+typedef struct rel_vote {
+    rdlock_client_t *c;
+    const char *const *argv; /* keys, owner, op, call, [arg4, [arg5]] */
+    const size_t *lens;
+    int nkeys, argc;
+    const char *op, *call;
+    const char *arg4[RDL_REDLOCK_MAX];
+    bool which[RDL_REDLOCK_MAX];   /* not answered yet: asked again */
+    bool mine[RDL_REDLOCK_MAX];    /* unwait: the lock was given to this call there */
+    long long st[RDL_REDLOCK_MAX]; /* release.lua's status on each, -1 no answer yet */
+    int ok, gone, noans;           /* released, did not have it, no answer */
+    bool woke, denied;             /* some woke waiters; some refused us */
+} rel_vote_t;
+
+/* One attempt: release.lua on the masters that have not answered (with
+ * force, even those in their backoff), their answers into v, then the
+ * counts.  *sent_at: when the first attempt went out; *ambiguous: an
+ * attempt got no answer (it may have acted).  0, or ENOMEM. */
+static int release_round(rel_vote_t *v, bool force, long long *sent_at, bool *ambiguous)
+{
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(v->c), k;
+
+    if (release_on(v->c, v->argv, v->lens, v->nkeys, v->argv[v->nkeys], v->op, v->call, v->arg4,
+                   v->argc > v->nkeys + 4 ? v->argv[v->nkeys + 4] : NULL, v->which, force, &q) != 0)
+        return ENOMEM;
+    if (*sent_at < 0)
+        *sent_at = q.sent_at;
+    v->denied |= q.denied;
+    for (k = 0; k < n; k++) {
+        rdl_released_t rr;
+        if (!v->which[k])
+            continue;
+        if (q.ans[k].rc == EIO)
+            *ambiguous = true; /* sent: it may have acted */
+        if (q.ans[k].rc != 0 || q.ans[k].r->type == REDIS_REPLY_ERROR || rdl_reply_release(q.ans[k].r, &rr) != 0)
+            continue;
+        v->which[k] = false;
+        /* A master that does not vote yet (restarted within the restart
+         * delay) could not have given the lock to anyone else: it counts
+         * for the hold, as in the renewals (watchdog.c). */
+        v->st[k] = q.ans[k].votes || v->op[0] != 'r' ? rr.status : 1;
+        v->woke |= rr.kind != 0;
+        v->mine[k] = rr.status == 2;
+    }
+    rdl_quorum_free(&q);
+    v->ok = v->gone = v->noans = 0;
+    for (k = 0; k < n; k++) {
+        if (v->st[k] < 0)
+            v->noans++;
+        else if (v->st[k] == 1 || v->st[k] == 3)
+            v->ok++;
+        else
+            v->gone++;
+    }
+    return 0;
+}
+
+/* An unwait found the lock given to this call on some masters after all
+ * (a hand-over, or a grant whose answer got lost): on a quorum that is no
+ * hold, so it goes back now ('rx': the server's mode decides how).  What
+ * cannot be reached ends with its lease. */
+static void release_given_back(rel_vote_t *v)
+{
+    rdlock_client_t *c = v->c;
+    int n = rdl_redlock_count(c), k;
+    bool any = false;
+
+    for (k = 0; k < n; k++)
+        any |= v->mine[k];
+    if (any) {
+        char keep[24];
+        const char *a4[RDL_REDLOCK_MAX];
+        rdl_qcall_t q;
+        keep[rdl_fmt_u64(keep, 1000)] = '\0';
+        for (k = 0; k < n; k++)
+            a4[k] = keep;
+        if (release_on(c, v->argv, v->lens, v->nkeys, v->argv[v->nkeys], "rx", v->call, a4, NULL, v->mine, false,
+                       &q) == 0) {
+            for (k = 0; k < n; k++) {
+                rdl_released_t rr;
+                if (v->mine[k] && q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR &&
+                    rdl_reply_release(q.ans[k].r, &rr) == 0)
+                    v->woke |= rr.kind != 0;
+            }
+            rdl_quorum_free(&q);
+        }
+    }
+}
+
 int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                        long long until, rdl_released_t *out, long long *sent_at, bool *ambiguous)
 {
-    const char *op = argv[nkeys + 1], *call = argv[nkeys + 2];
-    const char *arg4[RDL_REDLOCK_MAX];
-    bool which[RDL_REDLOCK_MAX], mine[RDL_REDLOCK_MAX] = { false };
-    long long st[RDL_REDLOCK_MAX];
-    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, attempt, ok = 0, gone = 0, noans;
-    bool woke = false, denied = false;
+    rel_vote_t v;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, attempt;
 
     memset(out, 0, sizeof *out);
     *ambiguous = false;
     *sent_at = -1;
+    memset(&v, 0, sizeof v);
+    v.c = c;
+    v.argv = argv;
+    v.lens = lens;
+    v.nkeys = nkeys;
+    v.argc = argc;
+    v.op = argv[nkeys + 1];
+    v.call = argv[nkeys + 2];
     for (k = 0; k < n; k++) {
-        which[k] = true;
-        st[k] = -1;
-        arg4[k] = argc > nkeys + 3 ? argv[nkeys + 3] : NULL;
+        v.which[k] = true;
+        v.st[k] = -1;
+        v.arg4[k] = argc > nkeys + 3 ? argv[nkeys + 3] : NULL;
     }
     for (attempt = 0;; attempt++) {
-        rdl_qcall_t q;
+        long long pause;
         /* A retry asks the masters that did not answer even in their
          * backoff: the unlock's outcome depends on them. */
-        if (release_on(c, argv, lens, nkeys, argv[nkeys], op, call, arg4,
-                       argc > nkeys + 4 ? argv[nkeys + 4] : NULL, which, attempt > 0, &q) != 0)
+        if (release_round(&v, attempt > 0, sent_at, ambiguous) != 0)
             return ENOMEM;
-        if (*sent_at < 0)
-            *sent_at = q.sent_at;
-        denied |= q.denied;
-        for (k = 0; k < n; k++) {
-            rdl_released_t rr;
-            if (!which[k])
-                continue;
-            if (q.ans[k].rc == EIO)
-                *ambiguous = true; /* sent: it may have acted */
-            if (q.ans[k].rc != 0 || q.ans[k].r->type == REDIS_REPLY_ERROR ||
-                rdl_reply_release(q.ans[k].r, &rr) != 0)
-                continue;
-            which[k] = false;
-            /* A master that does not vote yet (restarted within the
-             * restart delay) could not have given the lock to anyone
-             * else: it counts for the hold, as in the renewals
-             * (watchdog.c). */
-            st[k] = q.ans[k].votes || op[0] != 'r' ? rr.status : 1;
-            woke |= rr.kind != 0;
-            mine[k] = rr.status == 2;
-        }
-        rdl_quorum_free(&q);
-        ok = gone = noans = 0;
-        for (k = 0; k < n; k++) {
-            if (st[k] < 0)
-                noans++;
-            else if (st[k] == 1 || st[k] == 3)
-                ok++;
-            else
-                gone++;
-        }
-        if (op[0] != 'r' || ok >= maj || ok + noans < maj)
+        if (v.op[0] != 'r' || v.ok >= maj || v.ok + v.noans < maj)
             break;
-        {
-            long long pause = 20LL << (attempt < 5 ? attempt : 5);
-            /* Released on some masters already: a fresh unlock could not
-             * count those (their proof of this release lasts only until
-             * another owner's release replaces it), and would report a
-             * hold lost that was released in time. */
-            if (attempt >= c->cfg.command_retries && (ok == 0 || until < 0 || rdl_now_ms() + pause >= until))
-                break;
-            rdl_sleep_ms(pause);
-        }
+        pause = 20LL << (attempt < 5 ? attempt : 5);
+        /* Released on some masters already: a fresh unlock could not count
+         * those (their proof of this release lasts only until another
+         * owner's release replaces it), and would report a hold lost that
+         * was released in time. */
+        if (attempt >= c->cfg.command_retries && (v.ok == 0 || until < 0 || rdl_now_ms() + pause >= until))
+            break;
+        rdl_sleep_ms(pause);
     }
-    if (op[0] == 'u') {
-        /* Given to this call on some masters after all (a hand-over, or a
-         * grant whose answer got lost): on a quorum that is no hold, so it
-         * goes back now ('rx': the server's mode decides how). */
-        bool any = false;
-        for (k = 0; k < n; k++)
-            any |= mine[k];
-        if (any) {
-            char keep[24];
-            const char *a4[RDL_REDLOCK_MAX];
-            rdl_qcall_t q;
-            keep[rdl_fmt_u64(keep, 1000)] = '\0';
-            for (k = 0; k < n; k++)
-                a4[k] = keep;
-            if (release_on(c, argv, lens, nkeys, argv[nkeys], "rx", call, a4, NULL, mine, false, &q) == 0) {
-                for (k = 0; k < n; k++) {
-                    rdl_released_t rr;
-                    if (mine[k] && q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR &&
-                        rdl_reply_release(q.ans[k].r, &rr) == 0)
-                        woke |= rr.kind != 0;
-                }
-                rdl_quorum_free(&q);
-            }
-        }
+    if (v.op[0] == 'u') {
+        release_given_back(&v);
         out->status = 0;
-        out->kind = woke ? 2 : 0;
-        return noans > n - maj ? EIO : 0;
+        out->kind = v.woke ? 2 : 0;
+        return v.noans > n - maj ? EIO : 0;
     }
-    out->kind = woke ? 2 : 0;
-    if (ok < maj)
+    out->kind = v.woke ? 2 : 0;
+    if (v.ok < maj)
         rdl_log(RDLOCK_LOG_DEBUG, "%.*s: release %s: %d of %d masters released it, %d did not have it, %d did not "
-                "answer (%d attempts)", (int)lens[0], argv[0], call, ok, n, gone, noans, attempt + 1);
-    if (ok >= maj)
+                "answer (%d attempts)", (int)lens[0], argv[0], v.call, v.ok, n, v.gone, v.noans, attempt + 1);
+    if (v.ok >= maj)
         out->status = 1;
-    else if (ok + noans < maj)
+    else if (v.ok + v.noans < maj)
         out->status = 0;
     else
-        return denied ? EACCES : EIO;
+        return v.denied ? EACCES : EIO;
     return 0;
 }
