@@ -300,124 +300,156 @@ static int exec_read(rdl_conn_t *conn, redisReply **a, redisReply **b, redisRepl
     return 0;
 }
 
-/* The leader's round trip: sync, the script, dump, pipelined.  0 and the
- * answers (*op, *dump), ENOTCONN (not sent: no connection, the master's
- * clock unknown, or the step mutex's validity over), EAGAIN (a script was
- * missing from the master's cache: loaded now, the step is tried again;
- * the script may have acted), EIO (no answer: it may have acted), EACCES,
- * ENOMEM.  *sent: when sent. */
-static int leader_round(step_t *s, int leader, const rdl_script_t *script, int argc, const char *const *argv,
-                        const size_t *lens, int stamp_arg, long long valid_until, const char *const *mv,
-                        const size_t *ml, int nm, long long *sent, long long *answered, char *route, size_t rlen,
-                        redisReply **op, redisReply **dump)
-{
-    rdlock_client_t *c = s->c;
-    const char **sv = NULL, *dv[META + KEYS_MAX + 4];
-    size_t *sl = NULL, dl[META + KEYS_MAX + 4];
-    const char **ov = NULL;
-    size_t *ol = NULL;
-    char stamp[RDL_STAMP_LEN], late[RDL_STAMP_LEN], keep[24], hk[12];
-    redisReply *rs = NULL;
-    rdl_conn_t *conn;
-    rdl_nosigpipe_t st;
-    int i, a, rc, nsync = META + s->nkeys + 4 + nm, ndump = META + s->nkeys + 4;
+/* The leader's round trip of a step (leader_round): what it sends, and
+ * what comes back. */
+typedef struct lead {
+    int leader;                 /* the master */
+    const rdl_script_t *script; /* the primitive's script: its keys are the step's */
+    int argc, stamp_arg;        /* its arguments (the step's argv), the stamped one */
+    long long valid_until;      /* of the step mutex */
+    const char **mv;            /* the merged holder fields (merges): nm strings */
+    size_t *ml;
+    int nm;
+    long long sent, answered;   /* out: when sent, when answered */
+    char route[RDL_ROUTE_MAX];  /* out: the leader's route */
+    redisReply *op, *dump;      /* out: the script's answer, the dump */
+} lead_t;
 
-    *op = *dump = NULL;
-    if ((rc = rdl_quorum_conn(c, leader, &conn)) != 0)
-        return rc == EACCES || rc == ENOMEM ? rc : ENOTCONN;
-    snprintf(route, rlen, "%s", conn->route);
-    sv = malloc((size_t)nsync * sizeof *sv);
-    sl = malloc((size_t)nsync * sizeof *sl);
-    ov = malloc((size_t)argc * sizeof *ov);
-    ol = malloc((size_t)argc * sizeof *ol);
-    if (sv == NULL || sl == NULL || ov == NULL || ol == NULL) {
-        rc = ENOMEM;
-        goto out;
-    }
-    /* sync: meta keys, the primitive's keys (op record last), 's', token,
-     * owner (the op record key's tail is enough: it is unique per owner),
-     * holder hash index, pairs. */
-    a = 0;
+/* The arguments of a step's transaction (leader_round): sync, the
+ * primitive's script (stamped), dump. */
+typedef struct lead_args {
+    const char **sv, **ov, *dv[META + KEYS_MAX + 4];
+    size_t *sl, *ol, dl[META + KEYS_MAX + 4];
+    int nsync, ndump;
+    char stamp[RDL_STAMP_LEN], keep[24], hk[12];
+} lead_args_t;
+
+/* The sync's arguments (meta keys, the primitive's keys (op record last),
+ * 's', token, owner (the op record key's tail is enough: it is unique per
+ * owner), holder hash index, pairs), and the script's, stamp not yet
+ * set, into a: 0, or ENOMEM.  a's arrays are freed by lead_args_free,
+ * whatever this returns. */
+static int lead_args_make(const step_t *s, const lead_t *l, lead_args_t *a)
+{
+    int i, n = 0;
+
+    a->nsync = META + s->nkeys + 4 + l->nm;
+    a->ndump = META + s->nkeys + 4;
+    a->sv = malloc((size_t)a->nsync * sizeof *a->sv);
+    a->sl = malloc((size_t)a->nsync * sizeof *a->sl);
+    a->ov = malloc((size_t)l->argc * sizeof *a->ov);
+    a->ol = malloc((size_t)l->argc * sizeof *a->ol);
+    if (a->sv == NULL || a->sl == NULL || a->ov == NULL || a->ol == NULL)
+        return ENOMEM;
     for (i = 0; i < META; i++) {
-        sv[a] = s->mk[i];
-        sl[a++] = s->ml[i];
+        a->sv[n] = s->mk[i];
+        a->sl[n++] = s->ml[i];
     }
     for (i = 0; i < s->nkeys; i++) {
-        sv[a] = s->argv[i];
-        sl[a++] = s->lens[i];
+        a->sv[n] = s->argv[i];
+        a->sl[n++] = s->lens[i];
     }
-    sv[a] = "s";
-    sl[a++] = 1;
-    sv[a] = s->token;
-    sl[a++] = strlen(s->token);
-    sv[a] = s->argv[s->nkeys - 1];
-    sl[a++] = s->lens[s->nkeys - 1];
-    hk[rdl_fmt_u64(hk, (unsigned long long)(nm > 0 ? META + 1 + s->hkey : 0))] = '\0';
-    sv[a] = hk;
-    sl[a++] = strlen(hk);
-    for (i = 0; i < nm; i++) {
-        sv[a] = mv[i];
-        sl[a++] = ml[i];
+    a->sv[n] = "s";
+    a->sl[n++] = 1;
+    a->sv[n] = s->token;
+    a->sl[n++] = strlen(s->token);
+    a->sv[n] = s->argv[s->nkeys - 1];
+    a->sl[n++] = s->lens[s->nkeys - 1];
+    a->hk[rdl_fmt_u64(a->hk, (unsigned long long)(l->nm > 0 ? META + 1 + s->hkey : 0))] = '\0';
+    a->sv[n] = a->hk;
+    a->sl[n++] = strlen(a->hk);
+    for (i = 0; i < l->nm; i++) {
+        a->sv[n] = l->mv[i];
+        a->sl[n++] = l->ml[i];
     }
-    /* the script, stamped: void after its own timeout, and after the
-     * mutex's validity, whichever comes first. */
-    memcpy(ov, argv, (size_t)argc * sizeof *ov);
-    memcpy(ol, lens, (size_t)argc * sizeof *ol);
-    *sent = rdl_now_ms();
-    if (*sent >= valid_until) {
-        rc = ENOTCONN;
-        goto out;
-    }
-    rdl_client_stamp(c, conn->route, stamp, *sent);
-    rdl_client_stamp(c, conn->route, late, valid_until - c->cfg.command_timeout_ms);
-    if (memcmp(late, stamp, RDL_STAMP_LEN) < 0)
-        memcpy(stamp, late, RDL_STAMP_LEN);
-    if (memcmp(stamp, "000000000000000", RDL_STAMP_LEN) == 0) {
-        rc = ENOTCONN; /* the master's clock is not known: no safe stamp */
-        goto out;
-    }
-    ov[stamp_arg] = stamp;
-    ol[stamp_arg] = RDL_STAMP_LEN;
-    /* dump: meta keys, the primitive's keys, 'd', token, owner, keep. */
-    keep[rdl_fmt_u64(keep, (unsigned long long)c->cfg.command_timeout_ms * 2 + 1000)] = '\0';
-    memcpy(dv, sv, (size_t)(META + s->nkeys) * sizeof *dv);
-    memcpy(dl, sl, (size_t)(META + s->nkeys) * sizeof *dl);
-    a = META + s->nkeys;
-    dv[a] = "d";
-    dl[a++] = 1;
-    dv[a] = s->token;
-    dl[a++] = strlen(s->token);
-    dv[a] = s->argv[s->nkeys - 1];
-    dl[a++] = s->lens[s->nkeys - 1];
-    dv[a] = keep;
-    dl[a++] = strlen(keep);
+    memcpy(a->ov, s->argv, (size_t)l->argc * sizeof *a->ov);
+    memcpy(a->ol, s->lens, (size_t)l->argc * sizeof *a->ol);
+    return 0;
+}
 
-    /* In one transaction: the script runs only with the sync before it
-     * and the dump after it, or not at all (a connection lost halfway
-     * through the pipeline runs nothing: no EXEC). */
+static void lead_args_free(lead_args_t *a)
+{
+    free(a->sv);
+    free(a->sl);
+    free(a->ov);
+    free(a->ol);
+}
+
+/* The script, stamped: void after its own timeout, and after the mutex's
+ * validity, whichever comes first (l->sent: now).  0, or ENOTCONN: not to
+ * be sent (the validity is over, or the master's clock is not known: no
+ * safe stamp). */
+static int lead_stamp(rdlock_client_t *c, rdl_conn_t *conn, lead_t *l, lead_args_t *a)
+{
+    char late[RDL_STAMP_LEN];
+
+    l->sent = rdl_now_ms();
+    if (l->sent >= l->valid_until)
+        return ENOTCONN;
+    rdl_client_stamp(c, conn->route, a->stamp, l->sent);
+    rdl_client_stamp(c, conn->route, late, l->valid_until - c->cfg.command_timeout_ms);
+    if (memcmp(late, a->stamp, RDL_STAMP_LEN) < 0)
+        memcpy(a->stamp, late, RDL_STAMP_LEN);
+    if (memcmp(a->stamp, "000000000000000", RDL_STAMP_LEN) == 0)
+        return ENOTCONN; /* the master's clock is not known: no safe stamp */
+    a->ov[l->stamp_arg] = a->stamp;
+    a->ol[l->stamp_arg] = RDL_STAMP_LEN;
+    return 0;
+}
+
+/* The dump's arguments: meta keys, the primitive's keys (the sync's), 'd',
+ * token, owner, keep. */
+static void lead_dump_args(const step_t *s, lead_args_t *a)
+{
+    int n = META + s->nkeys;
+
+    a->keep[rdl_fmt_u64(a->keep, (unsigned long long)s->c->cfg.command_timeout_ms * 2 + 1000)] = '\0';
+    memcpy(a->dv, a->sv, (size_t)(META + s->nkeys) * sizeof *a->dv);
+    memcpy(a->dl, a->sl, (size_t)(META + s->nkeys) * sizeof *a->dl);
+    a->dv[n] = "d";
+    a->dl[n++] = 1;
+    a->dv[n] = s->token;
+    a->dl[n++] = strlen(s->token);
+    a->dv[n] = s->argv[s->nkeys - 1];
+    a->dl[n++] = s->lens[s->nkeys - 1];
+    a->dv[n] = a->keep;
+    a->dl[n++] = strlen(a->keep);
+}
+
+/* In one transaction: the script runs only with the sync before it and
+ * the dump after it, or not at all (a connection lost halfway through the
+ * pipeline runs nothing: no EXEC).  conn is given back (or closed).  0
+ * (l->op, l->dump, l->answered), EAGAIN (a script was missing from the
+ * master's cache: loaded now; the script may have acted), EIO (no answer:
+ * it may have acted; or an unexpected answer, logged). */
+static int lead_exchange(const step_t *s, lead_t *l, rdl_conn_t *conn, const lead_args_t *a)
+{
+    rdlock_client_t *c = s->c;
+    redisReply *rs = NULL;
+    rdl_nosigpipe_t st;
+    int rc;
+
     rdl_nosigpipe_enter(&st);
     if (redisAppendCommand(conn->ctx, "MULTI") != REDIS_OK ||
-        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, nsync, sv, sl) != 0 ||
-        rdl_conn_append_script(conn, script, s->nkeys, argc, ov, ol) != 0 ||
-        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, ndump, dv, dl) != 0 ||
-        redisAppendCommand(conn->ctx, "EXEC") != REDIS_OK || exec_read(conn, &rs, op, dump) != 0) {
+        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, a->nsync, a->sv, a->sl) != 0 ||
+        rdl_conn_append_script(conn, l->script, s->nkeys, l->argc, a->ov, a->ol) != 0 ||
+        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, a->ndump, a->dv, a->dl) != 0 ||
+        redisAppendCommand(conn->ctx, "EXEC") != REDIS_OK || exec_read(conn, &rs, &l->op, &l->dump) != 0) {
         rdl_nosigpipe_leave(&st);
         rdl_conn_close(conn);
-        rdl_redlock_result(c, leader, false);
-        conn = NULL;
-        rc = EIO;
-        goto out;
+        rdl_redlock_result(c, l->leader, false);
+        return EIO;
     }
-    *answered = rdl_now_ms();
-    if (rdl_reply_noscript(rs) || rdl_reply_noscript(*op) || rdl_reply_noscript(*dump)) {
-        if (rdl_reply_noscript(rs) && !rdl_reply_noscript(*op))
+    l->answered = rdl_now_ms();
+    if (rdl_reply_noscript(rs) || rdl_reply_noscript(l->op) || rdl_reply_noscript(l->dump)) {
+        if (rdl_reply_noscript(rs) && !rdl_reply_noscript(l->op))
             rdl_log(RDLOCK_LOG_WARN, "%.*s: a master lost its scripts within a step; the step is tried again",
                     (int)s->lens[0], s->argv[0]);
-        rc = rdl_conn_load(conn, c->scripts->pstep) == 0 && rdl_conn_load(conn, script) == 0 ? EAGAIN : EIO;
-    } else if (rs->type != REDIS_REPLY_ARRAY || (*dump)->type != REDIS_REPLY_ARRAY || (*dump)->elements < 1) {
+        rc = rdl_conn_load(conn, c->scripts->pstep) == 0 && rdl_conn_load(conn, l->script) == 0 ? EAGAIN : EIO;
+    } else if (rs->type != REDIS_REPLY_ARRAY || l->dump->type != REDIS_REPLY_ARRAY || l->dump->elements < 1) {
         rdl_log(RDLOCK_LOG_ERROR, "%.*s: unexpected answer of master %s to a step: %s", (int)s->lens[0],
                 s->argv[0], conn->route, rs->type == REDIS_REPLY_ERROR ? rs->str
-                : (*dump)->type == REDIS_REPLY_ERROR ? (*dump)->str : "not an array");
+                : l->dump->type == REDIS_REPLY_ERROR ? l->dump->str : "not an array");
         rc = EIO;
     } else {
         rc = 0;
@@ -427,23 +459,42 @@ static int leader_round(step_t *s, int leader, const rdl_script_t *script, int a
         rdl_client_conn_put(c, conn);
     else
         rdl_conn_close(conn);
-    conn = NULL;
-out:
-    if (conn != NULL)
-        rdl_client_conn_put(c, conn);
     if (rs != NULL)
         freeReplyObject(rs);
-    if (rc != 0) {
-        if (*op != NULL)
-            freeReplyObject(*op);
-        if (*dump != NULL)
-            freeReplyObject(*dump);
-        *op = *dump = NULL;
+    return rc;
+}
+
+/* The leader's round trip: sync, the script, dump, pipelined.  0 and the
+ * answers (l->op, l->dump), ENOTCONN (not sent: no connection, the
+ * master's clock unknown, or the step mutex's validity over), EAGAIN (a
+ * script was missing from the master's cache: loaded now, the step is
+ * tried again; the script may have acted), EIO (no answer: it may have
+ * acted), EACCES, ENOMEM.  l->sent: when sent. */
+static int leader_round(step_t *s, lead_t *l)
+{
+    lead_args_t a = { 0 };
+    rdl_conn_t *conn;
+    int rc;
+
+    l->op = l->dump = NULL;
+    if ((rc = rdl_quorum_conn(s->c, l->leader, &conn)) != 0)
+        return rc == EACCES || rc == ENOMEM ? rc : ENOTCONN;
+    snprintf(l->route, sizeof l->route, "%s", conn->route);
+    if ((rc = lead_args_make(s, l, &a)) == 0 && (rc = lead_stamp(s->c, conn, l, &a)) == 0) {
+        lead_dump_args(s, &a);
+        rc = lead_exchange(s, l, conn, &a);
+        conn = NULL;
     }
-    free(sv);
-    free(sl);
-    free(ov);
-    free(ol);
+    if (conn != NULL)
+        rdl_client_conn_put(s->c, conn);
+    if (rc != 0) {
+        if (l->op != NULL)
+            freeReplyObject(l->op);
+        if (l->dump != NULL)
+            freeReplyObject(l->dump);
+        l->op = l->dump = NULL;
+    }
+    lead_args_free(&a);
     return rc;
 }
 
@@ -576,12 +627,9 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
         uint64_t cnt[RDL_REDLOCK_MAX] = { 0 }, top = 0, vmax = 0;
         bool has[RDL_REDLOCK_MAX] = { false }, hist[RDL_REDLOCK_MAX] = { false },
              member[RDL_REDLOCK_MAX] = { false }, busy = false, anyhist = false;
-        int votes = 0, answered = 0, have = 0, leader = -1, nm = 0, k;
-        long long valid_until, sent2 = 0, answered2 = 0, pause;
-        const char **mv = NULL;
-        size_t *ml = NULL;
-        redisReply *op = NULL, *dump = NULL;
-        char route[RDL_ROUTE_MAX];
+        int votes = 0, answered = 0, have = 0, leader = -1, k;
+        long long valid_until, pause;
+        lead_t l = { .script = script, .argc = argc, .stamp_arg = stamp_arg };
 
         {
             size_t n = 0;
@@ -677,16 +725,17 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
                 vmax = v;
             }
         }
-        if (hkey >= 0 && merges(&s, &q, leader, vmax, &mv, &ml, &nm) != 0) {
+        if (hkey >= 0 && merges(&s, &q, leader, vmax, &l.mv, &l.ml, &l.nm) != 0) {
             rdl_quorum_free(&q);
             step_end(&s);
             rc = ENOMEM;
             break;
         }
-        rc = leader_round(&s, leader, script, argc, argv, lens, stamp_arg, valid_until, mv, ml, nm, &sent2,
-                          &answered2, route, sizeof route, &op, &dump);
-        free(mv);
-        free(ml);
+        l.leader = leader;
+        l.valid_until = valid_until;
+        rc = leader_round(&s, &l);
+        free(l.mv);
+        free(l.ml);
         rdl_quorum_free(&q);
         if (rc == EAGAIN && reloads++ < NOSCRIPT_MAX) {
             step_end(&s);
@@ -703,54 +752,54 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
         if (rc != 0) {
             /* Sent, no answer: the script may have run on the leader. */
             call->maybe_ran = true;
-            if (call->sent_at < 0 && sent2 > 0)
-                call->sent_at = sent2;
-            if (sent2 + c->cfg.command_timeout_ms > call->unsure_until)
-                call->unsure_until = sent2 + c->cfg.command_timeout_ms;
+            if (call->sent_at < 0 && l.sent > 0)
+                call->sent_at = l.sent;
+            if (l.sent + c->cfg.command_timeout_ms > call->unsure_until)
+                call->unsure_until = l.sent + c->cfg.command_timeout_ms;
             step_end(&s);
             goto failed;
         }
-        if (int_of(dump->element[0]) != 1) {
+        if (int_of(l.dump->element[0]) != 1) {
             /* The mutex ran out on the leader before the step: the stamp
              * made the script void, or it ran unguarded; either way the
              * step is not written and is tried again. */
             rdl_log(RDLOCK_LOG_WARN, "%.*s: a step outlasted its mutex; tried again", (int)lens[0], argv[0]);
             unsure(call);
-            freeReplyObject(op);
-            freeReplyObject(dump);
+            freeReplyObject(l.op);
+            freeReplyObject(l.dump);
             step_end(&s);
             goto failed;
         }
         /* 3. write */
-        if (write_round(&s, top, dump) < s.maj) {
+        if (write_round(&s, top, l.dump) < s.maj) {
             unsure(call);
             if (call->sent_at < 0)
-                call->sent_at = sent2;
-            freeReplyObject(op);
-            freeReplyObject(dump);
+                call->sent_at = l.sent;
+            freeReplyObject(l.op);
+            freeReplyObject(l.dump);
             step_end(&s);
             goto failed;
         }
         step_end(&s); /* the masters that granted but did not take the write */
-        freeReplyObject(dump);
+        freeReplyObject(l.dump);
         if (!call->maybe_ran)
-            call->sent_at = sent2;
-        call->answer_sent = sent2;
-        call->answer_at = answered2;
-        snprintf(call->route, sizeof call->route, "%s", route);
-        if (op->type == REDIS_REPLY_ERROR) {
-            rdl_log(RDLOCK_LOG_ERROR, "script %s failed on %s: %s", script->name, route, op->str);
-            freeReplyObject(op);
+            call->sent_at = l.sent;
+        call->answer_sent = l.sent;
+        call->answer_at = l.answered;
+        snprintf(call->route, sizeof call->route, "%s", l.route);
+        if (l.op->type == REDIS_REPLY_ERROR) {
+            rdl_log(RDLOCK_LOG_ERROR, "script %s failed on %s: %s", script->name, l.route, l.op->str);
+            freeReplyObject(l.op);
             rc = EIO;
             break;
         }
-        if (op_status(op) == -2 && !stamped && ++voids < VOIDS_MAX) {
+        if (op_status(l.op) == -2 && !stamped && ++voids < VOIDS_MAX) {
             /* Void on arrival (our idea of the leader's clock was off):
              * for a caller that did not ask for a stamp, tried again. */
-            freeReplyObject(op);
+            freeReplyObject(l.op);
             continue;
         }
-        *reply = op;
+        *reply = l.op;
         rc = 0;
         break;
 
