@@ -165,114 +165,164 @@ static int withdrawn_rc(int w, int rc)
     return w == 2 ? RDBARRIER_SERIAL_THREAD : w == 1 ? 0 : w == 0 ? rc : EIO;
 }
 
+/* The state of one barrier wait (bar_wait). */
+typedef struct bar_call {
+    rdl_preq_t r;
+    rdlock_client_t *c;
+    rdl_handle_t *h;
+    rdl_waitq_t *q;     /* the barrier's local wait queue, or NULL */
+    rdl_waiter_t me;
+    rdl_hold_t *hold;   /* the arrival's lease record, once arrived */
+    unsigned long gen;  /* the wake-ups seen at the last look */
+    long long call_at;  /* when this call's first arrival attempt was made */
+    bool arrived;
+    int how;
+    long long deadline;
+} bar_call_t;
+
+/* What the wait loop does after an arrival or a look (bar_arrive,
+ * bar_look). */
+enum bar_next {
+    BAR_DONE,  /* the wait ends, with *rc */
+    BAR_AGAIN, /* the next round at once (the arrival is gone: arrive again) */
+    BAR_SLEEP  /* sleep until a wake-up, the re-check or the deadline */
+};
+
+/* Arrive ('a').  BAR_DONE with *rc: RDBARRIER_SERIAL_THREAD (this arrival
+ * completed the generation), 0 (it completed meanwhile), or an error: the
+ * server's, or EIO (no answer; void arrivals again and again, logged) with
+ * fail_fast or past the deadline, or ETIMEDOUT, after the withdrawal of
+ * an attempt that may have arrived; withdrawn_rc's codes then.
+ * BAR_SLEEP: arrived (w->hold), or EIO to be tried again after a sleep. */
+static enum bar_next bar_arrive(bar_call_t *w, int *rc)
+{
+    rdl_preq_t *r = &w->r;
+    rdlock_client_t *c = w->c;
+    rdl_preply_t out;
+    int how = w->how;
+
+    /* The count goes in arg for 'a'; the generation for 'k', 'u'. */
+    r->arg[rdl_fmt_u64(r->arg, w->h->sem_value)] = '\0';
+    *rc = rdl_preq_run(r, c->scripts->barrier, 'a', true, how == RDL_TIMED ? w->deadline : -1, &out);
+    if (*rc == 0 && out.status == 2) {
+        *rc = RDBARRIER_SERIAL_THREAD;
+        return BAR_DONE;
+    }
+    if (*rc == 0 && out.status == 3)
+        return BAR_DONE;
+    if (*rc == 0 && out.status == 1) {
+        w->arrived = true;
+        r->arg[rdl_fmt_u64(r->arg, (unsigned long long)out.x)] = '\0';
+        w->hold = rdl_prim_hold_add(r, BAR_HOLD_SFX, &barrier_exit);
+        /* No look yet: the completion, if it comes, is published after
+         * this arrival and we listen already. */
+        return BAR_SLEEP;
+    }
+    if (*rc == 0)
+        *rc = EIO; /* void, again and again (logged) */
+    if (*rc != EIO || c->cfg.fail_fast || (how == RDL_TIMED && rdl_now_ms() >= w->deadline)) {
+        /* An attempt without answer may have arrived: take it back
+         * (generation 0: whichever it arrived in).  Once the server
+         * answered that, a timed-out wait says so; EIO stays for a server
+         * that never answered. */
+        if (r->unsure_until != 0) {
+            /* Its record, which tells, lasts BAR_RECORD_MS from the first
+             * attempt that acted, made after call_at (later attempts of
+             * the call find it and leave it). */
+            strcpy(r->arg, "0");
+            *rc = withdrawn_rc(withdraw(r, w->call_at + BAR_RECORD_MS - 2 * c->cfg.command_timeout_ms),
+                               *rc == EIO && how == RDL_TIMED && !c->cfg.fail_fast ? ETIMEDOUT : *rc);
+        }
+        return BAR_DONE;
+    }
+    return BAR_SLEEP;
+}
+
+/* An arrived waiter's look ('k').  BAR_DONE with *rc: 0 (the generation
+ * completed), or the server's error (or EIO with fail_fast), after a
+ * withdrawal: withdrawn_rc's codes.  BAR_AGAIN: the arrival is gone (its
+ * lease ran out unrenewed, or a reset): arrive again, as a new call.
+ * BAR_SLEEP: not yet complete (or EIO: looked at again). */
+static enum bar_next bar_look(bar_call_t *w, int *rc)
+{
+    rdlock_client_t *c = w->c;
+    rdl_preply_t out;
+
+    if (w->q != NULL) {
+        RDL_LOCK(c);
+        w->gen = rdl_waitq_look(c, w->q, &w->me);
+        RDL_UNLOCK(c);
+    }
+    *rc = rdl_preq_run(&w->r, c->scripts->barrier, 'k', false, w->how == RDL_TIMED ? w->deadline : -1, &out);
+    if (*rc == 0 && out.status == 1)
+        return BAR_DONE;
+    if (*rc == 0 && out.status == -1) {
+        /* The arrival is gone (its lease ran out unrenewed, or a reset):
+         * arrive again, as a new call; not if the process exit handler
+         * withdrew it. */
+        rdl_prim_park_if_exiting(c);
+        rdl_prim_hold_drop(c, w->hold);
+        w->hold = NULL;
+        w->arrived = false;
+        rdl_preq_newcall(&w->r);
+        w->call_at = rdl_now_ms();
+        return BAR_AGAIN;
+    }
+    if (*rc != 0 && (*rc != EIO || c->cfg.fail_fast)) {
+        *rc = withdrawn_rc(withdraw(&w->r, -1), *rc);
+        return BAR_DONE;
+    }
+    return BAR_SLEEP;
+}
+
 static int bar_wait(rdl_handle_t *h, int how, long long deadline)
 {
+    bar_call_t w;
     rdlock_client_t *c;
-    rdl_waitq_t *q;
-    rdl_waiter_t me;
-    rdl_hold_t *hold = NULL;
-    rdl_preq_t r;
-    rdl_preply_t out;
-    unsigned long gen;
-    long long call_at; /* when this call's first arrival attempt was made */
-    bool arrived = false;
     int rc;
 
-    if ((rc = req_new(&r, h, &c)) != 0)
+    if ((rc = req_new(&w.r, h, &c)) != 0)
         return rc;
-    call_at = rdl_now_ms();
-    if (strtoll(r.keep, NULL, 10) < BAR_RECORD_MS)
-        r.keep[rdl_fmt_u64(r.keep, BAR_RECORD_MS)] = '\0';
-    memset(&me, 0, sizeof me);
-    me.thread = r.thread;
+    w.c = c;
+    w.h = h;
+    w.hold = NULL;
+    w.arrived = false;
+    w.how = how;
+    w.deadline = deadline;
+    w.call_at = rdl_now_ms();
+    if (strtoll(w.r.keep, NULL, 10) < BAR_RECORD_MS)
+        w.r.keep[rdl_fmt_u64(w.r.keep, BAR_RECORD_MS)] = '\0';
+    memset(&w.me, 0, sizeof w.me);
+    w.me.thread = w.r.thread;
     RDL_LOCK(c);
     h->nholds++; /* destroy is EBUSY from here on (handle.h) */
-    q = rdl_waitq_join(c, r.kv[0], r.kl[0], rdl_now_ms() + c->cfg.command_timeout_ms, &me);
-    gen = q != NULL ? rdl_waitq_look(c, q, &me) : 0;
+    w.q = rdl_waitq_join(c, w.r.kv[0], w.r.kl[0], rdl_now_ms() + c->cfg.command_timeout_ms, &w.me);
+    w.gen = w.q != NULL ? rdl_waitq_look(c, w.q, &w.me) : 0;
     RDL_UNLOCK(c);
 
     for (;;) {
-        if (!arrived) {
-            /* The count goes in arg for 'a'; the generation for 'k', 'u'. */
-            r.arg[rdl_fmt_u64(r.arg, h->sem_value)] = '\0';
-            rc = rdl_preq_run(&r, c->scripts->barrier, 'a', true, how == RDL_TIMED ? deadline : -1, &out);
-            if (rc == 0 && out.status == 2) {
-                rc = RDBARRIER_SERIAL_THREAD;
-                break;
-            }
-            if (rc == 0 && out.status == 3)
-                break;
-            if (rc == 0 && out.status == 1) {
-                arrived = true;
-                r.arg[rdl_fmt_u64(r.arg, (unsigned long long)out.x)] = '\0';
-                hold = rdl_prim_hold_add(&r, BAR_HOLD_SFX, &barrier_exit);
-                /* No look yet: the completion, if it comes, is published
-                 * after this arrival and we listen already. */
-            } else {
-                if (rc == 0)
-                    rc = EIO; /* void, again and again (logged) */
-                if (rc != EIO || c->cfg.fail_fast || (how == RDL_TIMED && rdl_now_ms() >= deadline)) {
-                    /* An attempt without answer may have arrived: take it
-                     * back (generation 0: whichever it arrived in).  Once
-                     * the server answered that, a timed-out wait says
-                     * so; EIO stays for a server that never answered. */
-                    if (r.unsure_until != 0) {
-                        /* Its record, which tells, lasts BAR_RECORD_MS
-                         * from the first attempt that acted, made after
-                         * call_at (later attempts of the call find it and
-                         * leave it). */
-                        strcpy(r.arg, "0");
-                        rc = withdrawn_rc(withdraw(&r, call_at + BAR_RECORD_MS - 2 * c->cfg.command_timeout_ms),
-                                          rc == EIO && how == RDL_TIMED && !c->cfg.fail_fast
-                                                            ? ETIMEDOUT
-                                                            : rc);
-                    }
-                    break;
-                }
-            }
-        } else {
-            if (q != NULL) {
-                RDL_LOCK(c);
-                gen = rdl_waitq_look(c, q, &me);
-                RDL_UNLOCK(c);
-            }
-            rc = rdl_preq_run(&r, c->scripts->barrier, 'k', false, how == RDL_TIMED ? deadline : -1, &out);
-            if (rc == 0 && out.status == 1)
-                break;
-            if (rc == 0 && out.status == -1) {
-                /* The arrival is gone (its lease ran out unrenewed, or a
-                 * reset): arrive again, as a new call; not if the process
-                 * exit handler withdrew it. */
-                rdl_prim_park_if_exiting(c);
-                rdl_prim_hold_drop(c, hold);
-                hold = NULL;
-                arrived = false;
-                rdl_preq_newcall(&r);
-                call_at = rdl_now_ms();
-                continue;
-            }
-            if (rc != 0 && (rc != EIO || c->cfg.fail_fast)) {
-                rc = withdrawn_rc(withdraw(&r, -1), rc);
-                break;
-            }
-        }
+        enum bar_next next = w.arrived ? bar_look(&w, &rc) : bar_arrive(&w, &rc);
+        if (next == BAR_DONE)
+            break;
+        if (next == BAR_AGAIN)
+            continue;
         if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
-            rc = arrived ? withdrawn_rc(withdraw(&r, -1), ETIMEDOUT) : ETIMEDOUT;
+            rc = w.arrived ? withdrawn_rc(withdraw(&w.r, -1), ETIMEDOUT) : ETIMEDOUT;
             break;
         }
-        rdl_prim_sleep(&r, q, &me, gen, how, deadline);
-        if (how == RDL_TIMED && rdl_now_ms() >= deadline && arrived) {
-            rc = withdrawn_rc(withdraw(&r, -1), ETIMEDOUT);
+        rdl_prim_sleep(&w.r, w.q, &w.me, w.gen, how, deadline);
+        if (how == RDL_TIMED && rdl_now_ms() >= deadline && w.arrived) {
+            rc = withdrawn_rc(withdraw(&w.r, -1), ETIMEDOUT);
             break;
         }
     }
-    rdl_prim_hold_drop(c, hold);
+    rdl_prim_hold_drop(c, w.hold);
     RDL_LOCK(c);
-    if (q != NULL)
-        rdl_waitq_leave(c, q, &me);
+    if (w.q != NULL)
+        rdl_waitq_leave(c, w.q, &w.me);
     h->nholds--;
     RDL_UNLOCK(c);
-    rdl_preq_free(&r);
+    rdl_preq_free(&w.r);
     return rc;
 }
 

@@ -218,121 +218,154 @@ static bool withdraw(rdl_preq_t *r)
     return out.status == 1;
 }
 
-static int cond_wait(rdl_handle_t *ch, rdl_handle_t *lh, int how, long long deadline)
-{
-    rdlock_client_t *c;
-    rdl_waitq_t *q;
-    rdl_waiter_t me;
-    rdl_hold_t *hold = NULL;
+/* The state of one condition wait (cond_wait). */
+typedef struct cond_call {
     rdl_preq_t r;
+    rdlock_client_t *c;
+    rdl_waitq_t *q;    /* the condition's local wait queue, or NULL */
+    rdl_waiter_t me;
+    unsigned long gen; /* the wake-ups seen at the last look */
+    int how;
+    long long deadline;
+} cond_call_t;
+
+/* 3, 4. Sleep until woken, registered and with the lock released: until a
+ * wake-up, the re-check period or the deadline, then look ('k').  0 (woken:
+ * a signal, a broadcast, or the registration gone; or at the deadline a
+ * signal came after all), ETIMEDOUT (withdrawn at the deadline), or the
+ * look's error: the server's, or EIO with fail_fast (withdrawn). */
+static int cond_sleep(cond_call_t *w)
+{
+    rdlock_client_t *c = w->c;
     rdl_preply_t out;
-    unsigned count = 0;
-    unsigned long gen;
-    long long seq = 0;
-    bool lost = false;
-    int rc, rrc;
+    int rc;
 
-    rdl_holdcount(lh, &count);
-    if (count == 0)
-        return EPERM; /* the lock is not held by the calling thread through lh */
-    if ((rc = req_new(&r, ch, &c)) != 0)
-        return rc;
-    memset(&me, 0, sizeof me);
-    me.thread = r.thread;
-
-    /* 1. Subscribe first (bounded by a command timeout: without it the
-     * waiter looks on its own schedule). */
-    RDL_LOCK(c);
-    ch->nholds++; /* destroy is EBUSY from here on (handle.h) */
-    q = rdl_waitq_join(c, r.kv[0], r.kl[0], rdl_now_ms() + c->cfg.command_timeout_ms, &me);
-    if (q != NULL)
-        gen = rdl_waitq_look(c, q, &me);
-    else
-        gen = 0;
-    RDL_UNLOCK(c);
-
-    /* 2. Register, the lock still held. */
-    if ((rc = do_register(&r, how, deadline, &seq)) != 0) {
-        if (r.unsure_until != 0)
-            withdraw(&r);
-        goto out_noreg;
-    }
-    if (q != NULL) {
-        /* Wake-ups for this registration (number seq) count; one from an
-         * earlier wait of this thread does not. */
-        RDL_LOCK(c);
-        rdl_waitq_busy(c, q, &me, (uint64_t)(seq - 1));
-        RDL_UNLOCK(c);
-    }
-    hold = rdl_prim_hold_add(&r, COND_HOLD_SFX, &cond_exit);
-
-    /* 3. Release the lock, then sleep until woken. */
-    rrc = release_all(lh, count, how, deadline, c->cfg.fail_fast);
-    if (rrc == ENOLCK) {
-        /* The critical section was not protected to its end: say so now
-         * rather than after a wait (a wake-up without a signal is allowed). */
-        lost = true;
-        withdraw(&r);
-        rc = 0;
-        goto out_reacquire;
-    }
-    if (rrc != 0) {
-        /* Still held (EIO): do not sleep holding it. */
-        rc = withdraw(&r) ? 0 : rrc;
-        rdl_prim_hold_drop(c, hold);
-        goto out_noreg;
-    }
     for (;;) {
-        rdl_prim_sleep(&r, q, &me, gen, how, deadline);
-        if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
-            rc = withdraw(&r) ? 0 : ETIMEDOUT;
-            break;
-        }
-        if (q != NULL) {
+        rdl_prim_sleep(&w->r, w->q, &w->me, w->gen, w->how, w->deadline);
+        if (w->how == RDL_TIMED && rdl_now_ms() >= w->deadline)
+            return withdraw(&w->r) ? 0 : ETIMEDOUT;
+        if (w->q != NULL) {
             RDL_LOCK(c);
-            gen = rdl_waitq_look(c, q, &me);
+            w->gen = rdl_waitq_look(c, w->q, &w->me);
             RDL_UNLOCK(c);
         }
-        rc = rdl_preq_run(&r, c->scripts->cond, 'k', false, how == RDL_TIMED ? deadline : -1, &out);
+        rc = rdl_preq_run(&w->r, c->scripts->cond, 'k', false, w->how == RDL_TIMED ? w->deadline : -1, &out);
         if (rc == 0 && out.status != 0) {
             /* Woken (1), or the registration is gone (-1: its lease ran
              * out, a reset, or the process exit handler withdrew it): a
              * wake-up either way, but not one to act on at exit. */
             if (out.status < 0)
                 rdl_prim_park_if_exiting(c);
-            break;
+            return rc;
         }
         if (rc != 0 && rc != EIO)
-            break;
+            return rc;
         if (rc == EIO && c->cfg.fail_fast) {
-            withdraw(&r);
-            break;
+            withdraw(&w->r);
+            return rc;
         }
+    }
+}
+
+/* 2 to 5: register, release the lock (count levels of it through lh),
+ * sleep until woken, and take the lock back; the caller has joined the
+ * local wait queue.  0, EOWNERDEAD (held again), ETIMEDOUT, ENOLCK (the
+ * lock's hold had been lost before the release: the critical section was
+ * not protected to its end), or an error: of the registration (the lock
+ * still held), of the release (EIO: still held, not waiting), of the look,
+ * or of rdlock_lock (the lock not held again). */
+static int cond_registered_wait(cond_call_t *w, rdl_handle_t *lh, unsigned count)
+{
+    rdlock_client_t *c = w->c;
+    rdl_hold_t *hold;
+    long long seq = 0;
+    bool lost = false;
+    int rc, rrc;
+
+    /* 2. Register, the lock still held. */
+    if ((rc = do_register(&w->r, w->how, w->deadline, &seq)) != 0) {
+        if (w->r.unsure_until != 0)
+            withdraw(&w->r);
+        return rc;
+    }
+    if (w->q != NULL) {
+        /* Wake-ups for this registration (number seq) count; one from an
+         * earlier wait of this thread does not. */
+        RDL_LOCK(c);
+        rdl_waitq_busy(c, w->q, &w->me, (uint64_t)(seq - 1));
+        RDL_UNLOCK(c);
+    }
+    hold = rdl_prim_hold_add(&w->r, COND_HOLD_SFX, &cond_exit);
+
+    /* 3. Release the lock, then sleep until woken. */
+    rrc = release_all(lh, count, w->how, w->deadline, c->cfg.fail_fast);
+    if (rrc == ENOLCK) {
+        /* The critical section was not protected to its end: say so now
+         * rather than after a wait (a wake-up without a signal is allowed). */
+        lost = true;
+        withdraw(&w->r);
         rc = 0;
+    } else if (rrc != 0) {
+        /* Still held (EIO): do not sleep holding it. */
+        rc = withdraw(&w->r) ? 0 : rrc;
+        rdl_prim_hold_drop(c, hold);
+        return rc;
+    } else {
+        rc = cond_sleep(w);
     }
 
-out_reacquire:
     rdl_prim_hold_drop(c, hold);
-    hold = NULL;
     RDL_LOCK(c);
-    if (q != NULL)
-        rdl_waitq_leave(c, q, &me);
+    if (w->q != NULL)
+        rdl_waitq_leave(c, w->q, &w->me);
     RDL_UNLOCK(c);
-    q = NULL;
+    w->q = NULL;
     /* 5. The lock again, whatever happened. */
     rrc = reacquire(lh, count);
     if (rrc != 0)
         rc = rrc; /* EOWNERDEAD (held), or the lock could not be had */
     else if (lost)
         rc = ENOLCK;
+    return rc;
+}
 
-out_noreg:
+static int cond_wait(rdl_handle_t *ch, rdl_handle_t *lh, int how, long long deadline)
+{
+    cond_call_t w;
+    rdlock_client_t *c;
+    unsigned count = 0;
+    int rc;
+
+    rdl_holdcount(lh, &count);
+    if (count == 0)
+        return EPERM; /* the lock is not held by the calling thread through lh */
+    if ((rc = req_new(&w.r, ch, &c)) != 0)
+        return rc;
+    w.c = c;
+    w.how = how;
+    w.deadline = deadline;
+    memset(&w.me, 0, sizeof w.me);
+    w.me.thread = w.r.thread;
+
+    /* 1. Subscribe first (bounded by a command timeout: without it the
+     * waiter looks on its own schedule). */
     RDL_LOCK(c);
-    if (q != NULL)
-        rdl_waitq_leave(c, q, &me);
+    ch->nholds++; /* destroy is EBUSY from here on (handle.h) */
+    w.q = rdl_waitq_join(c, w.r.kv[0], w.r.kl[0], rdl_now_ms() + c->cfg.command_timeout_ms, &w.me);
+    if (w.q != NULL)
+        w.gen = rdl_waitq_look(c, w.q, &w.me);
+    else
+        w.gen = 0;
+    RDL_UNLOCK(c);
+
+    rc = cond_registered_wait(&w, lh, count);
+
+    RDL_LOCK(c);
+    if (w.q != NULL)
+        rdl_waitq_leave(c, w.q, &w.me);
     ch->nholds--;
     RDL_UNLOCK(c);
-    rdl_preq_free(&r);
+    rdl_preq_free(&w.r);
     return rc;
 }
 

@@ -439,118 +439,172 @@ void rdl_events_moved(rdlock_client_t *c)
 
 /* ---------------------------------------------------------------- the loop */
 
-static void *bg_main(void *arg)
+/* The subscriber's and the watchdog's work of one round of the loop,
+ * collected under the mutex (held): the subscription changes into subs
+ * and unsubs, and the renewal round due now (NULL: none). */
+static rdl_wd_round_t *bg_collect(rdlock_client_t *c, chan_list_t *subs, chan_list_t *unsubs)
 {
-    rdlock_client_t *c = arg; /* all signals blocked: see rdl_events_start */
-    /* The wake-up pipe, the topology's descriptor, one per subscriber
-     * connection (one per server with waiters: a cluster has several). */
-    struct pollfd fixed[4], *pfd = fixed, *heap = NULL;
-    int npfd = 4, nsub;
+    long long now = rdl_now_ms();
+
+    if (c->sub_fails > 0 && now >= c->sub_retry_at)
+        c->sub_fails = 0; /* time to try the subscriber connection again */
+    sub_collect(c, now, subs, unsubs);
+    return rdl_watchdog_collect(c, now);
+}
+
+/* Do what bg_collect found (mutex not held): the (un)subscriptions, the
+ * renewals with a look at the topology after them, the lost callbacks
+ * owed, and the topology's timed work.  The lists are freed. */
+static void bg_work(rdlock_client_t *c, chan_list_t *subs, chan_list_t *unsubs, rdl_wd_round_t *round)
+{
+    if (sub_flush(c, subs, unsubs) != 0) {
+        sub_failed(c, false);
+    } else if (sub_on_down(c)) {
+        /* Subscribed again at once where route() leads now; every
+         * waiter looks, for what was published meanwhile. */
+        rdl_log(RDLOCK_LOG_INFO, "subscriber: moving off a server that does not answer");
+        sub_failed(c, true);
+    }
+    chan_clear(subs);
+    chan_clear(unsubs);
+
+    if (round != NULL) {
+        rdl_watchdog_send(c, round);
+        RDL_LOCK(c);
+        rdl_watchdog_apply(c, round, rdl_now_ms());
+        RDL_UNLOCK(c);
+        /* After the renewals, not before: a look at the topology (asking
+         * the sentinels) must never make them late. */
+        if (rdl_watchdog_sent(round))
+            rdl_topo_after_round(c);
+        rdl_watchdog_finish(round); /* the lost callbacks, unlocked */
+    }
+    run_owed(c);
+    rdl_topo_service(c, false);
+}
+
+/* How long poll() may wait from now for what the mutex guards (held): the
+ * next renewal, the subscriber's retry, idle subscriptions to drop.  At
+ * most a minute. */
+static long long bg_timeout(rdlock_client_t *c, long long now)
+{
+    long long timeout = rdl_watchdog_timeout(c, now, 60000);
+
+    if (c->sub_fails > 0 && c->sub_retry_at - now < timeout)
+        timeout = c->sub_retry_at - now;
+    if (rdl_waitq_any(c) && timeout > RDL_UNSUB_IDLE_MS)
+        timeout = RDL_UNSUB_IDLE_MS; /* idle subscriptions to drop */
+    return timeout;
+}
+
+/* The loop's poll() set: the wake-up pipe, the topology's descriptor, one
+ * per subscriber connection (one per server with waiters: a cluster has
+ * several).  Four on the stack; past that on the heap, kept from round to
+ * round. */
+typedef struct bg_pollset {
+    struct pollfd fixed[4], *pfd, *heap;
+    int npfd;
+} bg_pollset_t;
+
+/* Fill ps for this round (mutex not held; the subscriber list is this
+ * thread's).  Returns how many subscriber connections it holds: all of
+ * them, or the first ones only if the set could not grow. */
+static int bg_pollset_fill(rdlock_client_t *c, bg_pollset_t *ps)
+{
+    struct pollfd *pfd;
+    rdl_conn_t *conn;
+    int nsub = 0;
+
+    for (conn = c->sub; conn != NULL; conn = conn->next)
+        nsub++;
+    if (nsub + 2 > ps->npfd) {
+        struct pollfd *v = realloc(ps->heap, (size_t)(nsub + 2) * sizeof *v);
+        if (v != NULL) { /* else the first ones only, this time */
+            ps->pfd = ps->heap = v;
+            ps->npfd = nsub + 2;
+        }
+    }
+    pfd = ps->pfd;
+    pfd[0].fd = c->wake[0];
+    pfd[0].events = POLLIN;
+    pfd[0].revents = 0;
+    pfd[1].fd = rdl_topo_fd(c); /* poll() skips -1 */
+    pfd[1].events = POLLIN;
+    pfd[1].revents = 0;
+    nsub = 0;
+    for (conn = c->sub; conn != NULL && nsub + 2 < ps->npfd; conn = conn->next, nsub++) {
+        pfd[nsub + 2].fd = conn->ctx->fd;
+        pfd[nsub + 2].events = POLLIN;
+        pfd[nsub + 2].revents = 0;
+    }
+    return nsub;
+}
+
+/* Wait up to timeout ms for the wake-up pipe, the topology or a
+ * subscriber, and serve what is ready (mutex not held).  A subscriber
+ * that fails drops them all (sub_failed). */
+static void bg_poll(rdlock_client_t *c, bg_pollset_t *ps, long long timeout)
+{
+    int nsub = bg_pollset_fill(c, ps), src;
+    struct pollfd *pfd = ps->pfd;
     rdl_conn_t *conn;
     char drain[64];
 
+    if (poll(pfd, (nfds_t)(nsub + 2), (int)timeout) <= 0)
+        return;
+    if (pfd[0].revents & POLLIN)
+        while (read(c->wake[0], drain, sizeof drain) > 0)
+            ;
+    if (pfd[1].fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+        /* First: a subscriber below may be on a server we leave. */
+        rdl_topo_service(c, true);
+    /* The list is as it was at poll() (only this thread changes it),
+     * unless the topology moved us: then it is empty. */
+    conn = c->sub;
+    for (int k = 0; conn != NULL && k < nsub; k++, conn = conn->next) {
+        if (!(pfd[k + 2].revents & (POLLIN | POLLHUP | POLLERR)) || pfd[k + 2].fd != conn->ctx->fd)
+            continue;
+        if ((src = sub_read(c, conn)) != 0) {
+            if (src == EIO)
+                rdl_log(RDLOCK_LOG_WARN, "subscriber connection to %s lost: %s", conn->addr, conn->ctx->errstr);
+            sub_failed(c, src == EAGAIN);
+            break;
+        }
+    }
+}
 
+static void *bg_main(void *arg)
+{
+    rdlock_client_t *c = arg; /* all signals blocked: see rdl_events_start */
+    bg_pollset_t ps;
+
+    ps.pfd = ps.fixed;
+    ps.heap = NULL;
+    ps.npfd = 4;
     RDL_LOCK(c);
     while (!c->bg_stop) {
         chan_list_t subs = { 0 }, unsubs = { 0 };
-        rdl_wd_round_t *round;
-        long long now = rdl_now_ms(), timeout, due;
-        int src;
+        rdl_wd_round_t *round = bg_collect(c, &subs, &unsubs);
+        long long now, timeout, due;
 
-        if (c->sub_fails > 0 && now >= c->sub_retry_at)
-            c->sub_fails = 0; /* time to try the subscriber connection again */
-        sub_collect(c, now, &subs, &unsubs);
-        round = rdl_watchdog_collect(c, now);
         RDL_UNLOCK(c);
-
-        if (sub_flush(c, &subs, &unsubs) != 0) {
-            sub_failed(c, false);
-        } else if (sub_on_down(c)) {
-            /* Subscribed again at once where route() leads now; every
-             * waiter looks, for what was published meanwhile. */
-            rdl_log(RDLOCK_LOG_INFO, "subscriber: moving off a server that does not answer");
-            sub_failed(c, true);
-        }
-        chan_clear(&subs);
-        chan_clear(&unsubs);
-
-        if (round != NULL) {
-            rdl_watchdog_send(c, round);
-            RDL_LOCK(c);
-            rdl_watchdog_apply(c, round, rdl_now_ms());
-            RDL_UNLOCK(c);
-            /* After the renewals, not before: a look at the topology (asking
-             * the sentinels) must never make them late. */
-            if (rdl_watchdog_sent(round))
-                rdl_topo_after_round(c);
-            rdl_watchdog_finish(round); /* the lost callbacks, unlocked */
-        }
-        run_owed(c);
-        rdl_topo_service(c, false);
+        bg_work(c, &subs, &unsubs, round);
 
         RDL_LOCK(c);
         if (c->bg_stop)
             break;
         now = rdl_now_ms();
-        timeout = rdl_watchdog_timeout(c, now, 60000);
-        if (c->sub_fails > 0 && c->sub_retry_at - now < timeout)
-            timeout = c->sub_retry_at - now;
-        if (rdl_waitq_any(c) && timeout > RDL_UNSUB_IDLE_MS)
-            timeout = RDL_UNSUB_IDLE_MS; /* idle subscriptions to drop */
+        timeout = bg_timeout(c, now);
         RDL_UNLOCK(c);
         due = rdl_topo_due(c);
         if (due != 0 && due - now < timeout)
             timeout = due - now; /* the topology's own work: a reconnect, a PING */
         if (timeout < 0)
             timeout = 0;
-
-        nsub = 0;
-        for (conn = c->sub; conn != NULL; conn = conn->next)
-            nsub++;
-        if (nsub + 2 > npfd) {
-            struct pollfd *v = realloc(heap, (size_t)(nsub + 2) * sizeof *v);
-            if (v != NULL) { /* else the first ones only, this time */
-                pfd = heap = v;
-                npfd = nsub + 2;
-            }
-        }
-        pfd[0].fd = c->wake[0];
-        pfd[0].events = POLLIN;
-        pfd[0].revents = 0;
-        pfd[1].fd = rdl_topo_fd(c); /* poll() skips -1 */
-        pfd[1].events = POLLIN;
-        pfd[1].revents = 0;
-        nsub = 0;
-        for (conn = c->sub; conn != NULL && nsub + 2 < npfd; conn = conn->next, nsub++) {
-            pfd[nsub + 2].fd = conn->ctx->fd;
-            pfd[nsub + 2].events = POLLIN;
-            pfd[nsub + 2].revents = 0;
-        }
-        if (poll(pfd, (nfds_t)(nsub + 2), (int)timeout) > 0) {
-            if (pfd[0].revents & POLLIN)
-                while (read(c->wake[0], drain, sizeof drain) > 0)
-                    ;
-            if (pfd[1].fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
-                /* First: a subscriber below may be on a server we leave. */
-                rdl_topo_service(c, true);
-            /* The list is as it was at poll() (only this thread changes
-             * it), unless the topology moved us: then it is empty. */
-            conn = c->sub;
-            for (int k = 0; conn != NULL && k < nsub; k++, conn = conn->next) {
-                if (!(pfd[k + 2].revents & (POLLIN | POLLHUP | POLLERR)) || pfd[k + 2].fd != conn->ctx->fd)
-                    continue;
-                if ((src = sub_read(c, conn)) != 0) {
-                    if (src == EIO)
-                        rdl_log(RDLOCK_LOG_WARN, "subscriber connection to %s lost: %s", conn->addr,
-                                conn->ctx->errstr);
-                    sub_failed(c, src == EAGAIN);
-                    break;
-                }
-            }
-        }
+        bg_poll(c, &ps, timeout);
         RDL_LOCK(c);
     }
     RDL_UNLOCK(c);
-    free(heap);
+    free(ps.heap);
     return NULL;
 }

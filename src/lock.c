@@ -547,15 +547,162 @@ static int give_up(attempt_t *a, const rdl_handle_t *h, bool queued, int rc)
     return rc;
 }
 
+/* The state of one rdl_acquire past its first look at the local holds:
+ * the attempt (with the client, the mode and the lease), the caller's
+ * place in the local wait queue of the name, and whether it may have
+ * queued on the server. */
+typedef struct acquire_loop {
+    attempt_t a;
+    rdl_handle_t *h;
+    rdl_waitq_t *q; /* the local wait queue, once joined (NULL before) */
+    rdl_waiter_t me;
+    int how;
+    long long deadline;
+    bool queued; /* an attempt may have left a queue mark on the server */
+} acquire_loop_t;
+
+/* Set up l for the calling thread's acquire of h's name in mode.  0, or
+ * ENOMEM (attempt_init: nothing to undo). */
+static int acquire_setup(acquire_loop_t *l, rdlock_client_t *c, rdl_handle_t *h, unsigned thread, char mode,
+                         int how, long long deadline)
+{
+    l->h = h;
+    l->q = NULL;
+    l->how = how;
+    l->deadline = deadline;
+    l->queued = false;
+    if (attempt_init(&l->a, c, h, thread, mode, rdl_handle_lease(h)) != 0)
+        return ENOMEM;
+    memset(&l->me, 0, sizeof l->me);
+    l->me.thread = thread;
+    /* A queued writer waits for its hand-over in BLPOP (handover.h) where
+     * there is a hand-over (not on a quorum), the grant needs no
+     * confirmation on replicas, and the watchdog can turn the claim
+     * window into a lease; else it claims by a look after a pub/sub
+     * message, as readers do. */
+    l->a.listed = mode == 'x' && how != RDL_TRY && l->a.claim_ms > 0 && c->cfg.wait_replicas <= 0 &&
+                  (h->watchdog >= 0 ? h->watchdog != 0 : c->cfg.watchdog_enabled);
+    return 0;
+}
+
+/* A queued waiter's look before its next attempt (mu not held): *gen0,
+ * the wake-ups seen so far.  A hand-over to us (message, or a local
+ * release) is claimed by the attempt, like any other.  true: attempt now;
+ * false: not this thread's turn to vote (Redlock), and it has waited for
+ * the next wake-up or re-check period instead. */
+static bool turn_vote(acquire_loop_t *l, unsigned long *gen0)
+{
+    rdlock_client_t *c = l->a.c;
+    bool vote = true;
+
+    RDL_LOCK(c);
+    *gen0 = rdl_waitq_look(c, l->q, &l->me);
+    if ((c->exec->caps & RDL_EXEC_VOTE_ONE) && l->a.mode == 'x')
+        vote = rdl_waitq_vote_begin(c, l->q, &l->me);
+    if (!vote) {
+        /* Redlock: another thread of ours is voting for this name
+         * exclusively; two would only split the vote.  Wait for the next
+         * wake-up (or the re-check period) instead.  Readers all vote:
+         * their shares do not exclude each other. */
+        long long until = rdl_now_ms() + c->cfg.retry_interval_ms + rdl_jitter(c->cfg.retry_jitter_ms);
+        if (l->how == RDL_TIMED && until > l->deadline)
+            until = l->deadline;
+        rdl_waitq_sleep(c, l->q, &l->me, *gen0, until, NULL);
+    }
+    RDL_UNLOCK(c);
+    return vote;
+}
+
+/* One attempt of the wait loop, and what the local queue must learn of
+ * it.  try_confirmed's code: 0, EOWNERDEAD, EBUSY, EIO, or another error. */
+static int turn_try(acquire_loop_t *l)
+{
+    rdlock_client_t *c = l->a.c;
+    int rc = try_confirmed(&l->a, l->how != RDL_TRY, l->queued, l->how == RDL_TIMED ? l->deadline : -1);
+
+    if (l->q != NULL && (c->exec->caps & RDL_EXEC_VOTE_ONE) && l->a.mode == 'x') {
+        RDL_LOCK(c);
+        rdl_waitq_vote_end(c, l->q, &l->me);
+        RDL_UNLOCK(c);
+    }
+    if (rc == 0 || rc == EOWNERDEAD)
+        return rc;
+    if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
+        l->queued = l->how != RDL_TRY;
+    if (rc == EBUSY) {
+        /* Hand-overs after this look carry tokens above the counter we
+         * just saw; older messages are stale. */
+        RDL_LOCK(c);
+        rdl_waitq_busy(c, l->q, &l->me, l->a.fence);
+        RDL_UNLOCK(c);
+    }
+    return rc;
+}
+
+/* The wait loop: attempts until the lock is held (0, EOWNERDEAD), a try
+ * or a failure that waiting cannot heal ends it (EBUSY, EIO, EACCES,
+ * ENOTRECOVERABLE, ENOMEM...), or the deadline passes (ETIMEDOUT; EIO if
+ * Redis did not answer the last attempt). */
+static int acquire_wait(acquire_loop_t *l)
+{
+    rdlock_client_t *c = l->a.c;
+    attempt_t *a = &l->a;
+    int how = l->how, rc = 0;
+
+    for (;;) {
+        unsigned long gen0 = 0;
+        long long now;
+
+        if (l->q != NULL && !turn_vote(l, &gen0)) {
+            if (how == RDL_TIMED && rdl_now_ms() >= l->deadline)
+                return rc == EBUSY ? ETIMEDOUT : EIO;
+            continue;
+        }
+        rc = turn_try(l);
+        if (rc == 0 || rc == EOWNERDEAD)
+            return rc;
+        if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
+            return rc;
+        now = rdl_now_ms();
+        if (how == RDL_TIMED && now >= l->deadline)
+            return rc == EBUSY ? ETIMEDOUT : EIO;
+        if (a->listed && rc == EBUSY) {
+            /* No subscription: a hand-over, or a "look again", after
+             * this look waits in the list for the BLPOP. */
+            int hr = handover_turn(a, how, l->deadline, l->a.lease_ms);
+            if (hr == 0)
+                return 0;
+            a->listen_fails = hr == EIO ? a->listen_fails + 1 : 0;
+            if (hr == EAGAIN)
+                continue;
+            if (hr == EIO && a->listen_fails < 2) {
+                wait_turn(c, NULL, &l->me, 0, a, rc, how, l->deadline, l->a.lease_ms);
+                continue;
+            }
+            /* Refused, or no answer twice while looks get one (a proxy
+             * that cuts blocking commands): the pub/sub way from now on. */
+            a->listed = false;
+        }
+        if (l->q == NULL && !a->listed) {
+            /* Subscribe, then look again at once: a release between our
+             * attempt and the subscription would otherwise go unheard. */
+            RDL_LOCK(c);
+            l->q = rdl_waitq_join(c, l->h->key, l->h->keylen,
+                                  how == RDL_TIMED ? l->deadline : now + c->cfg.command_timeout_ms, &l->me);
+            RDL_UNLOCK(c);
+            if (l->q != NULL && rc == EBUSY)
+                continue;
+        }
+        wait_turn(c, l->q, &l->me, gen0, a, rc, how, l->deadline, l->a.lease_ms);
+    }
+}
+
 int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
 {
     rdlock_client_t *c;
     rdl_hold_t *hold;
-    rdl_waitq_t *q = NULL;
-    rdl_waiter_t me;
-    attempt_t a;
-    unsigned thread, lease;
-    bool queued = false;
+    acquire_loop_t l;
+    unsigned thread;
     int rc;
 
     if ((rc = rdl_handle_resolve(h, &c)) != 0)
@@ -578,123 +725,25 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     hold = rdl_hold_new(h);
     if (hold == NULL)
         return ENOMEM;
-    lease = rdl_handle_lease(h);
-    if (attempt_init(&a, c, h, thread, mode, lease) != 0) {
+    if (acquire_setup(&l, c, h, thread, mode, how, deadline) != 0) {
         rdl_hold_free(hold);
         return ENOMEM;
     }
-    memset(&me, 0, sizeof me);
-    me.thread = thread;
-    /* A queued writer waits for its hand-over in BLPOP (handover.h) where
-     * there is a hand-over (not on a quorum), the grant needs no
-     * confirmation on replicas, and the watchdog can turn the claim
-     * window into a lease; else it claims by a look after a pub/sub
-     * message, as readers do. */
-    a.listed = mode == 'x' && how != RDL_TRY && a.claim_ms > 0 && c->cfg.wait_replicas <= 0 &&
-               (h->watchdog >= 0 ? h->watchdog != 0 : c->cfg.watchdog_enabled);
 
-    for (;;) {
-        unsigned long gen0 = 0;
-        long long now;
-
-        if (q != NULL) {
-            bool vote = true;
-            /* A hand-over to us (message, or a local release) is claimed
-             * by this look, like any other. */
-            RDL_LOCK(c);
-            gen0 = rdl_waitq_look(c, q, &me);
-            if ((c->exec->caps & RDL_EXEC_VOTE_ONE) && mode == 'x')
-                vote = rdl_waitq_vote_begin(c, q, &me);
-            if (!vote) {
-                /* Redlock: another thread of ours is voting for this
-                 * name exclusively; two would only split the vote.  Wait
-                 * for the next wake-up (or the re-check period) instead.
-                 * Readers all vote: their shares do not exclude each
-                 * other. */
-                long long until = rdl_now_ms() + c->cfg.retry_interval_ms + rdl_jitter(c->cfg.retry_jitter_ms);
-                if (how == RDL_TIMED && until > deadline)
-                    until = deadline;
-                rdl_waitq_sleep(c, q, &me, gen0, until, NULL);
-            }
-            RDL_UNLOCK(c);
-            if (!vote) {
-                if (how == RDL_TIMED && rdl_now_ms() >= deadline) {
-                    rc = rc == EBUSY ? ETIMEDOUT : EIO;
-                    break;
-                }
-                continue;
-            }
-        }
-        rc = try_confirmed(&a, how != RDL_TRY, queued, how == RDL_TIMED ? deadline : -1);
-        if (q != NULL && (c->exec->caps & RDL_EXEC_VOTE_ONE) && mode == 'x') {
-            RDL_LOCK(c);
-            rdl_waitq_vote_end(c, q, &me);
-            RDL_UNLOCK(c);
-        }
-        if (rc == 0 || rc == EOWNERDEAD)
-            break;
-        if (rc == EBUSY || rc == EIO) /* after EIO we may have queued: assume so */
-            queued = how != RDL_TRY;
-        if (rc == EBUSY) {
-            /* Hand-overs after this look carry tokens above the counter we
-             * just saw; older messages are stale. */
-            RDL_LOCK(c);
-            rdl_waitq_busy(c, q, &me, a.fence);
-            RDL_UNLOCK(c);
-        }
-        if (how == RDL_TRY || (rc != EBUSY && rc != EIO) || (rc == EIO && c->cfg.fail_fast))
-            break;
-        now = rdl_now_ms();
-        if (how == RDL_TIMED && now >= deadline) {
-            rc = rc == EBUSY ? ETIMEDOUT : EIO;
-            break;
-        }
-        if (a.listed && rc == EBUSY) {
-            /* No subscription: a hand-over, or a "look again", after
-             * this look waits in the list for the BLPOP. */
-            int hr = handover_turn(&a, how, deadline, lease);
-            if (hr == 0) {
-                rc = 0;
-                break;
-            }
-            a.listen_fails = hr == EIO ? a.listen_fails + 1 : 0;
-            if (hr == EAGAIN)
-                continue;
-            if (hr == EIO && a.listen_fails < 2) {
-                wait_turn(c, NULL, &me, 0, &a, rc, how, deadline, lease);
-                continue;
-            }
-            /* Refused, or no answer twice while looks get one (a proxy
-             * that cuts blocking commands): the pub/sub way from now on. */
-            a.listed = false;
-        }
-        if (q == NULL && !a.listed) {
-            /* Subscribe, then look again at once: a release between our
-             * attempt and the subscription would otherwise go unheard. */
-            RDL_LOCK(c);
-            q = rdl_waitq_join(c, h->key, h->keylen, how == RDL_TIMED ? deadline : now + c->cfg.command_timeout_ms,
-                               &me);
-            RDL_UNLOCK(c);
-            if (q != NULL && rc == EBUSY)
-                continue;
-        }
-        wait_turn(c, q, &me, gen0, &a, rc, how, deadline, lease);
-    }
-
-
+    rc = acquire_wait(&l);
     if (rc != 0 && rc != EOWNERDEAD)
-        rc = give_up(&a, h, queued, rc);
+        rc = give_up(&l.a, h, l.queued, rc);
     RDL_LOCK(c);
-    if (q != NULL)
-        rdl_waitq_leave(c, q, &me);
+    if (l.q != NULL)
+        rdl_waitq_leave(c, l.q, &l.me);
     if (rc == 0 || rc == EOWNERDEAD) {
-        hold = record_hold(c, h, hold, thread, &a, lease);
+        hold = record_hold(c, h, hold, thread, &l.a, l.a.lease_ms);
         hold->inconsistent = rc == EOWNERDEAD;
         hold = NULL;
     }
     RDL_UNLOCK(c);
     rdl_hold_free(hold);
-    free(a.keys.buf);
+    free(l.a.keys.buf);
     return rc;
 }
 
@@ -718,61 +767,86 @@ static rdl_hold_t *caller_hold(rdlock_client_t *c, rdl_handle_t *h)
     return hold != NULL && hold->api == h->api ? hold : NULL;
 }
 
-int rdl_release(rdl_handle_t *h)
-{
-    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+/* What an unlock takes out of its hold under the mutex, to tell the
+ * server without it (release_local). */
+typedef struct release_req {
     rdl_hold_t *hold;
-    lock_keys_t keys;
-    leave_reply_t lr;
     char owner[RDL_OWNER_MAX], call[21];
-    const char *how;
+    const char *how;   /* release.lua's op: "rs", "rx" or "rn" */
+    char *dead_owner;  /* a copy of the dead owner's marker ("rx"), or NULL */
     long long unsure_until, deadline;
-    char *dead_owner;
-    bool was_lost;
-    int rc;
+    bool was_lost;     /* the watchdog reported the hold lost already */
+} release_req_t;
 
-    if (c == NULL)
-        return EPERM; /* never acquired through this handle */
+/* The local part of an unlock (takes mu).  true: the unlock ends here with
+ * *rc: EPERM (no hold of the caller's through h, or one being released),
+ * or 0 (an inner level of a recursive hold).  false: the hold is marked as
+ * being released, and r says what to tell the server. */
+static bool release_local(rdlock_client_t *c, rdl_handle_t *h, release_req_t *r, int *rc)
+{
+    rdl_hold_t *hold;
+
     RDL_LOCK(c);
     hold = caller_hold(c, h);
     if (hold == NULL || hold->releasing) {
         RDL_UNLOCK(c);
-        return EPERM;
+        *rc = EPERM;
+        return true;
     }
     if (hold->count > 1) {
         hold->count--; /* inner unlock: local, no round trip */
         RDL_UNLOCK(c);
-        return 0;
+        *rc = 0;
+        return true;
     }
     /* A hold the watchdog reported lost still gets a release: the server
      * may yet have a field of ours (its deadline can be later than our
      * conservative estimate), which must not linger.  The answer is
      * ENOLCK whatever the server says. */
-    was_lost = hold->lost;
+    r->was_lost = hold->lost;
     hold->releasing = true;
     /* An EOWNERDEAD hold unlocked without rdlock_consistent() makes the
      * lock not recoverable (POSIX robust mutexes). */
-    how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
-    dead_owner = how[1] == 'x' && rdl_hold_dead_owner(hold) != NULL ? strdup(rdl_hold_dead_owner(hold)) : NULL;
-    rdl_owner(c, hold->thread, owner);
-    rdl_hold_call_str(hold, call);
-    unsure_until = rdl_hold_unsure_until(hold);
+    r->how = hold->mode == 's' ? "rs" : hold->inconsistent ? "rn" : "rx";
+    r->dead_owner =
+        r->how[1] == 'x' && rdl_hold_dead_owner(hold) != NULL ? strdup(rdl_hold_dead_owner(hold)) : NULL;
+    rdl_owner(c, hold->thread, r->owner);
+    rdl_hold_call_str(hold, r->call);
+    r->unsure_until = rdl_hold_unsure_until(hold);
     /* On a quorum, a release that some masters confirmed asks the others
      * until the lease would have ended (lock_quorum.h); on one server the
      * client's own retries bound it. */
-    deadline = (c->exec->caps & RDL_EXEC_RELEASE_TO_EXPIRY) ? hold->expires_at : -1;
+    r->deadline = (c->exec->caps & RDL_EXEC_RELEASE_TO_EXPIRY) ? hold->expires_at : -1;
+    r->hold = hold;
     RDL_UNLOCK(c);
+    return false;
+}
+
+int rdl_release(rdl_handle_t *h)
+{
+    rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
+    release_req_t r;
+    rdl_hold_t *hold;
+    lock_keys_t keys;
+    leave_reply_t lr;
+    int rc;
+
+    if (c == NULL)
+        return EPERM; /* never acquired through this handle */
+    if (release_local(c, h, &r, &rc))
+        return rc;
+    hold = r.hold;
 
     /* An acquire attempt of this hold that got no answer may still arrive:
      * released first, it would find the lock free and take it again. */
-    rdl_sleep_until(unsure_until);
-    rc = keys_make(&keys, h->key, h->keylen, owner);
+    rdl_sleep_until(r.unsure_until);
+    rc = keys_make(&keys, h->key, h->keylen, r.owner);
     if (rc != 0)
-        free(dead_owner);
+        free(r.dead_owner);
     if (rc == 0) {
-        rc = leave5(c, &keys, owner, how, call, NULL, dead_owner, deadline, &lr);
+        rc = leave5(c, &keys, r.owner, r.how, r.call, NULL, r.dead_owner, r.deadline, &lr);
         free(keys.buf);
-        free(dead_owner);
+        free(r.dead_owner);
         if (rc == 0 && lr.r.status == 3) {
             lr.r.status = 1; /* our first attempt released it: proved */
         } else if (rc == 0 && lr.r.status != 1) {
@@ -789,7 +863,7 @@ int rdl_release(rdl_handle_t *h)
     }
 
     RDL_LOCK(c);
-    if (was_lost) {
+    if (r.was_lost) {
         if (rc == 0 || rc == ENOLCK)
             leave_notify(c, h->key, h->keylen, &lr);
         rdl_hold_remove(c, hold);

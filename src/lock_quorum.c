@@ -151,21 +151,158 @@ static int fence_back(rdlock_client_t *c, const char *const *argv, const size_t 
     return have >= maj ? 0 : EIO;
 }
 
+#define CALL_NO_MAX 24 /* a call number's digits and NUL */
+
+/* One acquire on the masters (rdl_quorum_acquire): the request, and what
+ * each master said to it, tallied. */
+typedef struct acq_vote {
+    rdlock_client_t *c;
+    const char *const *argv; /* the request: the lock's keys first */
+    const size_t *lens;
+    int nkeys;
+    char mode;
+    char call[CALL_NO_MAX];  /* its call number, for an undo */
+    char prev[RDL_REDLOCK_MAX][RDL_WHO_MAX + 2]; /* the marker each grant replaced */
+    bool granted[RDL_REDLOCK_MAX], known_fence[RDL_REDLOCK_MAX];
+    uint64_t tok[RDL_REDLOCK_MAX], fence[RDL_REDLOCK_MAX];
+    uint64_t top;            /* the highest token a voting master granted */
+    uint64_t fmax;           /* the highest counter a busy master showed */
+    int votes, answered, stale, ngranted;
+    long long hint;          /* the shortest wait a busy master suggested */
+    bool dead, notrec;       /* EOWNERDEAD, ENOTRECOVERABLE somewhere */
+} acq_vote_t;
+
+/* The call number of an acquire: the fourth field of the holder info in
+ * its packed argument arg (len bytes), after
+ * "<flags><lease>;<claim>;<stamp>;1;<pid>;<thread>;" with the stamp at
+ * stamp_off; into call (CALL_NO_MAX bytes), "" if not found. */
+static void call_number(const char *arg, size_t len, size_t stamp_off, char *call)
+{
+    /* "...;<stamp>;1;<pid>;<thread>;<call>;<host>" */
+    const char *p = arg + stamp_off + RDL_STAMP_LEN + 1;
+    size_t cl = 0;
+    for (int f = 0; f < 3 && p != NULL; f++)
+        if ((p = memchr(p, ';', len - (size_t)(p - arg))) != NULL)
+            p++;
+    while (p != NULL && cl < CALL_NO_MAX - 1 && p[cl] >= '0' && p[cl] <= '9')
+        cl++;
+    if (p != NULL)
+        memcpy(call, p, cl);
+    call[cl] = '\0';
+}
+
+/* Tally the masters' answers to the acquire q into v (the clock samples
+ * they carry go to the client).  An error reply is logged (debug) and
+ * counts as no answer. */
+static void acquire_tally(acq_vote_t *v, const rdl_qcall_t *q)
+{
+    rdlock_client_t *c = v->c;
+    int n = rdl_redlock_count(c);
+
+    for (int k = 0; k < n; k++) {
+        rdl_acquired_t ar;
+        int r;
+        v->prev[k][0] = '\0';
+        if (q->ans[k].rc != 0)
+            continue;
+        if (q->ans[k].r->type == REDIS_REPLY_ERROR) {
+            rdl_log(RDLOCK_LOG_DEBUG, "redlock master %s: %s", rdl_redlock_route(c, k), q->ans[k].r->str);
+            continue;
+        }
+        r = rdl_reply_acquire(q->ans[k].r, &ar);
+        if (ar.now > 0)
+            rdl_client_clock(c, rdl_redlock_route(c, k), ar.now, q->ans[k].answer_at);
+        if (r == EIO)
+            continue;
+        v->answered++;
+        if (r == ESTALE) {
+            v->stale++;
+            continue;
+        }
+        if (r == ENOTRECOVERABLE) {
+            v->notrec = true;
+            continue;
+        }
+        if (r == 0 || r == EOWNERDEAD) {
+            v->granted[k] = true;
+            v->ngranted++;
+            v->tok[k] = ar.token;
+            memcpy(v->prev[k], ar.prev, sizeof ar.prev < sizeof v->prev[k] ? sizeof ar.prev : sizeof v->prev[k]);
+            v->prev[k][sizeof v->prev[k] - 1] = '\0';
+            v->dead |= r == EOWNERDEAD;
+            if (q->ans[k].votes) {
+                v->votes++;
+                if (ar.token > v->top)
+                    v->top = ar.token;
+            }
+        } else {
+            v->known_fence[k] = true;
+            v->fence[k] = ar.fence;
+            if (ar.fence > v->fmax)
+                v->fmax = ar.fence;
+            if (ar.hint > 0 && (v->hint == 0 || ar.hint < v->hint))
+                v->hint = ar.hint;
+        }
+    }
+}
+
+/* A majority of the voting masters granted the acquire q in time: its
+ * token (v->top) is made known to a majority, written back where it is
+ * not (fence_back).  0 or EOWNERDEAD (out->token, and out->prev for a
+ * dead owner's marker); EIO (the token could not be made known to a
+ * majority) or EBUSY (the time ran out meanwhile), the grants given back. */
+static int acquire_won(acq_vote_t *v, const rdl_qcall_t *q, unsigned lease, rdl_acquired_t *out)
+{
+    rdlock_client_t *c = v->c;
+    bool has[RDL_REDLOCK_MAX] = { false }, lag = false;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, have = 0;
+
+    /* Which masters' counters are at the token already (only what a
+     * master said counts: granted or busy, not void or an error), and
+     * whether an answering one lags. */
+    for (k = 0; k < n; k++) {
+        bool known = q->ans[k].rc == 0 && (v->granted[k] || v->known_fence[k]);
+        has[k] = known && (v->granted[k] ? v->tok[k] : v->fence[k]) >= v->top;
+        lag |= known && !has[k];
+        if (has[k] && q->ans[k].votes)
+            have++;
+    }
+    /* A lagging master that answered (it was away, or restarted without
+     * its data) catches up now, so that it never helps a later majority
+     * hand out a lower token; a round trip only then, or when fewer than
+     * a majority have the token. */
+    if ((have < maj || lag) && fence_back(c, v->argv, v->lens, v->top, has, have) != 0 && have < maj) {
+        rdl_log(RDLOCK_LOG_WARN, "%.*s: fencing token %llu could not be made known to a majority: "
+                "acquisition given back", (int)v->lens[0], v->argv[0], (unsigned long long)v->top);
+        undo(c, v->argv, v->lens, v->nkeys, v->call, v->mode, v->granted, v->prev);
+        return EIO;
+    }
+    if (have < maj && rdl_now_ms() - q->sent_at >= rdl_lease_quorum_validity(&c->cfg, lease)) {
+        undo(c, v->argv, v->lens, v->nkeys, v->call, v->mode, v->granted, v->prev);
+        return EBUSY;
+    }
+    out->token = v->top;
+    /* The dead owner's marker, without the '?' of a hand-over with
+     * EOWNERDEAD: masters that did not grant this hold may still have it
+     * (their copy of the dead hold ran out a little later), and a clean
+     * unlock clears it there too. */
+    for (k = 0; v->dead && k < n; k++)
+        if (v->granted[k] && v->prev[k][0] != '\0') {
+            const char *m = v->prev[k][0] == '?' ? v->prev[k] + 1 : v->prev[k];
+            snprintf(out->prev, sizeof out->prev, "%s", m);
+            break;
+        }
+    return v->dead ? EOWNERDEAD : 0;
+}
+
 int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                        size_t stamp_off, unsigned lease, rdl_acquired_t *out, rdl_call_t *call)
 {
     rdl_qcall_t q;
+    acq_vote_t v;
     char *buf = NULL;
-    char prev[RDL_REDLOCK_MAX][RDL_WHO_MAX + 2];
-    bool granted[RDL_REDLOCK_MAX] = { false }, has[RDL_REDLOCK_MAX] = { false };
-    bool known_fence[RDL_REDLOCK_MAX] = { false };
-    uint64_t tok[RDL_REDLOCK_MAX] = { 0 }, fence[RDL_REDLOCK_MAX] = { 0 }, top = 0, fmax = 0;
-    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, rc;
-    int votes = 0, answered = 0, stale = 0, ngranted = 0, have = 0;
-    long long hint = 0, now;
-    bool dead = false, notrec = false;
-    const char *call_no;
-    char mode;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), rc;
+    long long now;
 
     memset(out, 0, sizeof *out);
     memset(&q, 0, sizeof q);
@@ -183,244 +320,190 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
         free(buf);
         return rc;
     }
-    mode = argv[argc - 1][0];
-    /* The call number, for an undo: the fourth field of the holder info,
-     * after "<flags><lease>;<claim>;<stamp>;1;<pid>;<thread>;". */
-    call_no = NULL;
+    memset(&v, 0, sizeof v);
+    v.c = c;
+    v.argv = argv;
+    v.lens = lens;
+    v.nkeys = nkeys;
+    v.mode = argv[argc - 1][0];
+    acquire_tally(&v, &q);
+    /* The call number, for an undo. */
+    call_number(argv[argc - 1], lens[argc - 1], stamp_off, v.call);
 
-    for (k = 0; k < n; k++) {
-        rdl_acquired_t ar;
-        int r;
-        prev[k][0] = '\0';
-        if (q.ans[k].rc != 0)
-            continue;
-        if (q.ans[k].r->type == REDIS_REPLY_ERROR) {
-            rdl_log(RDLOCK_LOG_DEBUG, "redlock master %s: %s", rdl_redlock_route(c, k), q.ans[k].r->str);
-            continue;
-        }
-        r = rdl_reply_acquire(q.ans[k].r, &ar);
-        if (ar.now > 0)
-            rdl_client_clock(c, rdl_redlock_route(c, k), ar.now, q.ans[k].answer_at);
-        if (r == EIO)
-            continue;
-        answered++;
-        if (r == ESTALE) {
-            stale++;
-            continue;
-        }
-        if (r == ENOTRECOVERABLE) {
-            notrec = true;
-            continue;
-        }
-        if (r == 0 || r == EOWNERDEAD) {
-            granted[k] = true;
-            ngranted++;
-            tok[k] = ar.token;
-            memcpy(prev[k], ar.prev, sizeof ar.prev < sizeof prev[k] ? sizeof ar.prev : sizeof prev[k]);
-            prev[k][sizeof prev[k] - 1] = '\0';
-            dead |= r == EOWNERDEAD;
-            if (q.ans[k].votes) {
-                votes++;
-                if (ar.token > top)
-                    top = ar.token;
-            }
-        } else {
-            known_fence[k] = true;
-            fence[k] = ar.fence;
-            if (ar.fence > fmax)
-                fmax = ar.fence;
-            if (ar.hint > 0 && (hint == 0 || ar.hint < hint))
-                hint = ar.hint;
-        }
-    }
-    {
-        /* "...;<stamp>;1;<pid>;<thread>;<call>;<host>" */
-        const char *p = argv[argc - 1] + stamp_off + RDL_STAMP_LEN + 1;
-        for (int f = 0; f < 3 && p != NULL; f++)
-            if ((p = memchr(p, ';', lens[argc - 1] - (size_t)(p - argv[argc - 1]))) != NULL)
-                p++;
-        call_no = p;
-    }
-    {
-        char cbuf[24];
-        size_t cl = 0;
-        while (call_no != NULL && cl < sizeof cbuf - 1 && call_no[cl] >= '0' && call_no[cl] <= '9')
-            cl++;
-        if (call_no != NULL)
-            memcpy(cbuf, call_no, cl);
-        cbuf[cl] = '\0';
-
-        now = rdl_now_ms();
-        if (!notrec && votes >= maj && now - q.sent_at < rdl_lease_quorum_validity(&c->cfg, lease)) {
-            /* Which masters' counters are at the token already (only
-             * what a master said counts: granted or busy, not void or an
-             * error), and whether an answering one lags. */
-            bool lag = false;
-            for (k = 0; k < n; k++) {
-                bool known = q.ans[k].rc == 0 && (granted[k] || known_fence[k]);
-                has[k] = known && (granted[k] ? tok[k] : fence[k]) >= top;
-                lag |= known && !has[k];
-                if (has[k] && q.ans[k].votes)
-                    have++;
-            }
-            /* A lagging master that answered (it was away, or restarted
-             * without its data) catches up now, so that it never helps a
-             * later majority hand out a lower token; a round trip only
-             * then, or when fewer than a majority have the token. */
-            if ((have < maj || lag) && fence_back(c, argv, lens, top, has, have) != 0 && have < maj) {
-                rdl_log(RDLOCK_LOG_WARN, "%.*s: fencing token %llu could not be made known to a majority: "
-                        "acquisition given back", (int)lens[0], argv[0], (unsigned long long)top);
-                undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
-                rc = EIO;
-            } else if (have < maj && rdl_now_ms() - q.sent_at >= rdl_lease_quorum_validity(&c->cfg, lease)) {
-                undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
-                rc = EBUSY;
-            } else {
-                out->token = top;
-                rc = dead ? EOWNERDEAD : 0;
-                /* The dead owner's marker, without the '?' of a hand-over
-                 * with EOWNERDEAD: masters that did not grant this hold may
-                 * still have it (their copy of the dead hold ran out a
-                 * little later), and a clean unlock clears it there too. */
-                for (k = 0; dead && k < n; k++)
-                    if (granted[k] && prev[k][0] != '\0') {
-                        const char *m = prev[k][0] == '?' ? prev[k] + 1 : prev[k];
-                        snprintf(out->prev, sizeof out->prev, "%s", m);
-                        break;
-                    }
-            }
-        } else {
-            /* No majority in time: what was granted goes back. */
-            undo(c, argv, lens, nkeys, cbuf, mode, granted, prev);
-            if (notrec)
-                rc = ENOTRECOVERABLE;
-            else if (stale > 0 && answered - stale < maj)
-                rc = ESTALE; /* our idea of some clocks was off: at once again */
-            else if (answered >= maj)
-                rc = EBUSY;
-            else
-                rc = q.denied ? EACCES : EIO;
-        }
+    now = rdl_now_ms();
+    if (!v.notrec && v.votes >= maj && now - q.sent_at < rdl_lease_quorum_validity(&c->cfg, lease)) {
+        rc = acquire_won(&v, &q, lease, out);
+    } else {
+        /* No majority in time: what was granted goes back. */
+        undo(c, argv, lens, nkeys, v.call, v.mode, v.granted, v.prev);
+        if (v.notrec)
+            rc = ENOTRECOVERABLE;
+        else if (v.stale > 0 && v.answered - v.stale < maj)
+            rc = ESTALE; /* our idea of some clocks was off: at once again */
+        else if (v.answered >= maj)
+            rc = EBUSY;
+        else
+            rc = q.denied ? EACCES : EIO;
     }
     if (rc == EBUSY) {
         /* A split vote (some granted): look again soon, after jitter. */
-        out->hint = ngranted > 0 ? 1 : hint;
-        out->fence = fmax > top ? fmax : top;
+        out->hint = v.ngranted > 0 ? 1 : v.hint;
+        out->fence = v.fmax > v.top ? v.fmax : v.top;
         out->first = false;
     }
     if (rc == EIO)
-        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: %d of %d redlock masters answered", (int)lens[0], argv[0], answered, n);
+        rdl_log(RDLOCK_LOG_DEBUG, "%.*s: %d of %d redlock masters answered", (int)lens[0], argv[0], v.answered, n);
     rdl_quorum_free(&q);
     free(buf);
     return rc;
 }
 
+/* One release or unwait on the masters (rdl_quorum_release): the request,
+ * and what the masters said to it over its attempts. */
+typedef struct rel_vote {
+    rdlock_client_t *c;
+    const char *const *argv; /* keys, owner, op, call, [arg4, [arg5]] */
+    const size_t *lens;
+    int nkeys, argc;
+    const char *op, *call;
+    const char *arg4[RDL_REDLOCK_MAX];
+    bool which[RDL_REDLOCK_MAX];   /* not answered yet: asked again */
+    bool mine[RDL_REDLOCK_MAX];    /* unwait: the lock was given to this call there */
+    long long st[RDL_REDLOCK_MAX]; /* release.lua's status on each, -1 no answer yet */
+    int ok, gone, noans;           /* released, did not have it, no answer */
+    bool woke, denied;             /* some woke waiters; some refused us */
+} rel_vote_t;
+
+/* One attempt: release.lua on the masters that have not answered (with
+ * force, even those in their backoff), their answers into v, then the
+ * counts.  *sent_at: when the first attempt went out; *ambiguous: an
+ * attempt got no answer (it may have acted).  0, or ENOMEM. */
+static int release_round(rel_vote_t *v, bool force, long long *sent_at, bool *ambiguous)
+{
+    rdl_qcall_t q;
+    int n = rdl_redlock_count(v->c), k;
+
+    if (release_on(v->c, v->argv, v->lens, v->nkeys, v->argv[v->nkeys], v->op, v->call, v->arg4,
+                   v->argc > v->nkeys + 4 ? v->argv[v->nkeys + 4] : NULL, v->which, force, &q) != 0)
+        return ENOMEM;
+    if (*sent_at < 0)
+        *sent_at = q.sent_at;
+    v->denied |= q.denied;
+    for (k = 0; k < n; k++) {
+        rdl_released_t rr;
+        if (!v->which[k])
+            continue;
+        if (q.ans[k].rc == EIO)
+            *ambiguous = true; /* sent: it may have acted */
+        if (q.ans[k].rc != 0 || q.ans[k].r->type == REDIS_REPLY_ERROR || rdl_reply_release(q.ans[k].r, &rr) != 0)
+            continue;
+        v->which[k] = false;
+        /* A master that does not vote yet (restarted within the restart
+         * delay) could not have given the lock to anyone else: it counts
+         * for the hold, as in the renewals (watchdog.c). */
+        v->st[k] = q.ans[k].votes || v->op[0] != 'r' ? rr.status : 1;
+        v->woke |= rr.kind != 0;
+        v->mine[k] = rr.status == 2;
+    }
+    rdl_quorum_free(&q);
+    v->ok = v->gone = v->noans = 0;
+    for (k = 0; k < n; k++) {
+        if (v->st[k] < 0)
+            v->noans++;
+        else if (v->st[k] == 1 || v->st[k] == 3)
+            v->ok++;
+        else
+            v->gone++;
+    }
+    return 0;
+}
+
+/* An unwait found the lock given to this call on some masters after all
+ * (a hand-over, or a grant whose answer got lost): on a quorum that is no
+ * hold, so it goes back now ('rx': the server's mode decides how).  What
+ * cannot be reached ends with its lease. */
+static void release_given_back(rel_vote_t *v)
+{
+    rdlock_client_t *c = v->c;
+    int n = rdl_redlock_count(c), k;
+    bool any = false;
+
+    for (k = 0; k < n; k++)
+        any |= v->mine[k];
+    if (any) {
+        char keep[24];
+        const char *a4[RDL_REDLOCK_MAX];
+        rdl_qcall_t q;
+        keep[rdl_fmt_u64(keep, 1000)] = '\0';
+        for (k = 0; k < n; k++)
+            a4[k] = keep;
+        if (release_on(c, v->argv, v->lens, v->nkeys, v->argv[v->nkeys], "rx", v->call, a4, NULL, v->mine, false,
+                       &q) == 0) {
+            for (k = 0; k < n; k++) {
+                rdl_released_t rr;
+                if (v->mine[k] && q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR &&
+                    rdl_reply_release(q.ans[k].r, &rr) == 0)
+                    v->woke |= rr.kind != 0;
+            }
+            rdl_quorum_free(&q);
+        }
+    }
+}
+
 int rdl_quorum_release(rdlock_client_t *c, const char *const *argv, const size_t *lens, int nkeys, int argc,
                        long long until, rdl_released_t *out, long long *sent_at, bool *ambiguous)
 {
-    const char *op = argv[nkeys + 1], *call = argv[nkeys + 2];
-    const char *arg4[RDL_REDLOCK_MAX];
-    bool which[RDL_REDLOCK_MAX], mine[RDL_REDLOCK_MAX] = { false };
-    long long st[RDL_REDLOCK_MAX];
-    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, attempt, ok = 0, gone = 0, noans;
-    bool woke = false, denied = false;
+    rel_vote_t v;
+    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), k, attempt;
 
     memset(out, 0, sizeof *out);
     *ambiguous = false;
     *sent_at = -1;
+    memset(&v, 0, sizeof v);
+    v.c = c;
+    v.argv = argv;
+    v.lens = lens;
+    v.nkeys = nkeys;
+    v.argc = argc;
+    v.op = argv[nkeys + 1];
+    v.call = argv[nkeys + 2];
     for (k = 0; k < n; k++) {
-        which[k] = true;
-        st[k] = -1;
-        arg4[k] = argc > nkeys + 3 ? argv[nkeys + 3] : NULL;
+        v.which[k] = true;
+        v.st[k] = -1;
+        v.arg4[k] = argc > nkeys + 3 ? argv[nkeys + 3] : NULL;
     }
     for (attempt = 0;; attempt++) {
-        rdl_qcall_t q;
+        long long pause;
         /* A retry asks the masters that did not answer even in their
          * backoff: the unlock's outcome depends on them. */
-        if (release_on(c, argv, lens, nkeys, argv[nkeys], op, call, arg4,
-                       argc > nkeys + 4 ? argv[nkeys + 4] : NULL, which, attempt > 0, &q) != 0)
+        if (release_round(&v, attempt > 0, sent_at, ambiguous) != 0)
             return ENOMEM;
-        if (*sent_at < 0)
-            *sent_at = q.sent_at;
-        denied |= q.denied;
-        for (k = 0; k < n; k++) {
-            rdl_released_t rr;
-            if (!which[k])
-                continue;
-            if (q.ans[k].rc == EIO)
-                *ambiguous = true; /* sent: it may have acted */
-            if (q.ans[k].rc != 0 || q.ans[k].r->type == REDIS_REPLY_ERROR ||
-                rdl_reply_release(q.ans[k].r, &rr) != 0)
-                continue;
-            which[k] = false;
-            /* A master that does not vote yet (restarted within the
-             * restart delay) could not have given the lock to anyone
-             * else: it counts for the hold, as in the renewals
-             * (watchdog.c). */
-            st[k] = q.ans[k].votes || op[0] != 'r' ? rr.status : 1;
-            woke |= rr.kind != 0;
-            mine[k] = rr.status == 2;
-        }
-        rdl_quorum_free(&q);
-        ok = gone = noans = 0;
-        for (k = 0; k < n; k++) {
-            if (st[k] < 0)
-                noans++;
-            else if (st[k] == 1 || st[k] == 3)
-                ok++;
-            else
-                gone++;
-        }
-        if (op[0] != 'r' || ok >= maj || ok + noans < maj)
+        if (v.op[0] != 'r' || v.ok >= maj || v.ok + v.noans < maj)
             break;
-        {
-            long long pause = 20LL << (attempt < 5 ? attempt : 5);
-            /* Released on some masters already: a fresh unlock could not
-             * count those (their proof of this release lasts only until
-             * another owner's release replaces it), and would report a
-             * hold lost that was released in time. */
-            if (attempt >= c->cfg.command_retries && (ok == 0 || until < 0 || rdl_now_ms() + pause >= until))
-                break;
-            rdl_sleep_ms(pause);
-        }
+        pause = 20LL << (attempt < 5 ? attempt : 5);
+        /* Released on some masters already: a fresh unlock could not count
+         * those (their proof of this release lasts only until another
+         * owner's release replaces it), and would report a hold lost that
+         * was released in time. */
+        if (attempt >= c->cfg.command_retries && (v.ok == 0 || until < 0 || rdl_now_ms() + pause >= until))
+            break;
+        rdl_sleep_ms(pause);
     }
-    if (op[0] == 'u') {
-        /* Given to this call on some masters after all (a hand-over, or a
-         * grant whose answer got lost): on a quorum that is no hold, so it
-         * goes back now ('rx': the server's mode decides how). */
-        bool any = false;
-        for (k = 0; k < n; k++)
-            any |= mine[k];
-        if (any) {
-            char keep[24];
-            const char *a4[RDL_REDLOCK_MAX];
-            rdl_qcall_t q;
-            keep[rdl_fmt_u64(keep, 1000)] = '\0';
-            for (k = 0; k < n; k++)
-                a4[k] = keep;
-            if (release_on(c, argv, lens, nkeys, argv[nkeys], "rx", call, a4, NULL, mine, false, &q) == 0) {
-                for (k = 0; k < n; k++) {
-                    rdl_released_t rr;
-                    if (mine[k] && q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR &&
-                        rdl_reply_release(q.ans[k].r, &rr) == 0)
-                        woke |= rr.kind != 0;
-                }
-                rdl_quorum_free(&q);
-            }
-        }
+    if (v.op[0] == 'u') {
+        release_given_back(&v);
         out->status = 0;
-        out->kind = woke ? 2 : 0;
-        return noans > n - maj ? EIO : 0;
+        out->kind = v.woke ? 2 : 0;
+        return v.noans > n - maj ? EIO : 0;
     }
-    out->kind = woke ? 2 : 0;
-    if (ok < maj)
+    out->kind = v.woke ? 2 : 0;
+    if (v.ok < maj)
         rdl_log(RDLOCK_LOG_DEBUG, "%.*s: release %s: %d of %d masters released it, %d did not have it, %d did not "
-                "answer (%d attempts)", (int)lens[0], argv[0], call, ok, n, gone, noans, attempt + 1);
-    if (ok >= maj)
+                "answer (%d attempts)", (int)lens[0], argv[0], v.call, v.ok, n, v.gone, v.noans, attempt + 1);
+    if (v.ok >= maj)
         out->status = 1;
-    else if (ok + noans < maj)
+    else if (v.ok + v.noans < maj)
         out->status = 0;
     else
-        return denied ? EACCES : EIO;
+        return v.denied ? EACCES : EIO;
     return 0;
 }

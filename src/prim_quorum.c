@@ -300,124 +300,156 @@ static int exec_read(rdl_conn_t *conn, redisReply **a, redisReply **b, redisRepl
     return 0;
 }
 
-/* The leader's round trip: sync, the script, dump, pipelined.  0 and the
- * answers (*op, *dump), ENOTCONN (not sent: no connection, the master's
- * clock unknown, or the step mutex's validity over), EAGAIN (a script was
- * missing from the master's cache: loaded now, the step is tried again;
- * the script may have acted), EIO (no answer: it may have acted), EACCES,
- * ENOMEM.  *sent: when sent. */
-static int leader_round(step_t *s, int leader, const rdl_script_t *script, int argc, const char *const *argv,
-                        const size_t *lens, int stamp_arg, long long valid_until, const char *const *mv,
-                        const size_t *ml, int nm, long long *sent, long long *answered, char *route, size_t rlen,
-                        redisReply **op, redisReply **dump)
-{
-    rdlock_client_t *c = s->c;
-    const char **sv = NULL, *dv[META + KEYS_MAX + 4];
-    size_t *sl = NULL, dl[META + KEYS_MAX + 4];
-    const char **ov = NULL;
-    size_t *ol = NULL;
-    char stamp[RDL_STAMP_LEN], late[RDL_STAMP_LEN], keep[24], hk[12];
-    redisReply *rs = NULL;
-    rdl_conn_t *conn;
-    rdl_nosigpipe_t st;
-    int i, a, rc, nsync = META + s->nkeys + 4 + nm, ndump = META + s->nkeys + 4;
+/* The leader's round trip of a step (leader_round): what it sends, and
+ * what comes back. */
+typedef struct lead {
+    int leader;                 /* the master */
+    const rdl_script_t *script; /* the primitive's script: its keys are the step's */
+    int argc, stamp_arg;        /* its arguments (the step's argv), the stamped one */
+    long long valid_until;      /* of the step mutex */
+    const char **mv;            /* the merged holder fields (merges): nm strings */
+    size_t *ml;
+    int nm;
+    long long sent, answered;   /* out: when sent, when answered */
+    char route[RDL_ROUTE_MAX];  /* out: the leader's route */
+    redisReply *op, *dump;      /* out: the script's answer, the dump */
+} lead_t;
 
-    *op = *dump = NULL;
-    if ((rc = rdl_quorum_conn(c, leader, &conn)) != 0)
-        return rc == EACCES || rc == ENOMEM ? rc : ENOTCONN;
-    snprintf(route, rlen, "%s", conn->route);
-    sv = malloc((size_t)nsync * sizeof *sv);
-    sl = malloc((size_t)nsync * sizeof *sl);
-    ov = malloc((size_t)argc * sizeof *ov);
-    ol = malloc((size_t)argc * sizeof *ol);
-    if (sv == NULL || sl == NULL || ov == NULL || ol == NULL) {
-        rc = ENOMEM;
-        goto out;
-    }
-    /* sync: meta keys, the primitive's keys (op record last), 's', token,
-     * owner (the op record key's tail is enough: it is unique per owner),
-     * holder hash index, pairs. */
-    a = 0;
+/* The arguments of a step's transaction (leader_round): sync, the
+ * primitive's script (stamped), dump. */
+typedef struct lead_args {
+    const char **sv, **ov, *dv[META + KEYS_MAX + 4];
+    size_t *sl, *ol, dl[META + KEYS_MAX + 4];
+    int nsync, ndump;
+    char stamp[RDL_STAMP_LEN], keep[24], hk[12];
+} lead_args_t;
+
+/* The sync's arguments (meta keys, the primitive's keys (op record last),
+ * 's', token, owner (the op record key's tail is enough: it is unique per
+ * owner), holder hash index, pairs), and the script's, stamp not yet
+ * set, into a: 0, or ENOMEM.  a's arrays are freed by lead_args_free,
+ * whatever this returns. */
+static int lead_args_make(const step_t *s, const lead_t *l, lead_args_t *a)
+{
+    int i, n = 0;
+
+    a->nsync = META + s->nkeys + 4 + l->nm;
+    a->ndump = META + s->nkeys + 4;
+    a->sv = malloc((size_t)a->nsync * sizeof *a->sv);
+    a->sl = malloc((size_t)a->nsync * sizeof *a->sl);
+    a->ov = malloc((size_t)l->argc * sizeof *a->ov);
+    a->ol = malloc((size_t)l->argc * sizeof *a->ol);
+    if (a->sv == NULL || a->sl == NULL || a->ov == NULL || a->ol == NULL)
+        return ENOMEM;
     for (i = 0; i < META; i++) {
-        sv[a] = s->mk[i];
-        sl[a++] = s->ml[i];
+        a->sv[n] = s->mk[i];
+        a->sl[n++] = s->ml[i];
     }
     for (i = 0; i < s->nkeys; i++) {
-        sv[a] = s->argv[i];
-        sl[a++] = s->lens[i];
+        a->sv[n] = s->argv[i];
+        a->sl[n++] = s->lens[i];
     }
-    sv[a] = "s";
-    sl[a++] = 1;
-    sv[a] = s->token;
-    sl[a++] = strlen(s->token);
-    sv[a] = s->argv[s->nkeys - 1];
-    sl[a++] = s->lens[s->nkeys - 1];
-    hk[rdl_fmt_u64(hk, (unsigned long long)(nm > 0 ? META + 1 + s->hkey : 0))] = '\0';
-    sv[a] = hk;
-    sl[a++] = strlen(hk);
-    for (i = 0; i < nm; i++) {
-        sv[a] = mv[i];
-        sl[a++] = ml[i];
+    a->sv[n] = "s";
+    a->sl[n++] = 1;
+    a->sv[n] = s->token;
+    a->sl[n++] = strlen(s->token);
+    a->sv[n] = s->argv[s->nkeys - 1];
+    a->sl[n++] = s->lens[s->nkeys - 1];
+    a->hk[rdl_fmt_u64(a->hk, (unsigned long long)(l->nm > 0 ? META + 1 + s->hkey : 0))] = '\0';
+    a->sv[n] = a->hk;
+    a->sl[n++] = strlen(a->hk);
+    for (i = 0; i < l->nm; i++) {
+        a->sv[n] = l->mv[i];
+        a->sl[n++] = l->ml[i];
     }
-    /* the script, stamped: void after its own timeout, and after the
-     * mutex's validity, whichever comes first. */
-    memcpy(ov, argv, (size_t)argc * sizeof *ov);
-    memcpy(ol, lens, (size_t)argc * sizeof *ol);
-    *sent = rdl_now_ms();
-    if (*sent >= valid_until) {
-        rc = ENOTCONN;
-        goto out;
-    }
-    rdl_client_stamp(c, conn->route, stamp, *sent);
-    rdl_client_stamp(c, conn->route, late, valid_until - c->cfg.command_timeout_ms);
-    if (memcmp(late, stamp, RDL_STAMP_LEN) < 0)
-        memcpy(stamp, late, RDL_STAMP_LEN);
-    if (memcmp(stamp, "000000000000000", RDL_STAMP_LEN) == 0) {
-        rc = ENOTCONN; /* the master's clock is not known: no safe stamp */
-        goto out;
-    }
-    ov[stamp_arg] = stamp;
-    ol[stamp_arg] = RDL_STAMP_LEN;
-    /* dump: meta keys, the primitive's keys, 'd', token, owner, keep. */
-    keep[rdl_fmt_u64(keep, (unsigned long long)c->cfg.command_timeout_ms * 2 + 1000)] = '\0';
-    memcpy(dv, sv, (size_t)(META + s->nkeys) * sizeof *dv);
-    memcpy(dl, sl, (size_t)(META + s->nkeys) * sizeof *dl);
-    a = META + s->nkeys;
-    dv[a] = "d";
-    dl[a++] = 1;
-    dv[a] = s->token;
-    dl[a++] = strlen(s->token);
-    dv[a] = s->argv[s->nkeys - 1];
-    dl[a++] = s->lens[s->nkeys - 1];
-    dv[a] = keep;
-    dl[a++] = strlen(keep);
+    memcpy(a->ov, s->argv, (size_t)l->argc * sizeof *a->ov);
+    memcpy(a->ol, s->lens, (size_t)l->argc * sizeof *a->ol);
+    return 0;
+}
 
-    /* In one transaction: the script runs only with the sync before it
-     * and the dump after it, or not at all (a connection lost halfway
-     * through the pipeline runs nothing: no EXEC). */
+static void lead_args_free(lead_args_t *a)
+{
+    free(a->sv);
+    free(a->sl);
+    free(a->ov);
+    free(a->ol);
+}
+
+/* The script, stamped: void after its own timeout, and after the mutex's
+ * validity, whichever comes first (l->sent: now).  0, or ENOTCONN: not to
+ * be sent (the validity is over, or the master's clock is not known: no
+ * safe stamp). */
+static int lead_stamp(rdlock_client_t *c, rdl_conn_t *conn, lead_t *l, lead_args_t *a)
+{
+    char late[RDL_STAMP_LEN];
+
+    l->sent = rdl_now_ms();
+    if (l->sent >= l->valid_until)
+        return ENOTCONN;
+    rdl_client_stamp(c, conn->route, a->stamp, l->sent);
+    rdl_client_stamp(c, conn->route, late, l->valid_until - c->cfg.command_timeout_ms);
+    if (memcmp(late, a->stamp, RDL_STAMP_LEN) < 0)
+        memcpy(a->stamp, late, RDL_STAMP_LEN);
+    if (memcmp(a->stamp, "000000000000000", RDL_STAMP_LEN) == 0)
+        return ENOTCONN; /* the master's clock is not known: no safe stamp */
+    a->ov[l->stamp_arg] = a->stamp;
+    a->ol[l->stamp_arg] = RDL_STAMP_LEN;
+    return 0;
+}
+
+/* The dump's arguments: meta keys, the primitive's keys (the sync's), 'd',
+ * token, owner, keep. */
+static void lead_dump_args(const step_t *s, lead_args_t *a)
+{
+    int n = META + s->nkeys;
+
+    a->keep[rdl_fmt_u64(a->keep, (unsigned long long)s->c->cfg.command_timeout_ms * 2 + 1000)] = '\0';
+    memcpy(a->dv, a->sv, (size_t)(META + s->nkeys) * sizeof *a->dv);
+    memcpy(a->dl, a->sl, (size_t)(META + s->nkeys) * sizeof *a->dl);
+    a->dv[n] = "d";
+    a->dl[n++] = 1;
+    a->dv[n] = s->token;
+    a->dl[n++] = strlen(s->token);
+    a->dv[n] = s->argv[s->nkeys - 1];
+    a->dl[n++] = s->lens[s->nkeys - 1];
+    a->dv[n] = a->keep;
+    a->dl[n++] = strlen(a->keep);
+}
+
+/* In one transaction: the script runs only with the sync before it and
+ * the dump after it, or not at all (a connection lost halfway through the
+ * pipeline runs nothing: no EXEC).  conn is given back (or closed).  0
+ * (l->op, l->dump, l->answered), EAGAIN (a script was missing from the
+ * master's cache: loaded now; the script may have acted), EIO (no answer:
+ * it may have acted; or an unexpected answer, logged). */
+static int lead_exchange(const step_t *s, lead_t *l, rdl_conn_t *conn, const lead_args_t *a)
+{
+    rdlock_client_t *c = s->c;
+    redisReply *rs = NULL;
+    rdl_nosigpipe_t st;
+    int rc;
+
     rdl_nosigpipe_enter(&st);
     if (redisAppendCommand(conn->ctx, "MULTI") != REDIS_OK ||
-        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, nsync, sv, sl) != 0 ||
-        rdl_conn_append_script(conn, script, s->nkeys, argc, ov, ol) != 0 ||
-        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, ndump, dv, dl) != 0 ||
-        redisAppendCommand(conn->ctx, "EXEC") != REDIS_OK || exec_read(conn, &rs, op, dump) != 0) {
+        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, a->nsync, a->sv, a->sl) != 0 ||
+        rdl_conn_append_script(conn, l->script, s->nkeys, l->argc, a->ov, a->ol) != 0 ||
+        rdl_conn_append_script(conn, c->scripts->pstep, META + s->nkeys, a->ndump, a->dv, a->dl) != 0 ||
+        redisAppendCommand(conn->ctx, "EXEC") != REDIS_OK || exec_read(conn, &rs, &l->op, &l->dump) != 0) {
         rdl_nosigpipe_leave(&st);
         rdl_conn_close(conn);
-        rdl_redlock_result(c, leader, false);
-        conn = NULL;
-        rc = EIO;
-        goto out;
+        rdl_redlock_result(c, l->leader, false);
+        return EIO;
     }
-    *answered = rdl_now_ms();
-    if (rdl_reply_noscript(rs) || rdl_reply_noscript(*op) || rdl_reply_noscript(*dump)) {
-        if (rdl_reply_noscript(rs) && !rdl_reply_noscript(*op))
+    l->answered = rdl_now_ms();
+    if (rdl_reply_noscript(rs) || rdl_reply_noscript(l->op) || rdl_reply_noscript(l->dump)) {
+        if (rdl_reply_noscript(rs) && !rdl_reply_noscript(l->op))
             rdl_log(RDLOCK_LOG_WARN, "%.*s: a master lost its scripts within a step; the step is tried again",
                     (int)s->lens[0], s->argv[0]);
-        rc = rdl_conn_load(conn, c->scripts->pstep) == 0 && rdl_conn_load(conn, script) == 0 ? EAGAIN : EIO;
-    } else if (rs->type != REDIS_REPLY_ARRAY || (*dump)->type != REDIS_REPLY_ARRAY || (*dump)->elements < 1) {
+        rc = rdl_conn_load(conn, c->scripts->pstep) == 0 && rdl_conn_load(conn, l->script) == 0 ? EAGAIN : EIO;
+    } else if (rs->type != REDIS_REPLY_ARRAY || l->dump->type != REDIS_REPLY_ARRAY || l->dump->elements < 1) {
         rdl_log(RDLOCK_LOG_ERROR, "%.*s: unexpected answer of master %s to a step: %s", (int)s->lens[0],
                 s->argv[0], conn->route, rs->type == REDIS_REPLY_ERROR ? rs->str
-                : (*dump)->type == REDIS_REPLY_ERROR ? (*dump)->str : "not an array");
+                : l->dump->type == REDIS_REPLY_ERROR ? l->dump->str : "not an array");
         rc = EIO;
     } else {
         rc = 0;
@@ -427,23 +459,42 @@ static int leader_round(step_t *s, int leader, const rdl_script_t *script, int a
         rdl_client_conn_put(c, conn);
     else
         rdl_conn_close(conn);
-    conn = NULL;
-out:
-    if (conn != NULL)
-        rdl_client_conn_put(c, conn);
     if (rs != NULL)
         freeReplyObject(rs);
-    if (rc != 0) {
-        if (*op != NULL)
-            freeReplyObject(*op);
-        if (*dump != NULL)
-            freeReplyObject(*dump);
-        *op = *dump = NULL;
+    return rc;
+}
+
+/* The leader's round trip: sync, the script, dump, pipelined.  0 and the
+ * answers (l->op, l->dump), ENOTCONN (not sent: no connection, the
+ * master's clock unknown, or the step mutex's validity over), EAGAIN (a
+ * script was missing from the master's cache: loaded now, the step is
+ * tried again; the script may have acted), EIO (no answer: it may have
+ * acted), EACCES, ENOMEM.  l->sent: when sent. */
+static int leader_round(step_t *s, lead_t *l)
+{
+    lead_args_t a = { 0 };
+    rdl_conn_t *conn;
+    int rc;
+
+    l->op = l->dump = NULL;
+    if ((rc = rdl_quorum_conn(s->c, l->leader, &conn)) != 0)
+        return rc == EACCES || rc == ENOMEM ? rc : ENOTCONN;
+    snprintf(l->route, sizeof l->route, "%s", conn->route);
+    if ((rc = lead_args_make(s, l, &a)) == 0 && (rc = lead_stamp(s->c, conn, l, &a)) == 0) {
+        lead_dump_args(s, &a);
+        rc = lead_exchange(s, l, conn, &a);
+        conn = NULL;
     }
-    free(sv);
-    free(sl);
-    free(ov);
-    free(ol);
+    if (conn != NULL)
+        rdl_client_conn_put(s->c, conn);
+    if (rc != 0) {
+        if (l->op != NULL)
+            freeReplyObject(l->op);
+        if (l->dump != NULL)
+            freeReplyObject(l->dump);
+        l->op = l->dump = NULL;
+    }
+    lead_args_free(&a);
     return rc;
 }
 
@@ -520,22 +571,322 @@ static int op_status(const redisReply *r)
     return 0;
 }
 
+/* One rdl_prim_quorum_script call: the step's keys (s), the primitive's
+ * script, and its bounds and counts across the steps it takes. */
+typedef struct step_call {
+    step_t s;
+    const rdl_script_t *script;
+    int argc, stamp_arg;      /* the script's arguments are s.argv, s.lens */
+    rdl_call_t *call;
+    bool stamped;             /* the caller asked for a stamp */
+    long long deadline;       /* of the backoffs (-1 none) */
+    long long budget_end;     /* of the whole call: its retries' time */
+    int voids, reloads;       /* void answers, script cache reloads so far */
+} step_call_t;
+
+/* What the call does after a step (step_once). */
+enum step_next {
+    STEP_DONE,   /* return the step's code */
+    STEP_AGAIN,  /* another step at once, or after a wait of its own */
+    STEP_FAILED  /* another step after a backoff, if retries remain */
+};
+
+/* What the masters said to a step's begin ('b'). */
+typedef struct begin_tally {
+    uint64_t cnt[RDL_REDLOCK_MAX]; /* each granting master's step counter */
+    bool member[RDL_REDLOCK_MAX];  /* the voting masters that granted */
+    uint64_t top;                  /* the version: the highest counter of a member */
+    int votes, answered;           /* members; voting masters that answered */
+    bool busy;                     /* one said another step holds the mutex */
+    bool anyhist;                  /* a member keeps its history */
+    long long valid_until;         /* of the step mutex */
+} begin_tally_t;
+
+/* Set up sc for a call of script with the caller's keys (the op record
+ * last) and arguments: the meta keys, the step mutex's lease, the budget.
+ * 0, or ENOMEM. */
+static int step_init(step_call_t *sc, rdlock_client_t *c, int nkeys, const char *const *argv, const size_t *lens,
+                     int hkey)
+{
+    static const char *const sfx[META] = { ":Qx", ":Qc", ":Qm" };
+    step_t *s = &sc->s;
+    size_t pl = lens[0];
+
+    memset(s, 0, sizeof *s);
+    s->c = c;
+    s->n = rdl_redlock_count(c);
+    s->maj = rdl_redlock_majority(c);
+    s->nkeys = nkeys;
+    s->argv = argv;
+    s->lens = lens;
+    s->hkey = hkey;
+    if ((s->mbuf = malloc(META * (pl + 4))) == NULL)
+        return ENOMEM;
+    for (int i = 0; i < META; i++) {
+        char *m = s->mbuf + (size_t)i * (pl + 4);
+        memcpy(m, argv[0], pl);
+        memcpy(m + pl, sfx[i], 3);
+        s->mk[i] = m;
+        s->ml[i] = pl + 3;
+    }
+    /* The mutex outlives a step's three round trips with room; a holder
+     * that died keeps the others out that long at most. */
+    s->px_ms = c->cfg.command_timeout_ms * 2 < 200 ? 200 : (unsigned)c->cfg.command_timeout_ms * 2;
+    s->px[rdl_fmt_u64(s->px, s->px_ms)] = '\0';
+    sc->budget_end = rdl_now_ms() + (long long)c->cfg.command_timeout_ms * (c->cfg.command_retries + 1);
+    return 0;
+}
+
+/* 1. begin: a new step token, the step mutex asked of every master ('b'),
+ * and their answers into b (q keeps them: free with rdl_quorum_free).
+ * 0, or ENOMEM. */
+static int step_begin(step_t *s, rdl_qcall_t *q, begin_tally_t *b)
+{
+    rdlock_client_t *c = s->c;
+    const char *bk[1], *args[2];
+    size_t bkl[1], argl[2], n = strlen(c->id);
+    int k;
+
+    memset(b, 0, sizeof *b);
+    memcpy(s->token, c->id, n);
+    s->token[n++] = ':';
+    s->token[n + rdl_fmt_u64(s->token + n, __atomic_add_fetch(&step_seq, 1, __ATOMIC_RELAXED))] = '\0';
+    bk[0] = s->hkey >= 0 ? s->argv[s->hkey] : NULL;
+    bkl[0] = s->hkey >= 0 ? s->lens[s->hkey] : 0;
+    args[0] = s->token;
+    argl[0] = strlen(s->token);
+    args[1] = s->px;
+    argl[1] = strlen(s->px);
+    if (meta_round(s, "b", bk, bkl, s->hkey >= 0 ? 1 : 0, args, argl, 2, NULL, q) != 0)
+        return ENOMEM;
+    b->valid_until = q->sent_at + rdl_lease_quorum_validity(&c->cfg, s->px_ms);
+    for (k = 0; k < s->n; k++) {
+        const redisReply *r = q->ans[k].r;
+        if (q->ans[k].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1)
+            continue;
+        b->answered += q->ans[k].votes;
+        if (!begin_granted(r)) {
+            b->busy = true;
+            continue;
+        }
+        s->granted[k] = true;
+        b->cnt[k] = (uint64_t)int_of(r->element[1]);
+        b->anyhist |= int_of(r->element[4]) == 1 && q->ans[k].votes;
+    }
+    /* Who counts: the voting masters that granted.  One restarted
+     * without its data (no step counter) counts too, but its counter
+     * is not raised and its version is 0, so it never leads while one
+     * with the history grants, and a step's write gives it the state
+     * back.  A majority of the masters must keep their data (as for
+     * the lock's fencing tokens): a master restarted without it and
+     * two that missed the last step could make a majority without
+     * that step.  restart_delay_ms keeps a restarted master out of
+     * the vote for its first lease; a semaphore's value never expires,
+     * so masters that restart should persist (CONTRACT 9.5).  Not
+     * counting such masters until a write repairs them was tried: an
+     * idle name whose masters all restarted once could then never take
+     * a step again, not even a reset. */
+    for (k = 0; k < s->n; k++) {
+        b->member[k] = s->granted[k] && q->ans[k].votes;
+        if (!b->member[k])
+            continue;
+        b->votes++;
+        if (b->cnt[k] > b->top)
+            b->top = b->cnt[k];
+    }
+    if (b->top == 0)
+        b->top = 1; /* a new name's first version */
+    return 0;
+}
+
+/* The version, b->top, known to a majority (a new name's counters are made
+ * by its first write): raised where it lags if a member keeps its
+ * history.  0, or EIO (not enough masters took it). */
+static int step_version(step_t *s, const begin_tally_t *b)
+{
+    bool has[RDL_REDLOCK_MAX] = { false };
+    int have = 0;
+
+    for (int k = 0; k < s->n; k++) {
+        has[k] = b->member[k] && b->cnt[k] >= b->top;
+        have += has[k];
+    }
+    if (b->anyhist && have < s->maj && fence_back(s, b->top, has, b->member, have) != 0)
+        return EIO;
+    return 0;
+}
+
+/* 2. the leader: the newest state among the voting masters (*vmax, its
+ * version). */
+static int step_leader(const step_t *s, const rdl_qcall_t *q, const begin_tally_t *b, uint64_t *vmax)
+{
+    int leader = -1;
+
+    *vmax = 0;
+    for (int k = 0; k < s->n; k++) {
+        uint64_t v;
+        if (!b->member[k])
+            continue;
+        v = (uint64_t)int_of(q->ans[k].r->element[2]);
+        if (leader < 0 || v > *vmax) {
+            leader = k;
+            *vmax = v;
+        }
+    }
+    return leader;
+}
+
+/* 3. write the leader's dump to the granting masters as version top; then
+ * the script's answer is the step's (*reply, *rc 0; EIO for an error
+ * reply, logged; a void answer for an unstamped caller: another step).
+ * What the call does next (enum step_next). */
+static enum step_next step_write(step_call_t *sc, lead_t *l, uint64_t top, redisReply **reply, int *rc)
+{
+    step_t *s = &sc->s;
+    rdl_call_t *call = sc->call;
+
+    if (write_round(s, top, l->dump) < s->maj) {
+        unsure(call);
+        if (call->sent_at < 0)
+            call->sent_at = l->sent;
+        freeReplyObject(l->op);
+        freeReplyObject(l->dump);
+        step_end(s);
+        return STEP_FAILED;
+    }
+    step_end(s); /* the masters that granted but did not take the write */
+    freeReplyObject(l->dump);
+    if (!call->maybe_ran)
+        call->sent_at = l->sent;
+    call->answer_sent = l->sent;
+    call->answer_at = l->answered;
+    snprintf(call->route, sizeof call->route, "%s", l->route);
+    if (l->op->type == REDIS_REPLY_ERROR) {
+        rdl_log(RDLOCK_LOG_ERROR, "script %s failed on %s: %s", sc->script->name, l->route, l->op->str);
+        freeReplyObject(l->op);
+        *rc = EIO;
+        return STEP_DONE;
+    }
+    if (op_status(l->op) == -2 && !sc->stamped && ++sc->voids < VOIDS_MAX) {
+        /* Void on arrival (our idea of the leader's clock was off): for a
+         * caller that did not ask for a stamp, tried again. */
+        freeReplyObject(l->op);
+        return STEP_AGAIN;
+    }
+    *reply = l->op;
+    *rc = 0;
+    return STEP_DONE;
+}
+
+/* After the leader's round trip (leader_round's code *rc): what the call
+ * does next (enum step_next; *rc with STEP_DONE: 0, EIO, EACCES, ENOMEM).
+ * The step mutex is given back where it is left. */
+static enum step_next step_led(step_call_t *sc, lead_t *l, uint64_t top, redisReply **reply, int *rc)
+{
+    step_t *s = &sc->s;
+    rdl_call_t *call = sc->call;
+
+    if (*rc == EAGAIN && sc->reloads++ < NOSCRIPT_MAX) {
+        step_end(s);
+        return STEP_AGAIN;
+    }
+    if (*rc == EACCES || *rc == ENOMEM) {
+        step_end(s);
+        return STEP_DONE;
+    }
+    if (*rc == ENOTCONN || *rc == EAGAIN) {
+        step_end(s); /* not sent, or reloads without end */
+        return STEP_FAILED;
+    }
+    if (*rc != 0) {
+        /* Sent, no answer: the script may have run on the leader. */
+        call->maybe_ran = true;
+        if (call->sent_at < 0 && l->sent > 0)
+            call->sent_at = l->sent;
+        if (l->sent + s->c->cfg.command_timeout_ms > call->unsure_until)
+            call->unsure_until = l->sent + s->c->cfg.command_timeout_ms;
+        step_end(s);
+        return STEP_FAILED;
+    }
+    if (int_of(l->dump->element[0]) != 1) {
+        /* The mutex ran out on the leader before the step: the stamp
+         * made the script void, or it ran unguarded; either way the
+         * step is not written and is tried again. */
+        rdl_log(RDLOCK_LOG_WARN, "%.*s: a step outlasted its mutex; tried again", (int)s->lens[0], s->argv[0]);
+        unsure(call);
+        freeReplyObject(l->op);
+        freeReplyObject(l->dump);
+        step_end(s);
+        return STEP_FAILED;
+    }
+    return step_write(sc, l, top, reply, rc);
+}
+
+/* One step: begin, the leader's round trip, write (prim_quorum.h).  What
+ * the call does next (enum step_next); with STEP_DONE, *rc: 0 (*reply),
+ * EIO, EACCES, ENOMEM. */
+static enum step_next step_once(step_call_t *sc, redisReply **reply, int *rc)
+{
+    step_t *s = &sc->s;
+    rdl_qcall_t q;
+    begin_tally_t b;
+    lead_t l = { .script = sc->script, .argc = sc->argc, .stamp_arg = sc->stamp_arg };
+    uint64_t vmax;
+    long long now;
+
+    if (step_begin(s, &q, &b) != 0) {
+        *rc = ENOMEM;
+        return STEP_DONE;
+    }
+    now = rdl_now_ms();
+    if (b.votes < s->maj || now >= b.valid_until) {
+        rdl_quorum_free(&q);
+        step_end(s);
+        if (q.denied && b.answered < s->maj) {
+            *rc = EACCES;
+            return STEP_DONE;
+        }
+        if (b.answered >= s->maj && b.busy && now < sc->budget_end && (sc->deadline < 0 || now < sc->deadline)) {
+            /* Another step holds the mutex (or a split): steps are
+             * short, so look again soon. */
+            rdl_sleep_ms(1 + rdl_jitter(2 + 2 * (unsigned)(now - q.sent_at)));
+            return STEP_AGAIN;
+        }
+        return STEP_FAILED;
+    }
+    if (step_version(s, &b) != 0) {
+        rdl_quorum_free(&q);
+        step_end(s);
+        return STEP_FAILED;
+    }
+    l.leader = step_leader(s, &q, &b, &vmax);
+    if (s->hkey >= 0 && merges(s, &q, l.leader, vmax, &l.mv, &l.ml, &l.nm) != 0) {
+        rdl_quorum_free(&q);
+        step_end(s);
+        *rc = ENOMEM;
+        return STEP_DONE;
+    }
+    l.valid_until = b.valid_until;
+    *rc = leader_round(s, &l);
+    free(l.mv);
+    free(l.ml);
+    rdl_quorum_free(&q);
+    return step_led(sc, &l, b.top, reply, rc);
+}
+
 int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                            const char *const *argv, const size_t *lens, int stamp_arg, int hkey,
                            long long deadline, redisReply **reply, rdl_call_t *call)
 {
     rdl_call_t local = { 0 };
-    step_t s;
-    size_t pl = lens[0];
-    long long budget_end, now;
-    int failures = 0, voids = 0, reloads = 0, rc = EIO;
-    bool stamped;
-    static const char *const sfx[META] = { ":Qx", ":Qc", ":Qm" };
+    step_call_t sc;
+    long long now, pause;
+    int failures = 0, rc = EIO;
 
     *reply = NULL;
     if (call == NULL)
         call = &local;
-    stamped = call->stamp != NULL;
+    sc.stamped = call->stamp != NULL;
     call->maybe_ran = call->ambiguous = false;
     call->sent_at = -1;
     call->acked = -1;
@@ -543,219 +894,22 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
     call->route[0] = '\0';
     if (nkeys < 2 || nkeys > KEYS_MAX || hkey >= nkeys - 1)
         return EINVAL;
-
-    memset(&s, 0, sizeof s);
-    s.c = c;
-    s.n = rdl_redlock_count(c);
-    s.maj = rdl_redlock_majority(c);
-    s.nkeys = nkeys;
-    s.argv = argv;
-    s.lens = lens;
-    s.hkey = hkey;
-    if ((s.mbuf = malloc(META * (pl + 4))) == NULL)
+    if (step_init(&sc, c, nkeys, argv, lens, hkey) != 0)
         return ENOMEM;
-    for (int i = 0; i < META; i++) {
-        char *m = s.mbuf + (size_t)i * (pl + 4);
-        memcpy(m, argv[0], pl);
-        memcpy(m + pl, sfx[i], 3);
-        s.mk[i] = m;
-        s.ml[i] = pl + 3;
-    }
-    /* The mutex outlives a step's three round trips with room; a holder
-     * that died keeps the others out that long at most. */
-    s.px_ms = c->cfg.command_timeout_ms * 2 < 200 ? 200 : (unsigned)c->cfg.command_timeout_ms * 2;
-    s.px[rdl_fmt_u64(s.px, s.px_ms)] = '\0';
-    budget_end = rdl_now_ms() + (long long)c->cfg.command_timeout_ms * (c->cfg.command_retries + 1);
+    sc.script = script;
+    sc.argc = argc;
+    sc.stamp_arg = stamp_arg;
+    sc.call = call;
+    sc.deadline = deadline;
+    sc.voids = sc.reloads = 0;
 
     for (;;) {
-        rdl_qcall_t q;
-        const char *bk[1];
-        size_t bkl[1];
-        const char *args[2];
-        size_t argl[2];
-        uint64_t cnt[RDL_REDLOCK_MAX] = { 0 }, top = 0, vmax = 0;
-        bool has[RDL_REDLOCK_MAX] = { false }, hist[RDL_REDLOCK_MAX] = { false },
-             member[RDL_REDLOCK_MAX] = { false }, busy = false, anyhist = false;
-        int votes = 0, answered = 0, have = 0, leader = -1, nm = 0, k;
-        long long valid_until, sent2 = 0, answered2 = 0, pause;
-        const char **mv = NULL;
-        size_t *ml = NULL;
-        redisReply *op = NULL, *dump = NULL;
-        char route[RDL_ROUTE_MAX];
-
-        {
-            size_t n = 0;
-            memcpy(s.token, c->id, strlen(c->id));
-            n = strlen(c->id);
-            s.token[n++] = ':';
-            s.token[n + rdl_fmt_u64(s.token + n, __atomic_add_fetch(&step_seq, 1, __ATOMIC_RELAXED))] = '\0';
-        }
-        /* 1. begin */
-        bk[0] = hkey >= 0 ? argv[hkey] : NULL;
-        bkl[0] = hkey >= 0 ? lens[hkey] : 0;
-        args[0] = s.token;
-        argl[0] = strlen(s.token);
-        args[1] = s.px;
-        argl[1] = strlen(s.px);
-        if (meta_round(&s, "b", bk, bkl, hkey >= 0 ? 1 : 0, args, argl, 2, NULL, &q) != 0) {
-            rc = ENOMEM;
+        enum step_next next = step_once(&sc, reply, &rc);
+        if (next == STEP_DONE)
             break;
-        }
-        valid_until = q.sent_at + rdl_lease_quorum_validity(&c->cfg, s.px_ms);
-        for (k = 0; k < s.n; k++) {
-            const redisReply *r = q.ans[k].r;
-            if (q.ans[k].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements < 1)
-                continue;
-            answered += q.ans[k].votes;
-            if (!begin_granted(r)) {
-                busy = true;
-                continue;
-            }
-            s.granted[k] = true;
-            cnt[k] = (uint64_t)int_of(r->element[1]);
-            hist[k] = int_of(r->element[4]) == 1;
-            anyhist |= hist[k] && q.ans[k].votes;
-        }
-        /* Who counts: the voting masters that granted.  One restarted
-         * without its data (no step counter) counts too, but its counter
-         * is not raised and its version is 0, so it never leads while one
-         * with the history grants, and a step's write gives it the state
-         * back.  A majority of the masters must keep their data (as for
-         * the lock's fencing tokens): a master restarted without it and
-         * two that missed the last step could make a majority without
-         * that step.  restart_delay_ms keeps a restarted master out of
-         * the vote for its first lease; a semaphore's value never expires,
-         * so masters that restart should persist (CONTRACT 9.5).  Not
-         * counting such masters until a write repairs them was tried: an
-         * idle name whose masters all restarted once could then never take
-         * a step again, not even a reset. */
-        for (k = 0; k < s.n; k++) {
-            member[k] = s.granted[k] && q.ans[k].votes;
-            if (!member[k])
-                continue;
-            votes++;
-            if (cnt[k] > top)
-                top = cnt[k];
-        }
-        if (top == 0)
-            top = 1; /* a new name's first version */
-        now = rdl_now_ms();
-        if (votes < s.maj || now >= valid_until) {
-            rdl_quorum_free(&q);
-            step_end(&s);
-            if (q.denied && answered < s.maj) {
-                rc = EACCES;
-                break;
-            }
-            if (answered >= s.maj && busy && now < budget_end && (deadline < 0 || now < deadline)) {
-                /* Another step holds the mutex (or a split): steps are
-                 * short, so look again soon. */
-                rdl_sleep_ms(1 + rdl_jitter(2 + 2 * (unsigned)(now - q.sent_at)));
-                continue;
-            }
-            goto failed;
-        }
-        /* The version: the highest counter, known to a majority (a new
-         * name's counters are made by its first write). */
-        for (k = 0; k < s.n; k++) {
-            has[k] = member[k] && cnt[k] >= top;
-            have += has[k];
-        }
-        if (anyhist && have < s.maj && fence_back(&s, top, has, member, have) != 0) {
-            rdl_quorum_free(&q);
-            step_end(&s);
-            goto failed;
-        }
-        /* 2. the leader: the newest state among the voting masters. */
-        for (k = 0; k < s.n; k++) {
-            uint64_t v;
-            if (!member[k])
-                continue;
-            v = (uint64_t)int_of(q.ans[k].r->element[2]);
-            if (leader < 0 || v > vmax) {
-                leader = k;
-                vmax = v;
-            }
-        }
-        if (hkey >= 0 && merges(&s, &q, leader, vmax, &mv, &ml, &nm) != 0) {
-            rdl_quorum_free(&q);
-            step_end(&s);
-            rc = ENOMEM;
-            break;
-        }
-        rc = leader_round(&s, leader, script, argc, argv, lens, stamp_arg, valid_until, mv, ml, nm, &sent2,
-                          &answered2, route, sizeof route, &op, &dump);
-        free(mv);
-        free(ml);
-        rdl_quorum_free(&q);
-        if (rc == EAGAIN && reloads++ < NOSCRIPT_MAX) {
-            step_end(&s);
+        if (next == STEP_AGAIN)
             continue;
-        }
-        if (rc == EACCES || rc == ENOMEM) {
-            step_end(&s);
-            break;
-        }
-        if (rc == ENOTCONN || rc == EAGAIN) {
-            step_end(&s); /* not sent, or reloads without end */
-            goto failed;
-        }
-        if (rc != 0) {
-            /* Sent, no answer: the script may have run on the leader. */
-            call->maybe_ran = true;
-            if (call->sent_at < 0 && sent2 > 0)
-                call->sent_at = sent2;
-            if (sent2 + c->cfg.command_timeout_ms > call->unsure_until)
-                call->unsure_until = sent2 + c->cfg.command_timeout_ms;
-            step_end(&s);
-            goto failed;
-        }
-        if (int_of(dump->element[0]) != 1) {
-            /* The mutex ran out on the leader before the step: the stamp
-             * made the script void, or it ran unguarded; either way the
-             * step is not written and is tried again. */
-            rdl_log(RDLOCK_LOG_WARN, "%.*s: a step outlasted its mutex; tried again", (int)lens[0], argv[0]);
-            unsure(call);
-            freeReplyObject(op);
-            freeReplyObject(dump);
-            step_end(&s);
-            goto failed;
-        }
-        /* 3. write */
-        if (write_round(&s, top, dump) < s.maj) {
-            unsure(call);
-            if (call->sent_at < 0)
-                call->sent_at = sent2;
-            freeReplyObject(op);
-            freeReplyObject(dump);
-            step_end(&s);
-            goto failed;
-        }
-        step_end(&s); /* the masters that granted but did not take the write */
-        freeReplyObject(dump);
-        if (!call->maybe_ran)
-            call->sent_at = sent2;
-        call->answer_sent = sent2;
-        call->answer_at = answered2;
-        snprintf(call->route, sizeof call->route, "%s", route);
-        if (op->type == REDIS_REPLY_ERROR) {
-            rdl_log(RDLOCK_LOG_ERROR, "script %s failed on %s: %s", script->name, route, op->str);
-            freeReplyObject(op);
-            rc = EIO;
-            break;
-        }
-        if (op_status(op) == -2 && !stamped && ++voids < VOIDS_MAX) {
-            /* Void on arrival (our idea of the leader's clock was off):
-             * for a caller that did not ask for a stamp, tried again. */
-            freeReplyObject(op);
-            continue;
-        }
-        *reply = op;
-        rc = 0;
-        break;
-
-    failed:
-        if (++failures > c->cfg.command_retries || (now = rdl_now_ms()) >= budget_end) {
+        if (++failures > c->cfg.command_retries || (now = rdl_now_ms()) >= sc.budget_end) {
             rc = EIO;
             break;
         }
@@ -770,6 +924,6 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
     }
     if (rc == EIO)
         rdl_log(RDLOCK_LOG_DEBUG, "%.*s: a step found no majority of redlock masters", (int)lens[0], argv[0]);
-    free(s.mbuf);
+    free(sc.s.mbuf);
     return rc;
 }

@@ -351,6 +351,86 @@ int rdl_quorum_conn(rdlock_client_t *c, int k, rdl_conn_t **out)
     return 0;
 }
 
+/* Append q's request on every connection in conns, each stamped as it
+ * goes (q->sent_at: when the first went out).  A connection that cannot
+ * take it is closed and taken out (nothing went out); the others join rd,
+ * each expecting one reply. */
+static void exchange_send(rdlock_client_t *c, rdl_qcall_t *q, rdl_conn_t **conns, round_t *rd)
+{
+    q->sent_at = rdl_now_ms();
+    for (int k = 0; k < q->n; k++) {
+        rdl_qans_t *a = &q->ans[k];
+        if (conns[k] == NULL)
+            continue;
+        a->votes = rdl_redlock_votes(c, k, q->sent_at);
+        a->sent_at = rdl_now_ms();
+        if (q->stamp[k] != NULL)
+            rdl_client_stamp(c, conns[k]->route, q->stamp[k], a->sent_at);
+        if (rdl_conn_append_script(conns[k], q->script, q->nkeys, q->argc, q->argv[k], q->lens[k]) != 0) {
+            rdl_conn_close(conns[k]);
+            conns[k] = NULL;
+            continue; /* nothing went out */
+        }
+        rd->conn[k] = conns[k];
+        rd->expect[k] = 1;
+    }
+}
+
+/* The master lost its script cache (restarted; master k answered
+ * NOSCRIPT on conn): loaded and run again on it alone (conn.c falls back
+ * to EVAL).  q->ans[k] says how that went: rc 0 and its answer, ENOTCONN
+ * (not run: conn still usable), or EIO (sent, no answer: it may act). */
+static void exchange_rerun(rdlock_client_t *c, rdl_qcall_t *q, int k, rdl_conn_t *conn)
+{
+    rdl_qans_t *a = &q->ans[k];
+    redisReply *r2 = NULL;
+
+    freeReplyObject(a->r);
+    a->r = NULL;
+    a->sent_at = rdl_now_ms();
+    if (q->stamp[k] != NULL)
+        rdl_client_stamp(c, conn->route, q->stamp[k], a->sent_at);
+    if (rdl_conn_script(conn, q->script, q->nkeys, q->argc, q->argv[k], q->lens[k], &r2) == 0) {
+        a->r = r2;
+        a->answer_at = rdl_now_ms();
+    } else {
+        a->rc = rdl_conn_ok(conn) ? ENOTCONN : EIO;
+        if (a->rc == EIO && q->stamp[k] != NULL && a->sent_at + c->cfg.command_timeout_ms > q->unsure_until)
+            q->unsure_until = a->sent_at + c->cfg.command_timeout_ms;
+    }
+}
+
+/* What master k, sent q's request in rd, made of it, into q->ans[k]: its
+ * answer (rc 0; the reply taken out of rd), or EIO (no answer: its
+ * connection closed and taken out of conns, the master marked down). */
+static void exchange_answer(rdlock_client_t *c, rdl_qcall_t *q, int k, rdl_conn_t **conns, round_t *rd)
+{
+    rdl_qans_t *a = &q->ans[k];
+
+    if (rd->expect[k] > 0 || rd->broken[k]) {
+        /* Sent, unanswered: it may still act (a stamped one until its
+         * stamp), and its reply may yet come on this connection, which is
+         * never reused. */
+        a->rc = EIO;
+        rdl_conn_close(conns[k]);
+        conns[k] = NULL;
+        rdl_redlock_result(c, k, false);
+        if (q->stamp[k] != NULL && a->sent_at + c->cfg.command_timeout_ms > q->unsure_until)
+            q->unsure_until = a->sent_at + c->cfg.command_timeout_ms;
+        return;
+    }
+    a->rc = 0;
+    a->r = rd->got[k][0];
+    if (a->r->type == REDIS_REPLY_ERROR && rdl_reply_error(a->r) == EACCES)
+        q->denied = true;
+    rd->got[k][0] = NULL;
+    rd->ngot[k] = 0;
+    a->answer_at = rd->answer_at[k];
+    rdl_redlock_result(c, k, true);
+    if (rdl_reply_noscript(a->r))
+        exchange_rerun(c, q, k, conns[k]);
+}
+
 int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
 {
     rdl_conn_t *conns[RDL_REDLOCK_MAX] = { 0 };
@@ -377,69 +457,11 @@ int rdl_quorum_exchange(rdlock_client_t *c, rdl_qcall_t *q)
     if (setup_round(c, conns, want) == EACCES)
         q->denied = true;
 
-    q->sent_at = rdl_now_ms();
-    for (k = 0; k < n; k++) {
-        rdl_qans_t *a = &q->ans[k];
-        if (conns[k] == NULL)
-            continue;
-        a->votes = rdl_redlock_votes(c, k, q->sent_at);
-        a->sent_at = rdl_now_ms();
-        if (q->stamp[k] != NULL)
-            rdl_client_stamp(c, conns[k]->route, q->stamp[k], a->sent_at);
-        if (rdl_conn_append_script(conns[k], q->script, q->nkeys, q->argc, q->argv[k], q->lens[k]) != 0) {
-            rdl_conn_close(conns[k]);
-            conns[k] = NULL;
-            continue; /* nothing went out */
-        }
-        rd.conn[k] = conns[k];
-        rd.expect[k] = 1;
-    }
+    exchange_send(c, q, conns, &rd);
     round_run(c, &rd, n, maj, q->sent_at);
-
-    for (k = 0; k < n; k++) {
-        rdl_qans_t *a = &q->ans[k];
-        if (rd.conn[k] == NULL)
-            continue;
-        if (rd.expect[k] > 0 || rd.broken[k]) {
-            /* Sent, unanswered: it may still act (a stamped one until its
-             * stamp), and its reply may yet come on this connection,
-             * which is never reused. */
-            a->rc = EIO;
-            rdl_conn_close(conns[k]);
-            conns[k] = NULL;
-            rdl_redlock_result(c, k, false);
-            if (q->stamp[k] != NULL && a->sent_at + c->cfg.command_timeout_ms > q->unsure_until)
-                q->unsure_until = a->sent_at + c->cfg.command_timeout_ms;
-            continue;
-        }
-        a->rc = 0;
-        a->r = rd.got[k][0];
-        if (a->r->type == REDIS_REPLY_ERROR && rdl_reply_error(a->r) == EACCES)
-            q->denied = true;
-        rd.got[k][0] = NULL;
-        rd.ngot[k] = 0;
-        a->answer_at = rd.answer_at[k];
-        rdl_redlock_result(c, k, true);
-        if (rdl_reply_noscript(a->r)) {
-            /* The master lost its script cache (restarted): loaded and
-             * run again on it alone (conn.c falls back to EVAL). */
-            redisReply *r2 = NULL;
-            freeReplyObject(a->r);
-            a->r = NULL;
-            a->sent_at = rdl_now_ms();
-            if (q->stamp[k] != NULL)
-                rdl_client_stamp(c, conns[k]->route, q->stamp[k], a->sent_at);
-            if (rdl_conn_script(conns[k], q->script, q->nkeys, q->argc, q->argv[k], q->lens[k], &r2) == 0) {
-                a->r = r2;
-                a->answer_at = rdl_now_ms();
-            } else {
-                a->rc = rdl_conn_ok(conns[k]) ? ENOTCONN : EIO;
-                if (a->rc == EIO && q->stamp[k] != NULL &&
-                    a->sent_at + c->cfg.command_timeout_ms > q->unsure_until)
-                    q->unsure_until = a->sent_at + c->cfg.command_timeout_ms;
-            }
-        }
-    }
+    for (k = 0; k < n; k++)
+        if (rd.conn[k] != NULL)
+            exchange_answer(c, q, k, conns, &rd);
     for (k = 0; k < n; k++) {
         if (conns[k] == NULL)
             continue;

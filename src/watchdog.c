@@ -307,36 +307,41 @@ static void wd_drop(rdlock_client_t *c, rdl_conn_t *conn)
         }
 }
 
-/* Run the unanswered holds of [s, e), all of one server, on the
- * watchdog's connection to it: pipelined renew scripts (mutex not held).
- * At most RDL_RENEW_WINDOW calls are ahead of their replies, so the
- * server starts on the first while the client formats the next, and the
- * output buffer stays small however many holds the round has (all of a
- * million holds' calls at once took ~100 bytes per hold).  Every
- * pipelined reply is read before anything else is sent, so replies
- * never pair with the wrong chunk; chunks that met NOSCRIPT are sent again
- * after a SCRIPT LOAD, chunks that met ASK to the node it names. */
-static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e, renew_argbuf_t *ab)
-{
+/* One server's share of a renewal round (renew_route): the holds [s, e)
+ * of b, on the watchdog's connection to that server, and what its replies
+ * asked for. */
+typedef struct route_run {
+    rdlock_client_t *c;
+    renew_batch_t *b;
+    size_t s, e;
+    renew_argbuf_t *ab;
     rdl_conn_t *conn;
-    size_t start, n, argc, next, inflight = 0;
-    bool reload = false, fresh, readonly = false, ask = false, loaded;
-    int rc;
+    bool reload;   /* a chunk met NOSCRIPT: load, send it again */
+    bool readonly; /* the server is a replica now: a new connection */
+    bool ask;      /* a chunk met ASK: to the node it names */
+} route_run_t;
 
-    if ((rc = wd_conn(c, b->routes[b->items[s].route], &conn, &fresh)) != 0)
-        return rc;
-    /* Load once per connection, in the same pipeline as the first batch,
-     * so a fresh connection costs no extra round trip. */
-    if (fresh && (rc = rdl_conn_append_load(conn, c->scripts->renew)) != 0)
-        goto out;
-    loaded = !fresh;
+/* The pipeline: every chunk of [s, e) sent, at most RDL_RENEW_WINDOW
+ * ahead of its reply, and every reply read and recorded (renew_result),
+ * the reply of a SCRIPT LOAD appended first unless loaded.  0; or EIO (no
+ * answer, replies may be left unread), an error of the SCRIPT LOAD
+ * (rdl_reply_error's code, logged), ENOMEM; rr->reload, readonly, ask say
+ * what the replies asked for. */
+static int renew_pipelined(route_run_t *rr, bool loaded)
+{
+    rdlock_client_t *c = rr->c;
+    renew_batch_t *b = rr->b;
+    rdl_conn_t *conn = rr->conn;
+    size_t start, n, argc, next, inflight = 0, e = rr->e;
+    int rc = 0;
+
     /* next: the first chunk not sent; start: the first not answered. */
-    for (next = start = s; rc == 0 && start < e;) {
+    for (next = start = rr->s; rc == 0 && start < e;) {
         redisReply *r;
         if (next < e && inflight < RDL_RENEW_WINDOW) {
             n = chunk_len(c, b, next, e);
-            argc = renew_args(c, b, next, n, ab);
-            rc = rdl_conn_append_script(conn, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens);
+            argc = renew_args(c, b, next, n, rr->ab);
+            rc = rdl_conn_append_script(conn, c->scripts->renew, (int)n, (int)argc, rr->ab->argv, rr->ab->lens);
             next += n;
             inflight++;
             continue;
@@ -354,68 +359,117 @@ static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e,
         }
         n = chunk_len(c, b, start, e);
         switch (renew_result(c, conn, b, start, n, r)) {
-        case 1: reload = true; break;
-        case 2: readonly = true; break;
-        case 3: ask |= conn->redir.kind == RDL_CL_ASK && conn->redir.host[0] != '\0'; break;
+        case 1: rr->reload = true; break;
+        case 2: rr->readonly = true; break;
+        case 3: rr->ask |= conn->redir.kind == RDL_CL_ASK && conn->redir.host[0] != '\0'; break;
         }
         freeReplyObject(r);
         start += n;
         inflight--;
     }
-    if (rc == 0 && readonly)
+    return rc;
+}
+
+/* After NOSCRIPT: the script loaded again, and the chunks still without
+ * an answer sent again, one at a time.  0, or the first error of the
+ * SCRIPT LOAD or of a call (EIO...). */
+static int renew_reloaded(route_run_t *rr)
+{
+    rdlock_client_t *c = rr->c;
+    renew_batch_t *b = rr->b;
+    size_t start, n, argc;
+    int rc = rdl_conn_load(rr->conn, c->scripts->renew);
+
+    for (start = rr->s; start < rr->e && rc == 0; start += n) {
+        redisReply *r;
+        n = chunk_len(c, b, start, rr->e);
+        if (b->items[start].result != -1)
+            continue; /* this chunk was answered */
+        argc = renew_args(c, b, start, n, rr->ab);
+        rc = rdl_conn_script(rr->conn, c->scripts->renew, (int)n, (int)argc, rr->ab->argv, rr->ab->lens, &r);
+        if (rc == 0) {
+            renew_result(c, rr->conn, b, start, n, r);
+            freeReplyObject(r);
+        }
+    }
+    return rc;
+}
+
+/* A slot half migrated: the holds already on the importing node are
+ * renewed there now, with ASKING, chunk by chunk (rare).  What fails stays
+ * unknown, retried next round; a connection to that node that failed is
+ * dropped. */
+static void renew_asked(route_run_t *rr)
+{
+    rdlock_client_t *c = rr->c;
+    renew_batch_t *b = rr->b;
+    rdl_conn_t *conn = rr->conn;
+    renew_argbuf_t *ab = rr->ab;
+    size_t start, n, argc;
+
+    for (start = rr->s; start < rr->e; start += n) {
+        char route[RDL_ROUTE_MAX];
+        rdl_conn_t *to;
+        redisReply *r = NULL;
+        bool tofresh;
+        n = chunk_len(c, b, start, rr->e);
+        if (b->items[start].result != -1)
+            continue;
+        /* Where an ASK for this slot sent us: asked again, to be sure
+         * which chunk it was about (cheap, and rare). */
+        argc = renew_args(c, b, start, n, ab);
+        if (rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r) == 0) {
+            renew_result(c, conn, b, start, n, r);
+            freeReplyObject(r);
+            continue;
+        }
+        if (conn->redir.kind != RDL_CL_ASK || conn->redir.host[0] == '\0')
+            continue;
+        snprintf(route, sizeof route, "%s:%d", conn->redir.host, conn->redir.port);
+        if (wd_conn(c, route, &to, &tofresh) != 0)
+            continue;
+        to->asking = true;
+        if (rdl_conn_script(to, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r) == 0) {
+            renew_result(c, to, b, start, n, r);
+            freeReplyObject(r);
+        } else if (!rdl_conn_ok(to)) {
+            wd_drop(c, to);
+        }
+    }
+}
+
+/* Run the unanswered holds of [s, e), all of one server, on the
+ * watchdog's connection to it: pipelined renew scripts (mutex not held).
+ * At most RDL_RENEW_WINDOW calls are ahead of their replies, so the
+ * server starts on the first while the client formats the next, and the
+ * output buffer stays small however many holds the round has (all of a
+ * million holds' calls at once took ~100 bytes per hold).  Every
+ * pipelined reply is read before anything else is sent, so replies
+ * never pair with the wrong chunk; chunks that met NOSCRIPT are sent again
+ * after a SCRIPT LOAD, chunks that met ASK to the node it names.  0, or
+ * an error (EIO, ENOMEM, EACCES...): the connection is dropped, the holds
+ * without an answer stay unknown. */
+static int renew_route(rdlock_client_t *c, renew_batch_t *b, size_t s, size_t e, renew_argbuf_t *ab)
+{
+    route_run_t rr = { .c = c, .b = b, .s = s, .e = e, .ab = ab };
+    bool fresh;
+    int rc;
+
+    if ((rc = wd_conn(c, b->routes[b->items[s].route], &rr.conn, &fresh)) != 0)
+        return rc;
+    /* Load once per connection, in the same pipeline as the first batch,
+     * so a fresh connection costs no extra round trip. */
+    if (!fresh || (rc = rdl_conn_append_load(rr.conn, c->scripts->renew)) == 0)
+        rc = renew_pipelined(&rr, !fresh);
+    if (rc == 0 && rr.readonly)
         rc = EIO; /* below: the connection is dropped; the caller retries on a new one */
-    if (rc == 0 && reload) {
-        rc = rdl_conn_load(conn, c->scripts->renew);
-        for (start = s; start < e && rc == 0; start += n) {
-            redisReply *r;
-            n = chunk_len(c, b, start, e);
-            if (b->items[start].result != -1)
-                continue; /* this chunk was answered */
-            argc = renew_args(c, b, start, n, ab);
-            rc = rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r);
-            if (rc == 0) {
-                renew_result(c, conn, b, start, n, r);
-                freeReplyObject(r);
-            }
-        }
-    }
-    if (rc == 0 && ask) {
-        /* A slot half migrated: the holds already on the importing node
-         * are renewed there now, with ASKING, chunk by chunk (rare). */
-        for (start = s; start < e && rc == 0; start += n) {
-            char route[RDL_ROUTE_MAX];
-            rdl_conn_t *to;
-            redisReply *r = NULL;
-            bool tofresh;
-            n = chunk_len(c, b, start, e);
-            if (b->items[start].result != -1)
-                continue;
-            /* Where an ASK for this slot sent us: asked again, to be sure
-             * which chunk it was about (cheap, and rare). */
-            argc = renew_args(c, b, start, n, ab);
-            if (rdl_conn_script(conn, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r) == 0) {
-                renew_result(c, conn, b, start, n, r);
-                freeReplyObject(r);
-                continue;
-            }
-            if (conn->redir.kind != RDL_CL_ASK || conn->redir.host[0] == '\0')
-                continue;
-            snprintf(route, sizeof route, "%s:%d", conn->redir.host, conn->redir.port);
-            if (wd_conn(c, route, &to, &tofresh) != 0)
-                continue;
-            to->asking = true;
-            if (rdl_conn_script(to, c->scripts->renew, (int)n, (int)argc, ab->argv, ab->lens, &r) == 0) {
-                renew_result(c, to, b, start, n, r);
-                freeReplyObject(r);
-            } else if (!rdl_conn_ok(to)) {
-                wd_drop(c, to);
-            }
-        }
-    }
-out:
-    if (rc != 0 || !rdl_conn_ok(conn)) {
+    if (rc == 0 && rr.reload)
+        rc = renew_reloaded(&rr);
+    if (rc == 0 && rr.ask)
+        renew_asked(&rr);
+    if (rc != 0 || !rdl_conn_ok(rr.conn)) {
         /* Replies may be left unread: never reuse such a connection. */
-        wd_drop(c, conn);
+        wd_drop(c, rr.conn);
         if (rc == 0)
             rc = EIO;
     }
