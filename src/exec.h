@@ -96,6 +96,13 @@ typedef struct rdl_exec_ops {
     int (*each)(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc, const char *const *argv,
                 const size_t *lens, bool (*use)(int server, const redisReply *r, void *arg), void *arg,
                 const char *what, const char *name);
+    /* renew.lua for n holds (n keys, argc arguments) on every server a
+     * name lives on at once, each hold's result by vote into result[i]: 0
+     * renewed, 1 lost, -1 unknown (to be retried).  NULL where one server
+     * serves each name and the watchdog renews on its own connections,
+     * pipelined per server (watchdog.c).  0, or EIO (some result is
+     * unknown), ENOMEM (nothing was sent). */
+    int (*renew)(rdlock_client_t *c, int n, int argc, const char *const *argv, const size_t *lens, int *result);
 } rdl_exec_ops_t;
 
 extern const rdl_exec_ops_t rdl_exec_single;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "exec.h"
 #include "lock_quorum.h"
@@ -102,6 +103,49 @@ static int quorum_each(rdlock_client_t *c, const rdl_script_t *script, int nkeys
     return 0;
 }
 
+/* Renewals on every master at once, each hold's result by majority.  A
+ * master that does not vote yet (restarted within restart_delay_ms) counts
+ * for the hold: it cannot vote for anyone else either.  Renewed: renewals
+ * plus such masters make a majority; lost: even the masters that did not
+ * answer could not make one; else unknown, retried. */
+static int quorum_renew(rdlock_client_t *c, int n, int argc, const char *const *argv, const size_t *lens,
+                        int *result)
+{
+    int nm = rdl_redlock_count(c), maj = rdl_redlock_majority(c), err = 0;
+    bool got[RDL_REDLOCK_MAX] = { false }, idle[RDL_REDLOCK_MAX] = { false };
+    int *res = malloc((size_t)nm * (size_t)n * sizeof *res);
+    rdl_qcall_t q;
+
+    if (res == NULL)
+        return ENOMEM;
+    rdl_quorum_init(c, &q, c->scripts->renew, n, argc, argv, lens);
+    if (rdl_quorum_exchange(c, &q) != 0) {
+        free(res);
+        return ENOMEM;
+    }
+    for (int k = 0; k < nm; k++) {
+        if (q.ans[k].rc == 0 && !q.ans[k].votes)
+            idle[k] = true;
+        else if (q.ans[k].rc == 0 && rdl_reply_renew(q.ans[k].r, (size_t)n, res + (size_t)k * n) == 0)
+            got[k] = true;
+    }
+    rdl_quorum_free(&q);
+    for (int i = 0; i < n; i++) {
+        int yes = 0, maybe = 0;
+        for (int k = 0; k < nm; k++) {
+            if (idle[k] || (got[k] && res[(size_t)k * n + i] == 0))
+                yes++;
+            else if (!got[k])
+                maybe++;
+        }
+        result[i] = yes >= maj ? 0 : yes + maybe < maj ? 1 : -1;
+        if (result[i] == -1)
+            err = EIO;
+    }
+    free(res);
+    return err;
+}
+
 const rdl_exec_ops_t rdl_exec_quorum = {
     .name = "quorum",
     .caps = RDL_EXEC_VOTE_ONE | RDL_EXEC_GRANTS_UNDONE | RDL_EXEC_DEAD_OWNER | RDL_EXEC_RELEASE_TO_EXPIRY,
@@ -111,4 +155,5 @@ const rdl_exec_ops_t rdl_exec_quorum = {
     .script = quorum_script,
     .script_on = quorum_script_on,
     .each = quorum_each,
+    .renew = quorum_renew,
 };

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "client.h"
+#include "exec.h"
 #include "hold.h"
 #include "ident.h"
 #include "lease.h"
 #include "log.h"
-#include "quorum.h"
 #include "reply.h"
 #include "slotmap.h"
 #include "script.h"
@@ -484,48 +484,28 @@ static int item_order(const void *x, const void *y)
     return a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
-/* Redlock: the batch's unanswered holds on every master at once (chunk
- * by chunk), each hold's result by majority (mutex not held).  A master
- * that does not vote yet (restarted within restart_delay_ms) counts for
- * the hold: it cannot vote for anyone else either.  Renewed: renewals
- * plus such masters make a majority; lost: even the masters that did not
- * answer could not make one; else unknown, retried. */
-static int renew_quorum(rdlock_client_t *c, renew_batch_t *b, renew_argbuf_t *ab)
+/* Where the step set renews by vote (exec.h: Redlock), the batch's
+ * holds chunk by chunk on every server at once (mutex not held).  0, or
+ * EIO (some hold's result unknown, retried), ENOMEM. */
+static int renew_voted(rdlock_client_t *c, renew_batch_t *b, renew_argbuf_t *ab)
 {
-    int n = rdl_redlock_count(c), maj = rdl_redlock_majority(c), err = 0;
+    int err = 0;
     size_t start, m;
 
     b->sent_at = rdl_now_ms();
     for (start = 0; start < b->n; start += m) {
-        int res[RDL_REDLOCK_MAX][RDL_RENEW_BATCH];
-        bool got[RDL_REDLOCK_MAX] = { false }, idle[RDL_REDLOCK_MAX] = { false };
-        rdl_qcall_t q;
+        int res[RDL_RENEW_BATCH], rc;
         size_t argc, i;
         for (m = 0; start + m < b->n && m < RDL_RENEW_BATCH; m++)
             ;
         argc = renew_args(c, b, start, m, ab);
-        rdl_quorum_init(c, &q, c->scripts->renew, (int)m, (int)argc, ab->argv, ab->lens);
-        if (rdl_quorum_exchange(c, &q) != 0)
+        rc = c->exec->renew(c, (int)m, (int)argc, ab->argv, ab->lens, res);
+        if (rc == ENOMEM)
             return ENOMEM;
-        for (int k = 0; k < n; k++) {
-            if (q.ans[k].rc == 0 && !q.ans[k].votes)
-                idle[k] = true;
-            else if (q.ans[k].rc == 0 && rdl_reply_renew(q.ans[k].r, m, res[k]) == 0)
-                got[k] = true;
-        }
-        rdl_quorum_free(&q);
-        for (i = 0; i < m; i++) {
-            int yes = 0, maybe = 0;
-            for (int k = 0; k < n; k++) {
-                if (idle[k] || (got[k] && res[k][i] == 0))
-                    yes++;
-                else if (!got[k])
-                    maybe++;
-            }
-            b->items[start + i].result = yes >= maj ? 0 : yes + maybe < maj ? 1 : -1;
-            if (b->items[start + i].result == -1)
-                err = EIO;
-        }
+        for (i = 0; i < m; i++)
+            b->items[start + i].result = res[i];
+        if (rc != 0)
+            err = rc;
     }
     return err;
 }
@@ -540,9 +520,9 @@ static int renew_send(rdlock_client_t *c, renew_batch_t *b)
     size_t i, s, e;
     int rc = 0, err = 0;
 
-    if (c->topo->quorum) {
+    if (c->exec->renew != NULL) {
         ab = malloc(sizeof *ab);
-        rc = ab == NULL ? ENOMEM : renew_quorum(c, b, ab);
+        rc = ab == NULL ? ENOMEM : renew_voted(c, b, ab);
         free(ab);
         return rc;
     }
