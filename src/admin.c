@@ -12,13 +12,12 @@
 #include "client.h"
 #include "clients.h"
 #include "cond.h"
+#include "exec.h"
 #include "handle.h"
 #include "lock.h"
 #include "log.h"
-#include "quorum.h"
 #include "reply.h"
 #include "sem.h"
-#include "topology.h"
 
 /* Resolve the client and the key of a name. */
 static int name_key(rdlock_client_t **c, const char *name, char **key, size_t *keylen)
@@ -157,25 +156,64 @@ static int kinds_read(rdlock_client_t *c, const char *key, size_t keylen, rdlock
     return rc;
 }
 
-/* The same on a Redlock quorum: kinds.lua on every master, and each
- * kind's fields from the master with its newest state (the highest step
- * version, pstep.lua 'v'; prim_quorum.h); the run-once mark by majority
- * (once.c).  Needs a majority answering. */
-static int kinds_read_quorum(rdlock_client_t *c, const char *key, size_t keylen, rdlock_kinds_t *k)
+/* What kinds_read_copies gathers: each server's kinds (have[m]: it
+ * answered), then the server with the newest copy of each kind. */
+typedef struct {
+    rdlock_kinds_t per[RDL_REDLOCK_MAX];
+    bool have[RDL_REDLOCK_MAX];
+    long long best_v[3];
+    int best[3];
+} kinds_copies_t;
+
+static bool kinds_use(int m, const redisReply *r, void *arg)
+{
+    kinds_copies_t *kc = arg;
+    if (m >= RDL_REDLOCK_MAX || r->type == REDIS_REPLY_ERROR)
+        return false;
+    memset(&kc->per[m], 0, sizeof kc->per[m]);
+    kc->per[m].size = sizeof kc->per[m];
+    kc->have[m] = rdl_reply_kinds(r, &kc->per[m]) == 0;
+    return kc->have[m];
+}
+
+static bool version_use(int m, const redisReply *r, void *arg)
+{
+    kinds_copies_t *kc = arg;
+    if (m >= RDL_REDLOCK_MAX || !kc->have[m] || r->type != REDIS_REPLY_ARRAY || r->elements != 3)
+        return false;
+    for (int i = 0; i < 3; i++)
+        /* Version 0: no step ever ran there (stray keys are not a
+         * primitive where the state is copied). */
+        if (r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer > 0 &&
+            r->element[i]->integer > kc->best_v[i]) {
+            kc->best_v[i] = r->element[i]->integer;
+            kc->best[i] = m;
+        }
+    return true;
+}
+
+/* The same where a primitive's state is copied (RDL_EXEC_COPIES):
+ * kinds.lua on every server of the name, then each kind's fields from the
+ * server with its newest state (the highest step version, pstep.lua 'v';
+ * prim_quorum.h), the run-once mark by vote (once.c).  Each read needs
+ * enough servers answering (exec.h: each). */
+static int kinds_read_copies(rdlock_client_t *c, const char *key, size_t keylen, rdlock_kinds_t *k)
 {
     static const char *const vsfx[3] = { ":s:Qm", ":cv:Qm", ":b:Qm" };
     const char *argv[KINDS_NK], *vv[4];
     size_t lens[KINDS_NK], vl[4];
     char *buf, *vbuf;
-    rdl_qcall_t qv, qk;
-    rdlock_kinds_t per[RDL_REDLOCK_MAX];
-    long long best_v[3] = { -1, -1, -1 };
-    int best[3] = { -1, -1, -1 }, n = rdl_redlock_count(c), ok = 0, rc, i, m;
+    kinds_copies_t *kc;
+    int rc, i;
 
     if ((rc = kinds_keys(key, keylen, argv, lens, &buf)) != 0)
         return rc;
-    if ((vbuf = malloc(3 * (keylen + 7))) == NULL) {
+    vbuf = malloc(3 * (keylen + 7));
+    kc = calloc(1, sizeof *kc);
+    if (vbuf == NULL || kc == NULL) {
         free(buf);
+        free(vbuf);
+        free(kc);
         return ENOMEM;
     }
     for (i = 0; i < 3; i++) {
@@ -184,46 +222,18 @@ static int kinds_read_quorum(rdlock_client_t *c, const char *key, size_t keylen,
         memcpy(vbuf + (size_t)i * (keylen + 7), key, keylen);
         memcpy(vbuf + (size_t)i * (keylen + 7) + keylen, vsfx[i], sl);
         vl[i] = keylen + sl;
+        kc->best_v[i] = -1;
+        kc->best[i] = -1;
     }
     vv[3] = "v";
     vl[3] = 1;
-    rdl_quorum_init(c, &qv, c->scripts->pstep, 3, 4, vv, vl);
-    rdl_quorum_init(c, &qk, c->scripts->kinds, KINDS_NK, KINDS_NK, argv, lens);
-    if (rdl_quorum_exchange(c, &qv) != 0 || rdl_quorum_exchange(c, &qk) != 0) {
-        rdl_quorum_free(&qv);
-        free(buf);
-        free(vbuf);
-        return ENOMEM;
-    }
-    for (m = 0; m < n; m++) {
-        const redisReply *r = qv.ans[m].r;
-        if (qv.ans[m].rc != 0 || qk.ans[m].rc != 0 || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-            qk.ans[m].r->type == REDIS_REPLY_ERROR)
-            continue;
-        memset(&per[m], 0, sizeof per[m]);
-        per[m].size = sizeof per[m];
-        if (rdl_reply_kinds(qk.ans[m].r, &per[m]) != 0)
-            continue;
-        ok++;
-        for (i = 0; i < 3; i++)
-            /* Version 0: no step ever ran there (stray keys are not a
-             * primitive on a quorum). */
-            if (r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer > 0 &&
-                r->element[i]->integer > best_v[i]) {
-                best_v[i] = r->element[i]->integer;
-                best[i] = m;
-            }
-    }
-    rdl_quorum_free(&qv);
-    rdl_quorum_free(&qk);
+    rc = c->exec->each(c, c->scripts->kinds, KINDS_NK, KINDS_NK, argv, lens, kinds_use, kc, "status:", "kinds");
+    if (rc == 0)
+        rc = c->exec->each(c, c->scripts->pstep, 3, 4, vv, vl, version_use, kc, "status:", "step versions");
     free(buf);
     free(vbuf);
-    if (ok < rdl_redlock_majority(c)) {
-        rdl_log(RDLOCK_LOG_WARN, "status: %d of %d redlock masters answered", ok, n);
-        return EIO;
-    }
-    if (best[0] >= 0) {
-        const rdlock_kinds_t *p = &per[best[0]];
+    if (rc == 0 && kc->best[0] >= 0) {
+        const rdlock_kinds_t *p = &kc->per[kc->best[0]];
         k->sem = p->sem;
         k->sem_type = p->sem_type;
         k->sem_value = p->sem_value;
@@ -232,21 +242,22 @@ static int kinds_read_quorum(rdlock_client_t *c, const char *key, size_t keylen,
         k->sem_holders = p->sem_holders;
         k->sem_waiting = p->sem_waiting;
     }
-    if (best[1] >= 0) {
-        const rdlock_kinds_t *p = &per[best[1]];
+    if (rc == 0 && kc->best[1] >= 0) {
+        const rdlock_kinds_t *p = &kc->per[kc->best[1]];
         k->cond = p->cond;
         k->cond_waiters = p->cond_waiters;
         k->cond_woken = p->cond_woken;
         k->cond_registrations = p->cond_registrations;
     }
-    if (best[2] >= 0) {
-        const rdlock_kinds_t *p = &per[best[2]];
+    if (rc == 0 && kc->best[2] >= 0) {
+        const rdlock_kinds_t *p = &kc->per[kc->best[2]];
         k->barrier = p->barrier;
         k->barrier_count = p->barrier_count;
         k->barrier_arrived = p->barrier_arrived;
         k->barrier_generation = p->barrier_generation;
     }
-    return rdl_once_status(c, key, keylen, &k->once, &k->once_by);
+    free(kc);
+    return rc != 0 ? rc : rdl_once_status(c, key, keylen, &k->once, &k->once_by);
 }
 
 int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k)
@@ -267,8 +278,8 @@ int rdlock_status_kinds(rdlock_client_t *c, const char *name, rdlock_kinds_t *k)
     all.size = sizeof all;
     if ((rc = name_key(&c, name, &key, &keylen)) != 0)
         return rc;
-    if (c->topo->quorum)
-        rc = kinds_read_quorum(c, key, keylen, &all);
+    if (c->exec->caps & RDL_EXEC_COPIES)
+        rc = kinds_read_copies(c, key, keylen, &all);
     else
         rc = kinds_read(c, key, keylen, &all);
     free(key);

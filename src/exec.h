@@ -44,6 +44,11 @@ enum {
     /* An unlock that some servers confirmed keeps asking the others until
      * the lease would have ended (not only for the client's retries). */
     RDL_EXEC_RELEASE_TO_EXPIRY = 1u << 4,
+    /* A primitive's state lives on several servers as copies, each with a
+     * step version (prim_quorum.h), and a run-once mark counts by vote: a
+     * reader takes each kind from the newest copy among the answers, the
+     * mark from rdl_once_status. */
+    RDL_EXEC_COPIES = 1u << 5,
 };
 
 typedef struct rdl_exec_ops {

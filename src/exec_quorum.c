@@ -22,28 +22,58 @@ static int quorum_acquire(rdlock_client_t *c, const char *const *argv, const siz
                               call);
 }
 
+/* Every master at once: script with nkeys keys and argc arguments, each
+ * answer that came handed to take(k, &reply, arg), which says whether it
+ * counts and may keep the reply (setting *reply to NULL).  The one loop
+ * that counts masters' answers for the name's other scripts (reset,
+ * status, run-once marks); enough() says whether they make a majority.
+ * 0 and *ok, or ENOMEM (nothing was sent). */
+static int tally(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc, const char *const *argv,
+                 const size_t *lens, bool (*take)(int k, redisReply **r, void *arg), void *arg, int *ok)
+{
+    rdl_qcall_t q;
+    *ok = 0;
+    rdl_quorum_init(c, &q, script, nkeys, argc, argv, lens);
+    if (rdl_quorum_exchange(c, &q) != 0)
+        return ENOMEM;
+    for (int k = 0; k < rdl_redlock_count(c); k++)
+        if (q.ans[k].rc == 0 && take(k, &q.ans[k].r, arg))
+            (*ok)++;
+    rdl_quorum_free(&q);
+    return 0;
+}
+
+static bool enough(rdlock_client_t *c, int ok)
+{
+    return ok >= rdl_redlock_majority(c);
+}
+
+/* tally's take for quorum_script: every full answer counts, the first is
+ * kept in *(redisReply **)arg. */
+static bool take_first(int k, redisReply **r, void *arg)
+{
+    redisReply **first = arg;
+    (void)k;
+    if ((*r)->type == REDIS_REPLY_ERROR)
+        return false;
+    if (*first == NULL) {
+        *first = *r;
+        *r = NULL;
+    }
+    return true;
+}
+
 /* A name's script (reset, status) on every Redlock master: the answer of
  * the first that gave one, if a majority did; else EIO.  A reset must
  * reach them all: the ones that did not answer keep what they have. */
 static int quorum_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, const char *const *keys,
                          const size_t *lens, redisReply **reply)
 {
-    rdl_qcall_t q;
-    int n = rdl_redlock_count(c), got = 0, k;
-    rdl_quorum_init(c, &q, script, nkeys, nkeys, keys, lens);
-    if (rdl_quorum_exchange(c, &q) != 0)
-        return ENOMEM;
+    int n = rdl_redlock_count(c), got;
     *reply = NULL;
-    for (k = 0; k < n; k++)
-        if (q.ans[k].rc == 0 && q.ans[k].r->type != REDIS_REPLY_ERROR) {
-            got++;
-            if (*reply == NULL) {
-                *reply = q.ans[k].r;
-                q.ans[k].r = NULL;
-            }
-        }
-    rdl_quorum_free(&q);
-    if (got < rdl_redlock_majority(c) || *reply == NULL) {
+    if (tally(c, script, nkeys, nkeys, keys, lens, take_first, reply, &got) != 0)
+        return ENOMEM;
+    if (!enough(c, got) || *reply == NULL) {
         if (*reply != NULL)
             freeReplyObject(*reply);
         *reply = NULL;
@@ -80,24 +110,29 @@ static int quorum_script_on(rdlock_client_t *c, const rdl_script_t *script, int 
     return 0;
 }
 
+typedef struct {
+    bool (*use)(int server, const redisReply *r, void *arg);
+    void *arg;
+} each_use_t;
+
+static bool take_use(int k, redisReply **r, void *arg)
+{
+    const each_use_t *u = arg;
+    return u->use(k, *r, u->arg);
+}
+
 /* Every master at once; the answers usable by use counted against a
- * majority: the one count of "enough masters answered" for the steps that
- * read or write the same on every master (run-once marks, status). */
+ * majority (exec.h). */
 static int quorum_each(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc, const char *const *argv,
                        const size_t *lens, bool (*use)(int server, const redisReply *r, void *arg), void *arg,
                        const char *what, const char *name)
 {
-    rdl_qcall_t q;
-    int n = rdl_redlock_count(c), ok = 0;
-    rdl_quorum_init(c, &q, script, nkeys, argc, argv, lens);
-    if (rdl_quorum_exchange(c, &q) != 0)
+    each_use_t u = { use, arg };
+    int ok;
+    if (tally(c, script, nkeys, argc, argv, lens, take_use, &u, &ok) != 0)
         return ENOMEM;
-    for (int k = 0; k < n; k++)
-        if (q.ans[k].rc == 0 && use(k, q.ans[k].r, arg))
-            ok++;
-    rdl_quorum_free(&q);
-    if (ok < rdl_redlock_majority(c)) {
-        rdl_log(RDLOCK_LOG_WARN, "%s %s: %d of %d redlock masters answered", what, name, ok, n);
+    if (!enough(c, ok)) {
+        rdl_log(RDLOCK_LOG_WARN, "%s %s: %d of %d redlock masters answered", what, name, ok, rdl_redlock_count(c));
         return EIO;
     }
     return 0;
@@ -148,7 +183,8 @@ static int quorum_renew(rdlock_client_t *c, int n, int argc, const char *const *
 
 const rdl_exec_ops_t rdl_exec_quorum = {
     .name = "quorum",
-    .caps = RDL_EXEC_VOTE_ONE | RDL_EXEC_GRANTS_UNDONE | RDL_EXEC_DEAD_OWNER | RDL_EXEC_RELEASE_TO_EXPIRY,
+    .caps = RDL_EXEC_VOTE_ONE | RDL_EXEC_GRANTS_UNDONE | RDL_EXEC_DEAD_OWNER | RDL_EXEC_RELEASE_TO_EXPIRY |
+            RDL_EXEC_COPIES,
     .acquire = quorum_acquire,
     .release = rdl_quorum_release,
     .step = rdl_prim_quorum_script,
