@@ -4,7 +4,7 @@
  * masters (the first three of five fresh redis-servers for N = 3), as a
  * ratio to the same pairs on one of those servers alone ([redis]), the
  * three interleaved in chunks of RL_CHUNK pairs in every repetition.  Each
- * quorum step asks its masters at once (src/quorum.c), so a pair should
+ * quorum step asks its masters at once (src/topology/quorum.c), so a pair should
  * cost about what it costs on one server: target >= RL_TARGET.
  * Diagnostic: the same on 5 masters with the last RL_STOPPED of them
  * SIGSTOPped (a client of its own, whose first calls mark them down), as
@@ -583,7 +583,7 @@ static void rl_medians(rl_reps_t *v, int reps, rl_res_t *res)
 }
 
 /* Diagnostic: semaphore wait+post on the same three clients.  On a
- * quorum each step is replicated (src/prim_quorum.h: begin on every
+ * quorum each step is replicated (src/exec/prim_quorum.h: begin on every
  * master, the script on one, the state written back: three round
  * trips to one's one, and 2N + 3 scripts to one's one), so a third of
  * the single-master rate is the most it can reach where round trips

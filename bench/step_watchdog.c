@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RENEW_BATCH 500 /* holds per renew EVALSHA (src/watchdog.c) */
+#define RENEW_BATCH 500 /* holds per renew EVALSHA (src/core/watchdog.c) */
 
 /* A /proc/self/status field in kB ("VmRSS", "VmHWM"), -1 if unreadable. */
 static long long proc_status_kb(const char *field)

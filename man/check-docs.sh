@@ -17,7 +17,7 @@
 #     RDSOMETHING(N), in any page, names a page that man/ has;
 #   - the configuration keys: rdlock.ini(5) (its KEYS section: each
 #     `.TP` + `.B key` under a `.SS [section]`) documents exactly the keys
-#     the loader knows (src/config_keys.c, its keydefs table), no more, no
+#     the loader knows (src/base/config_keys.c, its keydefs table), no more, no
 #     fewer; conf/rdlock.ini, the sample that docs/CONTRACT.md section 3
 #     promises "with a comment on every key", has every key; and every man
 #     page, docs/CONTRACT.md and conf/rdlock.ini name only keys that
@@ -59,7 +59,7 @@ mandir=$top/man
 header=$top/include/rdlock.h
 # The file of the loader that holds its table of keys (keydefs): named
 # once, for the messages too.
-keytable=src/config_keys.c
+keytable=src/base/config_keys.c
 config=$top/$keytable
 contract=$top/docs/CONTRACT.md
 sample=$top/conf/rdlock.ini

@@ -4,7 +4,7 @@
 Issue 25: a caller of an internal function must find, in the comment above
 its declaration, every code it can get back and when (as nghttp2's lib/*.h
 say for theirs), without reading the function and all it calls.  Checked:
-each prototype in SRC_DIR/*.h that returns `int` and whose name starts with
+each prototype in SRC_DIR/*/*.h that returns `int` and whose name starts with
 rdl_, and each `int (*name)(...)` member of a struct there (the exec ops of
 exec.h, the topology hooks of topology.h, client.h's bg_start).
 
@@ -187,9 +187,8 @@ def judge(comment):
 def main():
     src = sys.argv[1]
     bad = checked = 0
-    headers = sorted(f for f in os.listdir(src) if f.endswith('.h'))
-    for f in headers:
-        path = os.path.join(src, f)
+    headers = sorted(os.path.join(root, f) for root, _, files in os.walk(src) for f in files if f.endswith('.h'))
+    for path in headers:
         with open(path, errors='replace') as fh:
             text = fh.read()
         lines = text.split('\n')
@@ -202,10 +201,10 @@ def main():
                 print('FAIL: %s:%d: %s: %s' % (path, lineno, what, why))
                 bad += 1
     if checked == 0:
-        print('FAIL: no int declaration found in %s/*.h: is the parser broken?' % src)
+        print('FAIL: no int declaration found in %s/**/*.h: is the parser broken?' % src)
         return 1
     if bad:
-        print('%d of %d int declarations in %s/*.h do not say what they return' % (bad, checked, src))
+        print('%d of %d int declarations in %s/**/*.h do not say what they return' % (bad, checked, src))
         return 1
     print('ok: %d int declarations in %d headers say what they return' % (checked, len(headers)))
     return 0

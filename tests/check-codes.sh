@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every int-returning internal function of src/*.h (and every int hook of
+# Every int-returning internal function of src/*/*.h (and every int hook of
 # a struct there) lists the codes it returns, or says what else its int is
 # (tests/check-codes.py says what counts).
 srcdir=${srcdir:-.}

@@ -17,7 +17,7 @@
  *   anyone's.  A bus port taken in between makes redis-server exit at
  *   start; the start is then tried again with new ports.
  * - The readiness check reads CLUSTER NODES and INFO, not CLUSTER SLOTS
- *   through src/slotmap.c: the fixture must not depend on the code it is
+ *   through src/proto/slotmap.c: the fixture must not depend on the code it is
  *   used to test.
  */
 #ifndef _GNU_SOURCE

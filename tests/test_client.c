@@ -1165,7 +1165,7 @@ static void test_fork_while_waiting(void)
     RDT_ASSERT_RC(0, rdlock_lock(&mb));
     CU_ASSERT_FATAL(locker_start(&l, &ma) == 0);
     /* Until the waiter listens for its hand-over: queued, and blocked in
-     * BLPOP on its grant list (src/handover.h). */
+     * BLPOP on its grant list (src/prim/handover.h). */
     {
         redisContext *rc = rdt_connect(&srv);
         listening = rdt_wait_zcard(rc, "rdlock:{fork-wait}:w", 1, 3000) && rdt_wait_blocked(rc, 1, 3000);

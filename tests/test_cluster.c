@@ -1,4 +1,4 @@
-/* test_cluster.c - src/slotmap.c against a real Redis Cluster (3 masters,
+/* test_cluster.c - src/proto/slotmap.c against a real Redis Cluster (3 masters,
  * 3 replicas: tests/cluster.c), and the behaviour of Redis 7.0 Cluster
  * that the routing of locks will rest on: what a node answers to a key it
  * does not serve, during a slot migration and after a failover, what
@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "cluster.h"
-#include "slotmap.h"
+#include "proto/slotmap.h"
 #include "testutil.h"
 
 static rdt_cluster_t cl;

@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../src/slotmap.h"
+#include "proto/slotmap.h"
 #include "cluster.h"
 #include "fixture.h"
 #include "testlib.h"

@@ -1,9 +1,9 @@
-/* test_config.c - the ini loader (src/config.c) against docs/CONTRACT.md section 3 and
+/* test_config.c - the ini loader (src/base/config.c) against docs/CONTRACT.md section 3 and
  * the fine points of section 10: defaults, every key, every range boundary,
  * syntax, the file search, password_file, and that no log line ever holds
  * a password.
  *
- * Linked with src/config.c and src/log.c directly; needs no Redis.  Every
+ * Linked with src/base/config.c and src/base/log.c directly; needs no Redis.  Every
  * file is written into a private mkdtemp directory removed at the end. */
 #include "rdl_build.h"
 
@@ -30,8 +30,8 @@
 #include <iniparser.h>
 #endif
 
-#include "config.h"
-#include "log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "rdlock.h"
 
 /* ------------------------------------------------------------------ */

@@ -1027,7 +1027,7 @@ static void test_multiprocess_exclusion(void)
 /* many threads of one client on one name                              */
 /* ------------------------------------------------------------------ */
 
-#define MANY_THREADS 24 /* more than RDL_LISTEN_MAX (16, src/handover.h) */
+#define MANY_THREADS 24 /* more than RDL_LISTEN_MAX (16, src/prim/handover.h) */
 #define MANY_ROUNDS 10
 
 typedef struct many {

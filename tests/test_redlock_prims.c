@@ -1,7 +1,7 @@
 /* test_redlock_prims.c - semaphores, condition variables and barriers on
  * a Redlock quorum of five independent masters (real redis-servers on
  * free loopback ports), through the public API (docs/CONTRACT.md
- * sections 9.5 and 12; the protocol is src/prim_quorum.h's):
+ * sections 9.5 and 12; the protocol is src/exec/prim_quorum.h's):
  *
  *   sem_basic          a plain semaphore's permits count once over the
  *                      quorum, from two clients; a majority of masters

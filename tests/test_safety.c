@@ -924,7 +924,7 @@ static long long cmd_ok(const char *cmd)
     return v;
 }
 
-/* The contended hand-over (issue 15, src/handover.h): W queues for the
+/* The contended hand-over (issue 15, src/prim/handover.h): W queues for the
  * lock H holds and waits in BLPOP on its grant list; H unlocks.  W must
  * hold the lock with no request of its own after H's release: the server
  * sees H's release, W's BLPOP answered, and W's renewal pipelined behind

@@ -553,7 +553,7 @@ static void test_many_holds(void)
 }
 
 /* The server forgets its scripts (SCRIPT FLUSH) while a client holds more
- * holds than one renewal round keeps in flight at once (src/watchdog.c:
+ * holds than one renewal round keeps in flight at once (src/core/watchdog.c:
  * RDL_RENEW_WINDOW calls of RDL_RENEW_BATCH holds): every renew call of
  * the next round meets NOSCRIPT, is answered before anything is resent,
  * and is sent again after a SCRIPT LOAD.  No hold may be lost. */

@@ -12,7 +12,7 @@
  *   testutil.h  CUnit runner glue, assertions, fork/wait, the pipe protocol
  *               (header only, its statics per file)
  *   testlib.h   this: plain functions, linked into every test program that
- *               uses librdlock (not test_config, which links src/config.c
+ *               uses librdlock (not test_config, which links src/base/config.c
  *               instead of the library)
  *
  * Unless a comment says otherwise, nothing here calls CUnit: helpers return
@@ -126,7 +126,7 @@ int rdt_wait_gone(redisContext *c, const char *key, int timeout_ms);
 int rdt_wait_zcard(redisContext *c, const char *key, long long n, int timeout_ms);
 /* ... or until at least n clients are blocked on the server (INFO clients
  * blocked_clients): queued writers waiting in BLPOP for their hand-over
- * (src/handover.h). */
+ * (src/prim/handover.h). */
 int rdt_wait_blocked(redisContext *c, long long n, int timeout_ms);
 /* Clients blocked on the server now (INFO clients), -1 on error. */
 long long rdt_blocked_clients(redisContext *c);

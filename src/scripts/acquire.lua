@@ -82,7 +82,7 @@
 --                              release that hands the lock to a queued
 --                              writer pushes "<call>;<token>" onto that
 --                              writer's list, on which the writer waits in
---                              BLPOP (src/handover.c): the pop is its grant,
+--                              BLPOP (src/prim/handover.c): the pop is its grant,
 --                              with no claim round trip and no pub/sub hop.
 --                              "u" items say "look again" (a release that
 --                              left a robust marker).  A grant item lives a
@@ -107,7 +107,7 @@
 -- its holder info and in its queue mark.  Every attempt of the call also
 -- carries a server-time deadline: an attempt arriving after it grants
 -- nothing and queues nothing, so once the caller has waited out its own
--- command timeout, the attempt can no longer act (src/lock.c waits for
+-- command timeout, the attempt can no longer act (src/prim/lock.c waits for
 -- that before it returns).  A field of this owner with a newer call means
 -- this request is stale; one with an older call is a leftover of a hold
 -- the owner no longer has.  Releases and renewals name the call too
@@ -135,7 +135,7 @@
 -- unlock; prev: the robust marker (KEYS[6]) this exclusive grant replaced,
 -- '' if none or not known (release.lua 'ax' puts it back if the grant is
 -- undone).  A new grant with dead = 0 and prev = '' (the fast path's)
--- comes as the string "<token>;<now>" instead (src/reply.c).  Or {0, hint, fence, first, now}: busy, hint = ms until the
+-- comes as the string "<token>;<now>" instead (src/proto/reply.c).  Or {0, hint, fence, first, now}: busy, hint = ms until the
 -- holders' leases end (0 unknown), fence = the counter now (hand-overs
 -- announced with a token not above it are stale), first = 1 if the caller
 -- heads the writers' queue (it alone may take the lock when a lease runs
@@ -467,7 +467,7 @@ elseif waiting and claim ~= '0' then
   -- Free: only the head of the queue may take it (a try may barge).  A
   -- queue entry without its mark (evicted, deleted by hand) is dropped.
   -- A head that stopped re-marking itself is gone: a live waiter looks
-  -- again at least every third of its lease (src/lock.c), so one silent
+  -- again at least every third of its lease (src/prim/lock.c), so one silent
   -- for half of it crashed, and must not hold the queue for its whole
   -- mark lease.
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]

@@ -1,5 +1,5 @@
 -- fence.lua: raise a lock's fencing counter to at least a token given out
--- elsewhere (Redlock, src/lock_quorum.c).  A quorum grant's token is the
+-- elsewhere (Redlock, src/exec/lock_quorum.c).  A quorum grant's token is the
 -- highest of its granting masters' counters; it is written back to the
 -- masters whose counters are lower until a majority has it, so that every
 -- later majority includes a master whose next token is above it.

@@ -1,6 +1,6 @@
 -- pstep.lua: what turns a one-server step of a semaphore, condition
 -- variable or barrier (sem.lua, cond.lua, barrier.lua) into a step on a
--- Redlock quorum (src/prim_quorum.c says how the steps fit together).
+-- Redlock quorum (src/exec/prim_quorum.c says how the steps fit together).
 --
 -- The primitive's state lives whole on every master, as on one server;
 -- a step takes a short quorum mutex, runs the primitive's own script on

@@ -33,7 +33,7 @@
 --         cleared here too if this master has it but not the hold.
 -- Returns {status, kind, who, token}, or the bare integer status when kind
 -- is 0 (the uncontended case: a table reply costs the server more to build
--- and encode than the rest of an exclusive release's Lua; src/reply.c):
+-- and encode than the rest of an exclusive release's Lua; src/proto/reply.c):
 --   status, release: 1 released, 3 released already (by an earlier
 --     attempt of this very release: KEYS[8] says so), 0 this owner held
 --     nothing live with this call (lease expired, taken over or deleted:
@@ -260,7 +260,7 @@ end
 -- acquire.lua gives out EOWNERDEAD / ENOTRECOVERABLE.
 if redis.call('EXISTS', KEYS[6]) == 1 then
   redis.pcall('PUBLISH', KEYS[1] .. ':c', 'u')
-  -- The head may wait in BLPOP on its grant list (src/handover.c), deaf
+  -- The head may wait in BLPOP on its grant list (src/prim/handover.c), deaf
   -- to pub/sub: told there too.  A list of only "u" lives a minute.
   local hd = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   if hd then
@@ -314,7 +314,7 @@ if head then
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
   -- The grant, straight to the head: it waits in BLPOP on this list
-  -- (src/handover.c) and holds the lock when the pop answers, with no
+  -- (src/prim/handover.c) and holds the lock when the pop answers, with no
   -- claim round trip; its watchdog's first renewal starts the lease.  The
   -- marker '~<head>' (acquire.lua's handed()) makes a hold that then ends
   -- without unlock known to robust acquirers, while a head that died

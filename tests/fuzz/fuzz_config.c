@@ -1,4 +1,4 @@
-/* fuzz_config.c - libFuzzer target for the ini loader (src/config.c).
+/* fuzz_config.c - libFuzzer target for the ini loader (src/base/config.c).
  *
  * Each input is written to a file and loaded with rdl_config_load(), which
  * must never crash, leak or hit undefined behaviour, whatever the bytes.
@@ -22,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "rdlock.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

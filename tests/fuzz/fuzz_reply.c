@@ -2,7 +2,7 @@
  * server: the input is a byte stream as a connection would deliver it;
  * hiredis parses it into replies (as on our connections), and every reply,
  * and every element of it down to a small depth, goes through every
- * decoder of src/reply.c: the scripts' replies (acquire, release, renew,
+ * decoder of src/proto/reply.c: the scripts' replies (acquire, release, renew,
  * status, kinds), the subscription's messages, a sentinel's notifications and
  * the error classification.  A
  * malicious or broken server (or a man in the middle of a plain TCP link)
@@ -16,7 +16,7 @@
 #include <hiredis/hiredis.h>
 
 #include "rdlock.h"
-#include "reply.h"
+#include "proto/reply.h"
 
 /* hiredis 0.14 allocates an array's element table as soon as it reads its
  * header, so "*2000000000\r\n" asks for 16 GB: a limit of hiredis, not of

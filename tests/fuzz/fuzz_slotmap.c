@@ -1,7 +1,7 @@
 /* fuzz_slotmap.c - libFuzzer target for what librdlock will read from a
  * Redis Cluster node: the input is a byte stream as a connection would
  * deliver it; hiredis parses it into replies, and every reply, and every
- * element of it down to a small depth, goes through src/slotmap.c: the
+ * element of it down to a small depth, goes through src/proto/slotmap.c: the
  * CLUSTER SLOTS parser (with and without a host for "the address you used
  * to reach me"), the MOVED / ASK parser, the error classes and the key
  * hash.  A broken or hostile node must get at most EIO out of them, never
@@ -14,7 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "slotmap.h"
+#include "proto/slotmap.h"
 
 /* As in fuzz_reply.c: hiredis 0.14 allocates an array's element table
  * from its declared length at once, so inputs that declare huge lengths

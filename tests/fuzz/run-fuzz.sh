@@ -2,11 +2,11 @@
 # run-fuzz.sh SRCDIR SECONDS - build librdlock's libFuzzer targets with ASan
 # and UBSan (clang >= 14) and run each for SECONDS seconds on a copy of its
 # seed corpus, in a temp dir:
-#   fuzz_config  the ini loader (src/config.c), corpus tests/fuzz/corpus-config
+#   fuzz_config  the ini loader (src/base/config.c), corpus tests/fuzz/corpus-config
 #   fuzz_reply   everything read from a server: hiredis parses the bytes,
-#                src/reply.c decodes the replies; corpus tests/fuzz/corpus-reply
+#                src/proto/reply.c decodes the replies; corpus tests/fuzz/corpus-reply
 #   fuzz_slotmap what a Redis Cluster node says: CLUSTER SLOTS, MOVED, ASK
-#                and the other cluster errors, through src/slotmap.c; corpus
+#                and the other cluster errors, through src/proto/slotmap.c; corpus
 #                tests/fuzz/corpus-slotmap (replies of a real 7.0 cluster,
 #                and the endpoint forms "", nil, "?", IPv6)
 # Exits non-zero on any crash, leak or undefined-behaviour report, or if a
@@ -22,7 +22,7 @@ usage() { echo "usage: $0 SRCDIR SECONDS" >&2; exit 64; }
 srcdir=$1
 seconds=$2
 case $seconds in ''|*[!0-9]*) usage ;; esac
-[ -f "$srcdir/src/config.c" ] || { echo "$0: $srcdir/src/config.c not found" >&2; exit 66; }
+[ -f "$srcdir/src/base/config.c" ] || { echo "$0: $srcdir/src/base/config.c not found" >&2; exit 66; }
 srcdir=$(cd "$srcdir" && pwd)
 
 cc=${CC:-clang}
@@ -89,18 +89,18 @@ targets=${FUZZ_TARGETS:-fuzz_config fuzz_reply fuzz_slotmap}
 for t in $targets; do
     case $t in
     fuzz_config)
-        # The loader is src/config.c and the config_*.c it is split into.
-        build_target fuzz_config "$srcdir/tests/fuzz/fuzz_config.c" "$srcdir"/src/config*.c "$srcdir/src/log.c" \
+        # The loader is src/base/config.c and the config_*.c it is split into.
+        build_target fuzz_config "$srcdir/tests/fuzz/fuzz_config.c" "$srcdir"/src/base/config*.c "$srcdir/src/base/log.c" \
             -liniparser -lpthread
         run_target fuzz_config "$srcdir/tests/fuzz/corpus-config" "$srcdir/conf/rdlock.ini"
         ;;
     fuzz_reply)
-        build_target fuzz_reply "$srcdir/tests/fuzz/fuzz_reply.c" "$srcdir/src/reply.c" "$srcdir/src/log.c" \
+        build_target fuzz_reply "$srcdir/tests/fuzz/fuzz_reply.c" "$srcdir/src/proto/reply.c" "$srcdir/src/base/log.c" \
             -lhiredis -lpthread
         run_target fuzz_reply "$srcdir/tests/fuzz/corpus-reply"
         ;;
     fuzz_slotmap)
-        build_target fuzz_slotmap "$srcdir/tests/fuzz/fuzz_slotmap.c" "$srcdir/src/slotmap.c" -lhiredis
+        build_target fuzz_slotmap "$srcdir/tests/fuzz/fuzz_slotmap.c" "$srcdir/src/proto/slotmap.c" -lhiredis
         run_target fuzz_slotmap "$srcdir/tests/fuzz/corpus-slotmap"
         ;;
     *) echo "$0: unknown target $t" >&2; exit 64 ;;

@@ -108,7 +108,7 @@
  * the lock).
  *
  * redlock-prims: the semaphores, condition variables and barriers of a
- * quorum (src/prim_quorum.h) on the 5 masters of redlock, under the same
+ * quorum (src/exec/prim_quorum.h) on the 5 masters of redlock, under the same
  * faults, all through the run (24 s short, 90 s long by default), except
  * that the masters persist (AOF, fsync always) and so keep their data
  * across the restarts: a primitive's state never expires, and the
