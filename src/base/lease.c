@@ -16,7 +16,7 @@ long long rdl_lease_quorum_validity(const rdl_config_t *cfg, unsigned lease)
     return (long long)lease - (long long)((unsigned long long)lease * cfg->drift_ppm / 1000000) - 2;
 }
 
-long long rdl_lease_validity(const rdl_config_t *cfg, unsigned lease)
+long long rdl_lease_validity(const rdl_config_t *cfg, unsigned lease, bool drift)
 {
-    return cfg->nmasters > 0 ? rdl_lease_quorum_validity(cfg, lease) : (long long)lease;
+    return drift ? rdl_lease_quorum_validity(cfg, lease) : (long long)lease;
 }

@@ -5,6 +5,8 @@
 #ifndef RDL_LEASE_H
 #define RDL_LEASE_H
 
+#include <stdbool.h>
+
 #include "base/config.h"
 
 /* The renewal period of a lease: the configured watchdog interval if it
@@ -16,8 +18,9 @@ unsigned rdl_lease_interval(const rdl_config_t *cfg, unsigned lease);
 long long rdl_lease_quorum_validity(const rdl_config_t *cfg, unsigned lease);
 
 /* How long after its request was sent a lease of `lease` ms is surely
- * ours: the whole lease on one server, rdl_lease_quorum_validity on a
- * Redlock quorum, whose masters' clocks may drift apart. */
-long long rdl_lease_validity(const rdl_config_t *cfg, unsigned lease);
+ * ours: the whole lease where one server's clock times it, else (drift:
+ * several servers' clocks, which may drift apart; RDL_EXEC_DRIFT)
+ * rdl_lease_quorum_validity. */
+long long rdl_lease_validity(const rdl_config_t *cfg, unsigned lease, bool drift);
 
 #endif

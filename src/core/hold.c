@@ -8,6 +8,7 @@
 #include "client/client.h"
 #include "core/handle.h"
 #include "core/hold.h"
+#include "exec/exec.h"
 
 struct hold_key {
     const char *key;
@@ -166,10 +167,10 @@ void rdl_exit_holds_free(rdl_exit_hold_t *v, size_t n)
     free(v);
 }
 
-void rdl_hold_schedule(rdl_hold_t *hold, const rdl_config_t *cfg, unsigned lease, long long sent_at)
+void rdl_hold_schedule(rdl_hold_t *hold, const rdlock_client_t *c, unsigned lease, long long sent_at)
 {
     hold->lease_ms = lease;
     hold->acquired_at = sent_at;
-    hold->renew_at = sent_at + rdl_lease_interval(cfg, lease);
-    hold->expires_at = sent_at + rdl_lease_validity(cfg, lease);
+    hold->renew_at = sent_at + rdl_lease_interval(&c->cfg, lease);
+    hold->expires_at = sent_at + rdl_lease_validity(&c->cfg, lease, (c->exec->caps & RDL_EXEC_DRIFT) != 0);
 }

@@ -131,9 +131,10 @@ typedef struct rdl_exit_hold {
 rdl_exit_hold_t *rdl_exit_holds(struct rdlock_client *c, unsigned kinds, size_t *n);
 void rdl_exit_holds_free(rdl_exit_hold_t *v, size_t n);
 
-/* A fresh hold's lease timing (lock.c, sem.c): lease_ms, and its first
- * renewal and expiry from sent_at, when the request that took it was sent
- * (monotonic ms), by the formulas of lease.h. */
-void rdl_hold_schedule(rdl_hold_t *hold, const struct rdl_config *cfg, unsigned lease, long long sent_at);
+/* A fresh hold's lease timing (lock.c, sem.c, prim.c): lease_ms, and its
+ * first renewal and expiry from sent_at, when the request that took it was
+ * sent (monotonic ms), by the formulas of lease.h on c's configuration and
+ * c->exec's clocks. */
+void rdl_hold_schedule(rdl_hold_t *hold, const struct rdlock_client *c, unsigned lease, long long sent_at);
 
 #endif

@@ -588,7 +588,7 @@ static void renew_apply(rdlock_client_t *c, renew_batch_t *b, long long now)
             continue;
         if (it->result == 0) {
             h->renew_at = b->sent_at + rdl_lease_interval(&c->cfg, h->lease_ms);
-            h->expires_at = b->sent_at + rdl_lease_validity(&c->cfg, h->lease_ms);
+            h->expires_at = b->sent_at + rdl_lease_validity(&c->cfg, h->lease_ms, (c->exec->caps & RDL_EXEC_DRIFT) != 0);
         } else if (it->result == 1 && h->releasing) {
             /* Released meanwhile, most likely: the unlock says. */
             h->renew_at = now + rdl_lease_interval(&c->cfg, h->lease_ms);

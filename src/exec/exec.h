@@ -49,6 +49,10 @@ enum {
      * reader takes each kind from the newest copy among the answers, the
      * mark from rdl_once_status. */
     RDL_EXEC_COPIES = 1u << 5,
+    /* A lease is timed by several servers' clocks, which may drift apart:
+     * a hold is surely ours only for the lease less the drift allowance
+     * (rdl_lease_quorum_validity, lease.h), not the whole lease. */
+    RDL_EXEC_DRIFT = 1u << 6,
 };
 
 typedef struct rdl_exec_ops {

@@ -184,7 +184,7 @@ static int quorum_renew(rdlock_client_t *c, int n, int argc, const char *const *
 const rdl_exec_ops_t rdl_exec_quorum = {
     .name = "quorum",
     .caps = RDL_EXEC_VOTE_ONE | RDL_EXEC_GRANTS_UNDONE | RDL_EXEC_DEAD_OWNER | RDL_EXEC_RELEASE_TO_EXPIRY |
-            RDL_EXEC_COPIES,
+            RDL_EXEC_COPIES | RDL_EXEC_DRIFT,
     .acquire = quorum_acquire,
     .release = rdl_quorum_release,
     .step = rdl_prim_quorum_script,

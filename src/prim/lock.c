@@ -363,7 +363,7 @@ static rdl_hold_t *record_hold(rdlock_client_t *c, rdl_handle_t *h, rdl_hold_t *
     hold->token = a->token;
     hold->call = strtoull(a->call, NULL, 10);
     hold->serial = ++c->next_serial;
-    rdl_hold_schedule(hold, cfg, lease, a->sent_at);
+    rdl_hold_schedule(hold, c, lease, a->sent_at);
     /* Kept as a span after the acquire's send: an earlier moment has
      * passed by the time anyone waits for it. */
     if (a->unsure_until > hold->acquired_at)

@@ -161,7 +161,7 @@ rdl_hold_t *rdl_prim_hold_add(rdl_preq_t *r, const char *sfx, const rdl_exit_end
         rdl_hold_free(old);
     }
     hold->serial = ++c->next_serial;
-    rdl_hold_schedule(hold, &c->cfg, r->lease_ms, r->sent_at);
+    rdl_hold_schedule(hold, c, r->lease_ms, r->sent_at);
     hold->watchdog = c->cfg.watchdog_enabled;
     if (rdl_hold_insert(c, hold) != 0) {
         RDL_UNLOCK(c);

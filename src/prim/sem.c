@@ -366,7 +366,7 @@ static void record_take(sem_req_t *r, const char *hc, rdl_hold_t **fresh)
     hold->count = 1;
     hold->call = strtoull(hc, NULL, 10);
     hold->serial = ++c->next_serial;
-    rdl_hold_schedule(hold, cfg, lease, r->sent_at);
+    rdl_hold_schedule(hold, c, lease, r->sent_at);
     hold->watchdog = cfg->watchdog_enabled;
     hold->handle = h;
     rdl_hold_insert(c, hold);
