@@ -409,13 +409,16 @@ if not live and (held or mode == 's') then
 end
 
 -- Drop queued writers whose marks ran out (crashed or gone waiters).
+-- A mark of this owner whose call does not parse says nothing of its call:
+-- it goes, as any mark that does not parse.
 local wq = redis.call('HGETALL', KEYS[3])
 for i = 1, #wq, 2 do
   local d = tonumber(string.match(wq[i + 1], '^(%d+);'))
-  if d == nil or d <= now then
+  local mc = wq[i] == owner and tonumber(string.match(wq[i + 1], '^%d+;%d+;%d+;%d+;%d+;%d+;(%d+);'))
+  if d == nil or d <= now or mc == nil then
     redis.call('HDEL', KEYS[3], wq[i])
     redis.call('ZREM', KEYS[2], wq[i])
-  elseif wq[i] == owner and tonumber(string.match(wq[i + 1], '^%d+;%d+;%d+;%d+;%d+;%d+;(%d+);')) > call then
+  elseif mc and mc > call then
     return {-2, now} -- a newer call of this owner queues: this one is stale
   end
 end

@@ -278,19 +278,18 @@ for i = 1, #wq, 2 do
   end
 end
 -- A head silent for half its lease crashed (see acquire.lua): skip it, so
--- the lock is not handed to a dead waiter.
-local head, v = redis.call('ZRANGE', KEYS[2], 0, 0)[1], nil
+-- the lock is not handed to a dead waiter; so is a head whose mark does
+-- not parse as far as its claim window (as one without a mark).
+local head, v, claim, info = redis.call('ZRANGE', KEYS[2], 0, 0)[1], nil, nil, nil
 while head do
   v = redis.call('HGET', KEYS[3], head)
   local d, l
-  if v then d, l = string.match(v, '^(%d+);(%d+);') end
+  if v then d, l, claim, info = string.match(v, '^(%d+);(%d+);(%d+);(.*)$') end
   if d and clock() - (tonumber(d) - tonumber(l)) <= tonumber(l) / 2 then break end
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
   head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 end
-local claim, info
-if v then claim, info = string.match(v, '^%d+;%d+;(%d+);(.*)$') end
 if head and claim == '0' then
   -- A waiter that takes the lock itself (Redlock: acquire.lua's claim 0):
   -- every waiter looks again.

@@ -169,7 +169,9 @@ if rec and rec > call then return {-2, now} end
 if op == 't' then
   local waiting, queued = string.sub(ARGV[7], 1, 1) == '1', string.sub(ARGV[7], 2, 2) == '1'
   local mv = redis.call('HGET', KEYS[4], owner)
-  if mv and tonumber(string.match(mv, '^%d+;%d+;(%d+);')) > call then return {-2, now} end
+  -- A mark whose call does not parse says nothing of its call: as none.
+  local mc = mv and tonumber(string.match(mv, '^%d+;%d+;(%d+);'))
+  if mc and mc > call then return {-2, now} end
   if rec == call then
     -- This very call took a permit already (a retry after a lost answer).
     local hc = '0'
