@@ -517,6 +517,8 @@ static int flush_tls(rdl_conn_t *c)
  * then writes everything before it reads, as here).  On an error the
  * context is marked as hiredis would (REDIS_ERR_IO, errstr from errno: a
  * send timeout reads as EAGAIN, an ambiguous attempt) and never reused. */
+#define RDL_OBUF_KEEP 16384 /* a larger one (a renewal batch) is given back */
+
 static int flush_nosignal(rdl_conn_t *c)
 {
     redisContext *ctx = c->ctx;
@@ -536,7 +538,13 @@ static int flush_nosignal(rdl_conn_t *c)
         }
         off += (size_t)n;
     }
-    if (len > 0) {
+    if (len > 0 && sdsalloc(ctx->obuf) <= RDL_OBUF_KEEP) {
+        /* Kept for the next request.  sdsempty() here (what hiredis does)
+         * made the next append allocate again, on every call, and once a
+         * request outgrew glibc's per-thread cache (1 KB: an acquire with
+         * a long name) each allocation also consolidated the heap. */
+        sdsclear(ctx->obuf);
+    } else if (len > 0) {
         sdsfree(ctx->obuf);
         ctx->obuf = sdsempty();
         if (ctx->obuf == NULL) {
