@@ -56,7 +56,10 @@ done
 r() { "$cli" -p "$port" "$@"; }
 
 N='rdlock:{calls}'
-keys="8 $N $N:w $N:wq $N:r $N:fence $N:x $N:sd $N:rel"
+# KEYS[5] the counter (a slot's shared one in the library: any key of the
+# slot will do here), KEYS[9] the grant list, KEYS[10] a name's counter of
+# earlier versions (acquire.lua); scripts that take fewer ignore the rest.
+keys="10 $N $N:w $N:wq $N:r $N:tokens $N:x $N:sd $N:rel $N:g:bench:1 $N:fence"
 
 pairs() { # DIR LABEL KIND
     sa=$(r SCRIPT LOAD "$(cat "$1/acquire.lua")")
@@ -77,7 +80,7 @@ pairs() { # DIR LABEL KIND
         /^cmdstat_(config|info|echo)/ { next }
         /^cmdstat_/ { c = substr($1, 9); inner += $3; by = by sprintf(" %s %.0f", toupper(c), $3 / n) }
         END { printf "%-8s %-4s %8.1f %12.1f %12.2f  %s\n", label, kind, ev / n, inner / n, us / n, by }'
-    [ "$(r GET "$N:fence")" = "$iter" ] || { echo "calls.sh: $2 $3: not every acquire was granted" >&2; exit 1; }
+    [ "$(r GET "$N:tokens")" = "$iter" ] || { echo "calls.sh: $2 $3: not every acquire was granted" >&2; exit 1; }
 }
 
 cost() { # LABEL LUA (one iteration's body): the least of 3 runs
@@ -86,14 +89,14 @@ cost() { # LABEL LUA (one iteration's body): the least of 3 runs
 
 cost1() {
     r FLUSHALL >/dev/null
-    r SET "$N:fence" 5 >/dev/null
+    r SET "$N:tokens" 5 >/dev/null
     r SET "$N:rel" 'bench:1;5' >/dev/null
     r SET "$N:x" 'bench:1' >/dev/null
     r HSET "$N" m x bench:1 '1795586714124;1;1;1;1;5;host' >/dev/null
     r PEXPIRE "$N" 600000 >/dev/null
     r CONFIG RESETSTAT >/dev/null
     r EVAL "local now = 1795586714124 for i = 1, $iter do $2 end return 1" 8 \
-        "$N" "$N:w" "$N:wq" "$N:r" "$N:fence" "$N:x" "$N:sd" "$N:rel" >/dev/null
+        "$N" "$N:w" "$N:wq" "$N:r" "$N:tokens" "$N:x" "$N:sd" "$N:rel" >/dev/null
     r INFO commandstats | tr -d '\r' | awk -F'[:=,]' -v n="$iter" -v label="$1" '
         /^cmdstat_eval:/ { printf "%s %.4f\n", label, $5 / n }'
 }
@@ -126,7 +129,7 @@ echo "costs: usec of one redis.call() as the fast paths make it (Lua loop of $it
     cost "TIME (and the ms arithmetic)" "local t = redis.call('TIME') local n = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)"
     cost "GET :rel" "redis.call('GET', KEYS[8])"
     cost "EXISTS 4 keys (absent)" "redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[7])"
-    cost "INCR :fence" "redis.call('INCR', KEYS[5])"
+    cost "INCR :tokens" "redis.call('INCR', KEYS[5])"
     cost "SET :x owner" "redis.call('SET', KEYS[6], 'bench:1')"
     cost "HSET m + holder (string.format)" "redis.call('HSET', KEYS[1], 'm', 'x', 'bench:1', string.format('%d;%d;%s', now + 30000, 7, '1;1;1;5;host'))"
     cost "HSET m + holder (Lua's .. on numbers)" "redis.call('HSET', KEYS[1], 'm', 'x', 'bench:1', (now + 30000) .. ';' .. 7 .. ';1;1;1;5;host')"

@@ -474,7 +474,7 @@ rl -c "$INI" --status ex1
 rpid=$(cat "$T/ex1.rpid" 2>/dev/null)
 if [ "$rc" -eq 0 ] && grep -q '^lock ex1: held exclusive' "$T/out" && grep -q "pid $rpid," "$T/out" &&
     grep -q 'hold count 1' "$T/out" && grep -Eq 'lease [0-9]+\.[0-9]{3} s left' "$T/out" &&
-    grep -q '^writers waiting: none' "$T/out" && grep -q '^last fencing token: [1-9]' "$T/out" &&
+    grep -q '^writers waiting: none' "$T/out" && grep -q '^fencing counter: [1-9]' "$T/out" &&
     grep -q '^robust state: consistent' "$T/out"; then
     ok "--status: held exclusive, holder pid/count/lease, writers, token, robust state"
 else nok "--status: held exclusive" "rc $rc"; diag "$T/out" "$T/err"; fi
@@ -622,10 +622,10 @@ rl_start() {
 # numbers as N
 rl_tail() { status_body | sed -n '/^masters:$/,$p' | sed 's/, thread [0-9]*)$/, thread N)/'; }
 # rl_masters STATE TOKEN: the masters' lines expected when each has STATE
-# and TOKEN as its last fencing token
+# and TOKEN as its fencing counter
 rl_masters() {
     echo "masters:"
-    for a in $RL_ADDRS; do echo "  $a: $1, writers waiting 0, last token $2, robust consistent"; done
+    for a in $RL_ADDRS; do echo "  $a: $1, writers waiting 0, counter $2, robust consistent"; done
 }
 if [ "$HAVE_KINDS" = yes ] && rl_start; then
     INI_RL=$T/redlock.ini
@@ -654,7 +654,7 @@ if [ "$HAVE_KINDS" = yes ] && rl_start; then
     rpid=$(cat "$T/rkh.rpid" 2>/dev/null)
     rl -c "$INI_RL" --status rk
     # the hold's token, the last one given out (1 was the run above)
-    tok=$(sed -n 's/^last fencing token: //p' "$T/out")
+    tok=$(sed -n 's/^fencing counter: //p' "$T/out")
     exp=$(rl_masters 'held exclusive (1 holder)' "$tok"
         echo 'semaphore: value 2, 1 of 3 permits held by 1 thread (leased), 0 waiting'
         echo "run-once: done (by host $host, pid $kpid, thread N)"

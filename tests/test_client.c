@@ -337,9 +337,9 @@ static void test_db(void)
     RDT_ASSERT_RC(0, init_lock(&m, "indb3", c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 3, "EXISTS %s", "rdlock:{indb3}"));
-    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 3, "EXISTS %s", "rdlock:{indb3}:fence"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 3, "EXISTS %s", rdt_fence_key(NULL, "indb3")));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{indb3}"));
-    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{indb3}:fence"));
+    RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", rdt_fence_key(NULL, "indb3")));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 3, "EXISTS %s", "rdlock:{indb3}"));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -381,7 +381,7 @@ static void test_key_prefix(void)
     RDT_ASSERT_RC(0, init_lock(&m, "pfx", c, 0, -1, NULL, NULL));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "EXISTS %s", "myapp:{pfx}"));
-    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "EXISTS %s", "myapp:{pfx}:fence"));
+    RDT_ASSERT_EQ_LL(1, rdt_int_on(&srv, 0, "EXISTS %s", rdt_fence_key("myapp:", "pfx")));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "rdlock:{pfx}"));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_EQ_LL(0, rdt_int_on(&srv, 0, "EXISTS %s", "myapp:{pfx}"));

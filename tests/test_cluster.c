@@ -43,6 +43,7 @@
 
 #include "cluster.h"
 #include "proto/slotmap.h"
+#include "proto/slottag.h"
 #include "testutil.h"
 
 static rdt_cluster_t cl;
@@ -200,6 +201,74 @@ static void test_key_slot_random(void)
     redisFree(c);
     RDT_ASSERT_EQ_LL(0, bad);
     CU_ASSERT(tagged > N / 4); /* the generator did make tags */
+}
+
+/* The fencing counters the names of a slot share (slottag.h): each slot's
+ * tag is the first string of 1 to 3 characters of [0-9a-zA-Z] (shortest
+ * first, in that order) in the slot, as this test finds it again, and the
+ * server puts "{tag}:tokens" in that slot; rdl_counter_key builds the
+ * counter of a lock's key in the key's own slot. */
+static void test_slot_tags(void)
+{
+    static const char abc[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    static char want[16384][4];
+    static const char *const keys[] = { "rdlock:{jobs}", "myapp:{order-1234}", "{x}", "p}:{a{b}" };
+    redisContext *c = rdt_connect(&cl.node[0]);
+    char t[4] = { 0 }, buf[64];
+    int bad = 0, found = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    for (size_t len = 1; len <= 3; len++) {
+        size_t total = len == 1 ? 62 : len == 2 ? 62 * 62 : 62 * 62 * 62;
+        for (size_t k = 0; k < total; k++) {
+            size_t v = k;
+            for (size_t i = len; i-- > 0; v /= 62)
+                t[i] = abc[v % 62];
+            t[len] = '\0';
+            unsigned s = rdl_crc16(t, len) & 16383;
+            if (want[s][0] == '\0') {
+                memcpy(want[s], t, len + 1);
+                found++;
+            }
+        }
+    }
+    RDT_ASSERT_EQ_LL(16384, found);
+    for (unsigned s = 0; s < 16384; s++) {
+        size_t len;
+        const char *tag = rdl_slot_tag(s, &len);
+        int n = snprintf(buf, sizeof buf, "{%.*s}:tokens", (int)len, tag);
+        const char *argv[3] = { "CLUSTER", "KEYSLOT", buf };
+        size_t argvlen[3] = { 7, 7, (size_t)n };
+        if (len != strlen(want[s]) || memcmp(tag, want[s], len) != 0) {
+            if (bad++ < 5)
+                fprintf(stderr, "slot %u: table %.*s, rule %s\n", s, (int)len, tag, want[s]);
+        }
+        redisAppendCommandArgv(c, 3, argv, argvlen);
+    }
+    for (unsigned s = 0; s < 16384; s++) {
+        redisReply *r = NULL;
+        CU_ASSERT_FATAL(redisGetReply(c, (void **)&r) == REDIS_OK && r != NULL);
+        if (r->type != REDIS_REPLY_INTEGER || r->integer != (long long)s) {
+            if (bad++ < 5)
+                fprintf(stderr, "slot %u: the server puts its counter in slot %lld\n", s,
+                        r->type == REDIS_REPLY_INTEGER ? r->integer : -1LL);
+        }
+        freeReplyObject(r);
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        size_t kl = strlen(keys[i]), n = rdl_counter_key(keys[i], kl, rdl_key_slot(keys[i], kl), buf), tl;
+        const char *tag = rdl_slot_tag(rdl_key_slot(keys[i], kl), &tl);
+        char expect[64];
+        const char *brace = strchr(keys[i], '{');
+        snprintf(expect, sizeof expect, "%.*s{%.*s}:tokens", (int)(brace - keys[i]), keys[i], (int)tl, tag);
+        CU_ASSERT(n <= kl + RDL_COUNTER_KEY_EXTRA);
+        CU_ASSERT(n == strlen(expect) && memcmp(buf, expect, n) == 0);
+        if (n != strlen(expect) || memcmp(buf, expect, n) != 0)
+            fprintf(stderr, "counter key of %s: %.*s, want %s\n", keys[i], (int)n, buf, expect);
+        RDT_ASSERT_EQ_LL(rdl_key_slot(keys[i], kl), rdl_key_slot(buf, n));
+    }
+    redisFree(c);
+    RDT_ASSERT_EQ_LL(0, bad);
 }
 
 /* Every key and the channel of a lock, for prefix and name. */
@@ -704,6 +773,7 @@ int main(int argc, char **argv)
         { "crc16_vectors", test_crc16_vectors },
         { "key_slot_random", test_key_slot_random },
         { "name_rule", test_name_rule },
+        { "slot_tags", test_slot_tags },
         { "slots_parse_real", test_slots_parse_real },
         { "moved", test_moved },
         { "migration", test_migration },

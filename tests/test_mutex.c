@@ -220,7 +220,7 @@ static void test_relock_codes(void)
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "relock", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
-    fence = rdt_get_ll(g_rc, "rdlock:{relock}:fence");
+    fence = rdt_get_ll(g_rc, rdt_fence_key(NULL, "relock"));
 
     t0 = rdt_now_ms();
     RDT_ASSERT_RC(EDEADLK, rdlock_lock(&m));
@@ -242,7 +242,7 @@ static void test_relock_codes(void)
     CU_ASSERT_EQUAL(n, 1);
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok2));
     CU_ASSERT_EQUAL(tok2, tok);
-    RDT_ASSERT_EQ_LL(fence, rdt_get_ll(g_rc, "rdlock:{relock}:fence"));
+    RDT_ASSERT_EQ_LL(fence, rdt_get_ll(g_rc, rdt_fence_key(NULL, "relock")));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     RDT_ASSERT_RC(EPERM, rdlock_unlock(&m));
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
@@ -306,7 +306,7 @@ static void test_recursive(void)
     /* re-entry takes no new token */
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &t));
     CU_ASSERT_EQUAL(t, t1);
-    RDT_ASSERT_EQ_LL((long long)t1, rdt_get_ll(g_rc, "rdlock:{rec}:fence"));
+    RDT_ASSERT_EQ_LL((long long)t1, rdt_get_ll(g_rc, rdt_fence_key(NULL, "rec")));
     /* other threads see it held, and hold nothing themselves */
     RDT_ASSERT_RC(EBUSY, rdt_actor_call(&ag, "trylock", CALL_MS, NULL, NULL));
     RDT_ASSERT_RC(0, rdt_actor_call(&ag, "holdcount", CALL_MS, &v, NULL));
@@ -400,7 +400,7 @@ static void test_fencing_tokens(void)
         if (!(tok > prev))
             fprintf(stderr, "acquisition %d: token %" PRIu64 " after %" PRIu64 "\n", i, tok, prev);
         CU_ASSERT(tok > prev);
-        RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{fence}:fence"));
+        RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, rdt_fence_key(NULL, "fence")));
         /* not the actor's hold */
         RDT_ASSERT_RC(EPERM, rdt_actor_call(&ag, "token", CALL_MS, &v, NULL));
         RDT_ASSERT_RC(0, rdlock_unlock(m));
@@ -417,9 +417,9 @@ static void test_fencing_tokens(void)
     /* one counter per name: another name starts from its own */
     RDT_ASSERT_RC(0, rdlock_lock(&other));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&other, &otok));
-    RDT_ASSERT_EQ_LL((long long)otok, rdt_get_ll(g_rc, "rdlock:{fence-other}:fence"));
+    RDT_ASSERT_EQ_LL((long long)otok, rdt_get_ll(g_rc, rdt_fence_key(NULL, "fence-other")));
     RDT_ASSERT_RC(0, rdlock_unlock(&other));
-    RDT_ASSERT_EQ_LL((long long)v, rdt_get_ll(g_rc, "rdlock:{fence}:fence"));
+    RDT_ASSERT_EQ_LL((long long)v, rdt_get_ll(g_rc, rdt_fence_key(NULL, "fence")));
 
     rdt_actor_stop(&ag);
     RDT_ASSERT_RC(0, rdlock_destroy(&m1));
@@ -642,13 +642,15 @@ static void test_two_handles_same_owner(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&rb));
 }
 
-/* docs/CONTRACT.md section 1: keys are <prefix>{<name>} and <prefix>{<name>}:fence;
- * the fence is never expired or deleted. */
+/* docs/CONTRACT.md section 1: keys are <prefix>{<name>} and <prefix>{<name>}:<suffix>;
+ * the fencing counter is the slot's <prefix>{<tag>}:tokens, never expired
+ * or deleted; once unlocked, every key of the name lapses within a minute. */
 static void test_key_layout(void)
 {
     rdlock_t m;
     uint64_t tok = 0;
     long long ttl;
+    redisReply *r;
 
     FRESH_DB();
     RDT_ASSERT_RC(0, rdt_mutex_on(&m, "foo", g_c1, 0));
@@ -656,16 +658,27 @@ static void test_key_layout(void)
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{foo}"), 1);
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:foo"), 0);
-    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{foo}:fence"));
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, rdt_fence_key(NULL, "foo")));
     ttl = rdt_pttl(g_rc, "rdlock:{foo}");
     if (!(ttl > 0 && ttl <= 30000))
         fprintf(stderr, "PTTL rdlock:{foo} = %lld while held\n", ttl);
     CU_ASSERT(ttl > 0 && ttl <= 30000); /* a lease (default 30 s), not forever */
-    RDT_ASSERT_EQ_LL(-1, rdt_pttl(g_rc, "rdlock:{foo}:fence"));
+    RDT_ASSERT_EQ_LL(-1, rdt_pttl(g_rc, rdt_fence_key(NULL, "foo")));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{foo}"), 0);
-    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{foo}:fence"));
-    RDT_ASSERT_EQ_LL(-1, rdt_pttl(g_rc, "rdlock:{foo}:fence"));
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, rdt_fence_key(NULL, "foo")));
+    RDT_ASSERT_EQ_LL(-1, rdt_pttl(g_rc, rdt_fence_key(NULL, "foo")));
+    CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{foo}:fence"), 0); /* no counter of its own */
+    /* What is left of the name (the release proof) lapses within a minute. */
+    r = redisCommand(g_rc, "KEYS %s", "rdlock:{foo}*");
+    CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_ARRAY);
+    for (size_t i = 0; r != NULL && i < r->elements; i++) {
+        ttl = rdt_pttl(g_rc, r->element[i]->str);
+        if (!(ttl > 0 && ttl <= 60000))
+            fprintf(stderr, "%s: PTTL %lld after the unlock\n", r->element[i]->str, ttl);
+        CU_ASSERT(ttl > 0 && ttl <= 60000);
+    }
+    freeReplyObject(r);
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
@@ -687,7 +700,7 @@ static void test_unix_socket(void)
     RDT_ASSERT_RC(0, rdlock_lock(&m));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&m, &tok));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{unix}"), 1); /* the same server, seen over TCP */
-    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{unix}:fence"));
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, rdt_fence_key(NULL, "unix")));
     RDT_ASSERT_RC(EBUSY, rdlock_trylock(&tcp));
     RDT_ASSERT_RC(0, rdlock_unlock(&m));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{unix}"), 0);
@@ -777,9 +790,9 @@ static int static_race_child(void *arg)
     c = rdt_connect(&g_srv);
     if (!c)
         return 15;
-    if (rdt_get_ll(c, "rdlock:{race}:fence") != (long long)g_race_last_token ||
+    if (rdt_get_ll(c, rdt_fence_key(NULL, "race")) != (long long)g_race_last_token ||
         g_race_last_token < RACE_THREADS * RACE_ROUNDS) {
-        fprintf(stderr, "race: fence %lld, last token %" PRIu64 "\n", rdt_get_ll(c, "rdlock:{race}:fence"),
+        fprintf(stderr, "race: fence %lld, last token %" PRIu64 "\n", rdt_get_ll(c, rdt_fence_key(NULL, "race")),
                 g_race_last_token);
         redisFree(c);
         return 16;
@@ -869,7 +882,7 @@ static void test_default_client(void)
         fprintf(stderr, "default_client_child failed at step %d\n", rc);
     RDT_ASSERT_EQ_LL(0, rc);
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{dflt}"), 0);
-    CU_ASSERT(rdt_get_ll(g_rc, "rdlock:{dflt}:fence") >= 2);
+    CU_ASSERT(rdt_get_ll(g_rc, rdt_fence_key(NULL, "dflt")) >= 2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1018,7 +1031,7 @@ static void test_multiprocess_exclusion(void)
     RDT_ASSERT_EQ_LL(0, dups); /* unique across all holders */
     RDT_ASSERT_EQ_LL(MP_PROCS * MP_THREADS * MP_ROUNDS, rdt_get_ll(g_rc, MP_COUNTER));
     if (nall > 0)
-        RDT_ASSERT_EQ_LL(all[nall - 1], rdt_get_ll(g_rc, "rdlock:{mp}:fence"));
+        RDT_ASSERT_EQ_LL(all[nall - 1], rdt_get_ll(g_rc, rdt_fence_key(NULL, "mp")));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{mp}"), 0);
     printf("(%d sections in %lld ms) ", nall, rdt_now_ms() - t0);
 }
@@ -1299,7 +1312,7 @@ static void test_fork(void)
     CU_ASSERT_EQUAL(n, 1);
     RDT_ASSERT_RC(0, rdlock_fencing_token(&g_fork_lock, &tok2));
     CU_ASSERT_EQUAL(tok2, tok);
-    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, "rdlock:{fork-parent}:fence")); /* the child never took it */
+    RDT_ASSERT_EQ_LL((long long)tok, rdt_get_ll(g_rc, rdt_fence_key(NULL, "fork-parent"))); /* the child never took it */
     RDT_ASSERT_RC(0, rdlock_unlock(&g_fork_lock));
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{fork-parent}"), 0);
     CU_ASSERT_EQUAL(rdt_exists(g_rc, "rdlock:{fork-child}"), 0);

@@ -331,16 +331,16 @@ static void test_fencing(void)
     RDT_ASSERT_RC(0, lock_init(&a, "rl-fence", g_c1, 0));
     RDT_ASSERT_RC(0, rdlock_lock(&a));
     RDT_ASSERT_RC(0, rdlock_unlock(&a));
-    rdt_int_on(&g_m[2], 0, "SET %s 1000", rdt_key("rl-fence", ":fence"));
+    rdt_int_on(&g_m[2], 0, "SET %s 1000", rdt_fence_key(NULL, "rl-fence"));
     RDT_ASSERT_RC(0, rdlock_lock(&a));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&a, &t1));
     RDT_ASSERT_EQ_LL(1001, (long long)t1);
     for (int k = 0; k < N; k++)
-        at += rdt_int_on(&g_m[k], 0, "INCRBY %s 0", rdt_key("rl-fence", ":fence")) >= 1001;
+        at += rdt_int_on(&g_m[k], 0, "INCRBY %s 0", rdt_fence_key(NULL, "rl-fence")) >= 1001;
     CU_ASSERT(at >= N / 2 + 1);
     RDT_ASSERT_RC(0, rdlock_unlock(&a));
     /* Master 2 forgets everything: the next token is still higher. */
-    rdt_int_on(&g_m[2], 0, "DEL %s", rdt_key("rl-fence", ":fence"));
+    rdt_int_on(&g_m[2], 0, "DEL %s", rdt_fence_key(NULL, "rl-fence"));
     RDT_ASSERT_RC(0, rdlock_lock(&a));
     RDT_ASSERT_RC(0, rdlock_fencing_token(&a, &t2));
     CU_ASSERT(t2 > t1);

@@ -837,7 +837,7 @@ static void test_handover_found_by_look_restarts_lease(void)
 
     fresh();
     snprintf(k, sizeof k, "%s", rdt_key(N, ""));
-    tok = (uint64_t)rdt_int_cmd(g_rc, 0, "INCR %s", rdt_key(N, ":fence"));
+    tok = (uint64_t)rdt_int_cmd(g_rc, 0, "INCR %s", rdt_fence_key(NULL, N));
     CU_ASSERT_FATAL(plant_leftover(k, "x", "planted:1", tok) == 0);
     CU_ASSERT_EQUAL_FATAL(rdt_int_cmd(g_rc, -1, "PEXPIRE %s 60000", k), 1);
     CU_ASSERT_EQUAL_FATAL(rdlock_client_open(&cw, g_ini_slowlook), 0);
@@ -865,10 +865,10 @@ static void test_handover_found_by_look_restarts_lease(void)
     }
     {
         char ks[5][700]; /* rdt_key's buffers rotate among 4 */
-        const char *sfx[5] = { ":w", ":wq", ":r", ":fence", ":x" };
+        const char *sfx[5] = { ":w", ":wq", ":r", NULL, ":x" };
         int i;
         for (i = 0; i < 5; i++)
-            snprintf(ks[i], sizeof ks[i], "%s", rdt_key(N, sfx[i]));
+            snprintf(ks[i], sizeof ks[i], "%s", sfx[i] != NULL ? rdt_key(N, sfx[i]) : rdt_fence_key(NULL, N));
         r = (redisReply *)redisCommand(g_rc, "EVAL %s 6 %s %s %s %s %s %s %s", handover_lua, k, ks[0], ks[1],
                                        ks[2], ks[3], ks[4], owner);
     }

@@ -55,7 +55,7 @@ static char g_ini_slow[512];  /* retry_interval_ms = 2000: only wake-ups are fas
 
 static long long fence_of(const char *name)
 {
-    return rdt_get_ll(g_rc, rdt_key(name, ":fence"));
+    return rdt_get_ll(g_rc, rdt_fence_key(NULL, name));
 }
 
 /* The robust marker "rdlock:{name}:x": 0 absent, 1 present (copied into

@@ -519,7 +519,7 @@ static void test_static_initializer_race(void)
     RDT_ASSERT_EQ_LL(0, rdt_wait(pid, 10000));
     rdt_pipe_close(&s.p);
     RDT_ASSERT_EQ_LL(0, key_exists("static-rw-write"));
-    RDT_ASSERT_EQ_LL(SRACE, rdt_get_ll(conn(), "rdlock:{static-rw-read}:fence"));
+    RDT_ASSERT_EQ_LL(SRACE, rdt_get_ll(conn(), rdt_fence_key(NULL, "static-rw-read")));
 }
 
 /* ------------------------------------------------------------------ */
@@ -743,7 +743,7 @@ static void test_fencing_tokens(void)
         RDT_ASSERT_RC(0, rdrwlock_unlock(&ra));
         RDT_ASSERT_RC(EPERM, rdrwlock_fencing_token(&ra, &t));
     }
-    RDT_ASSERT_EQ_LL((long long)prev, rdt_get_ll(conn(), "rdlock:{rw-fence}:fence"));
+    RDT_ASSERT_EQ_LL((long long)prev, rdt_get_ll(conn(), rdt_fence_key(NULL, "rw-fence")));
 
     /* Read re-entry keeps the token; another reader gets a larger one and
      * leaves ours alone. */
@@ -779,8 +779,8 @@ static void test_fencing_tokens(void)
     RDT_ASSERT_RC(0, rdrwlock_unlock(&rb));
 
     /* The counter is never expired or deleted. */
-    RDT_ASSERT_EQ_LL((long long)tb, rdt_get_ll(conn(), "rdlock:{rw-fence}:fence"));
-    RDT_ASSERT_EQ_LL(-1, icmd("PTTL rdlock:{rw-fence}:fence"));
+    RDT_ASSERT_EQ_LL((long long)tb, rdt_get_ll(conn(), rdt_fence_key(NULL, "rw-fence")));
+    RDT_ASSERT_EQ_LL(-1, icmd("PTTL %s", rdt_fence_key(NULL, "rw-fence")));
     RDT_ASSERT_EQ_LL(0, key_exists("rw-fence"));
 
     RDT_ASSERT_RC(0, rdrwlock_destroy(&ra));

@@ -48,6 +48,42 @@ const char *rdt_key(const char *name, const char *suffix)
     return b;
 }
 
+/* Redis' CRC16 (XMODEM), bit by bit: slow and plain, unlike the library's. */
+static unsigned crc16_plain(const char *s, size_t n)
+{
+    unsigned crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= (unsigned)(unsigned char)s[i] << 8;
+        for (int b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? ((crc << 1) ^ 0x1021) & 0xFFFF : (crc << 1) & 0xFFFF;
+    }
+    return crc;
+}
+
+const char *rdt_fence_key(const char *prefix, const char *name)
+{
+    static const char abc[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    unsigned slot = crc16_plain(name, strlen(name)) & 16383;
+    char *b = g_keybuf[g_keyidx++ % 4], t[4] = { 0 };
+    for (size_t len = 1; len <= 3; len++) {
+        size_t total = 1;
+        for (size_t i = 0; i < len; i++)
+            total *= 62;
+        for (size_t k = 0; k < total; k++) {
+            size_t v = k;
+            for (size_t i = len; i-- > 0; v /= 62)
+                t[i] = abc[v % 62];
+            t[len] = '\0';
+            if ((crc16_plain(t, len) & 16383) == slot) {
+                snprintf(b, sizeof g_keybuf[0], "%s{%s}:tokens", prefix != NULL ? prefix : "rdlock:", t);
+                return b;
+            }
+        }
+    }
+    snprintf(b, sizeof g_keybuf[0], "(no tag for slot %u)", slot);
+    return b;
+}
+
 /* ------------------------------------------------------------------ */
 /* 3. Redis state, on a connection the caller owns                     */
 /* ------------------------------------------------------------------ */

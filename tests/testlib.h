@@ -60,11 +60,20 @@ struct timespec rdt_abstime(clockid_t clk, long long ms);
 
 /* "rdlock:{name}<suffix>", the keys of lock name under the default
  * key_prefix (src/scripts/acquire.lua): suffix "" is the lock hash, then
- * ":fence", ":w" (writers' queue), ":wq" (queue marks), ":r", ":c"
- * (wake-up channel), ":x" (robust marker).  The result is in one of 4
- * static buffers used in turn: valid until the 4th next call, so copy it
- * to keep it longer.  Main thread (or a forked child) only. */
+ * ":w" (writers' queue), ":wq" (queue marks), ":r", ":c" (wake-up
+ * channel), ":x" (robust marker), ":fence" (the name's own counter of
+ * earlier versions).  The result is in one of 4 static buffers used in
+ * turn: valid until the 4th next call, so copy it to keep it longer.  Main
+ * thread (or a forked child) only. */
 const char *rdt_key(const char *name, const char *suffix);
+
+/* "<prefix>{<tag>}:tokens", the fencing counter that name shares with the
+ * other names of its Cluster slot (src/proto/slottag.h), prefix NULL for
+ * the default "rdlock:".  The tag is found here by the rule itself (the
+ * first of the strings of 1 to 3 characters of [0-9a-zA-Z], shortest
+ * first, in that order, in the slot), not by the library's table, so the
+ * tests check the table too.  Buffers as rdt_key's. */
+const char *rdt_fence_key(const char *prefix, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* 3. Redis state, on a connection the caller owns                     */

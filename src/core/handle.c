@@ -188,6 +188,7 @@ static int handle_new(const char *name, const rdlock_attr_t *a, int api, rdl_han
         k[keylen] = '\0';
         h->key = k;
         h->keylen = (uint16_t)keylen;
+        h->slot = (uint16_t)rdl_key_slot(k, keylen);
         h->key_inline = true;
         h->explicit_client = true;
         h->client = c;
@@ -329,6 +330,7 @@ int rdl_handle_bind(rdl_handle_t *h, rdlock_client_t *c)
             rc = ENOMEM;
         } else {
             h->keylen = (uint16_t)keylen;
+            h->slot = (uint16_t)rdl_key_slot(h->key, keylen);
             __atomic_store_n(&h->client, c, __ATOMIC_RELEASE); /* key first, then client */
         }
     }

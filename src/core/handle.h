@@ -36,6 +36,9 @@ typedef struct rdl_handle {
     unsigned sem_value;     /* a semaphore's start value; a barrier's count */
     uint16_t namelen;       /* <= RDL_NAME_MAX */
     uint16_t keylen;        /* <= RDL_PREFIX_MAX + RDL_NAME_MAX + 2 */
+    uint16_t slot;          /* key's Cluster slot, set with key: that of every
+                               key of the name and of its fencing counter
+                               (proto/slottag.h), found once, not per call */
     signed char api;        /* RDL_API_MUTEX or RDL_API_RWLOCK (sem.c, ...: theirs) */
     signed char type;       /* RDLOCK_ERRORCHECK or RDLOCK_RECURSIVE */
     signed char watchdog;   /* -1 = the client's, else 0/1 */

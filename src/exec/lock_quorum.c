@@ -42,7 +42,9 @@
 #include "proto/script.h"
 #include "topology/quorum.h"
 
-#define ARG_MAX (RDL_LOCK_NKEYS_CALL + 5) /* release.lua: keys, owner, op, call, arg4, arg5 */
+/* release.lua's arguments: keys (an undo passes acquire.lua's, one more),
+ * owner, op, call, arg4, arg5. */
+#define ARG_MAX (RDL_LOCK_NKEYS_CALL + 6)
 #define KEY_FENCE 4 /* the fencing counter among the lock's keys (lock.c) */
 
 /* release.lua on the masters in `which` (op, arg4 per master: arg4[k] may

@@ -31,50 +31,17 @@
 #include "exec/exec.h"
 #include "prim/handover.h"
 #include "prim/lock.h"
+#include "prim/lock_keys.h"
 #include "proto/reply.h"
 #include "proto/script.h"
+#include "proto/slotmap.h"
 #include "topology/topology.h"
 
 #define RDL_COUNT_MAX ((unsigned)INT_MAX) /* EAGAIN past 2^31-1 */
 
-/* The keys of a lock (see src/scripts/acquire.lua): seven that every script
- * takes (the seventh: the readers' index), and two more that only acquire
- * and release use: the record of the last release, and the caller's own
- * grant list (handover.h). */
-#define RDL_NKEYS 7
-#define RDL_NKEYS_RELEASE RDL_LOCK_NKEYS_CALL
-typedef struct lock_keys {
-    char *buf;
-    const char *v[RDL_NKEYS_RELEASE];
-    size_t l[RDL_NKEYS_RELEASE];
-} lock_keys_t;
-
 /* How a lock hold ends at process exit (exit.h). */
 static bool lock_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline);
 static const rdl_exit_ender_t lock_exit = { RDL_EXIT_LOCKS, RDL_HOLD_LOCK, lock_exit_end, NULL };
-
-/* The keys of key's lock; with owner, also the acquire/release ones (the
- * last of which is the owner's grant list "<key>:g:<owner>"). */
-static int keys_make(lock_keys_t *k, const char *key, size_t keylen, const char *owner)
-{
-    static const char *const sfx[RDL_NKEYS_RELEASE] = { "", ":w", ":wq", ":r", ":fence", ":x", ":sd", ":rel", ":g:" };
-    static const size_t sfxlen[RDL_NKEYS_RELEASE] = { 0, 2, 3, 2, 6, 2, 3, 4, 3 };
-    size_t i, off = 0, ol = owner != NULL ? strlen(owner) : 0;
-    k->buf = malloc(RDL_NKEYS_RELEASE * keylen + 27 + ol);
-    if (k->buf == NULL)
-        return ENOMEM;
-    for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
-        size_t sl = sfxlen[i];
-        memcpy(k->buf + off, key, keylen);
-        memcpy(k->buf + off + keylen, sfx[i], sl);
-        k->v[i] = k->buf + off;
-        k->l[i] = keylen + sl;
-        off += keylen + sl;
-    }
-    memcpy(k->buf + off, owner != NULL ? owner : "", ol); /* after the ":g:" */
-    k->l[RDL_NKEYS_RELEASE - 1] += ol;
-    return 0;
-}
 
 /* Relock by a thread that holds the name already (mutex held). */
 static int relock(const rdl_handle_t *h, rdl_hold_t *hold, char mode, int how)
@@ -98,7 +65,7 @@ static int relock(const rdl_handle_t *h, rdl_hold_t *hold, char mode, int how)
  * far left behind. */
 typedef struct attempt {
     rdlock_client_t *c;
-    lock_keys_t keys;
+    rdl_lock_keys_t keys;
     char owner[RDL_OWNER_MAX];
     char mode;
     char lease[16];
@@ -136,8 +103,8 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
 {
     rdl_call_t call = { .confirm = true };
     rdl_acquired_t ar;
-    const char *argv[RDL_NKEYS_RELEASE + 2];
-    size_t lens[RDL_NKEYS_RELEASE + 2];
+    const char *argv[RDL_LOCK_NKEYS_ACQUIRE + 2];
+    size_t lens[RDL_LOCK_NKEYS_ACQUIRE + 2];
     char packed[360];
     size_t n, l;
     int i, rc, voids = 0;
@@ -156,12 +123,12 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
         info_make(a->info, a->call, a->c, a->thread);
         a->new_call = false;
     }
-    for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
+    for (i = 0; i < RDL_LOCK_NKEYS_ACQUIRE; i++) {
         argv[i] = a->keys.v[i];
         lens[i] = a->keys.l[i];
     }
-    argv[RDL_NKEYS_RELEASE] = a->owner;
-    lens[RDL_NKEYS_RELEASE] = strlen(a->owner);
+    argv[RDL_LOCK_NKEYS_ACQUIRE] = a->owner;
+    lens[RDL_LOCK_NKEYS_ACQUIRE] = strlen(a->owner);
     /* "<mode><waiting><queued><robust><lease>;<claim>;<valid until>;<info>":
      * see acquire.lua; the client stamps <valid until> per attempt. */
     packed[0] = a->mode;
@@ -183,10 +150,10 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
     l = strlen(a->info);
     memcpy(packed + n, a->info, l);
     n += l;
-    argv[RDL_NKEYS_RELEASE + 1] = packed;
-    lens[RDL_NKEYS_RELEASE + 1] = n;
+    argv[RDL_LOCK_NKEYS_ACQUIRE + 1] = packed;
+    lens[RDL_LOCK_NKEYS_ACQUIRE + 1] = n;
     for (;;) {
-        rc = a->c->exec->acquire(a->c, argv, lens, RDL_NKEYS_RELEASE, RDL_NKEYS_RELEASE + 2, a->lease_ms, deadline,
+        rc = a->c->exec->acquire(a->c, argv, lens, RDL_LOCK_NKEYS_ACQUIRE, RDL_LOCK_NKEYS_ACQUIRE + 2, a->lease_ms, deadline,
                                  &ar, &call);
         if (call.unsure_until > a->unsure_until)
             a->unsure_until = call.unsure_until;
@@ -230,7 +197,7 @@ typedef struct leave_reply {
     bool ambiguous; /* an earlier attempt got no answer and may have acted */
 } leave_reply_t;
 
-static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
+static int leave5(rdlock_client_t *c, const rdl_lock_keys_t *keys, const char *owner, const char *op,
                   const char *call, const char *arg4, const char *arg5, long long deadline, leave_reply_t *out);
 
 /* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
@@ -238,7 +205,7 @@ static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner
  * the robust marker it replaced) or "u" (unwait; arg4 = the waiter's
  * lease), about the hold or call number `call`; see the script.  arg4 may
  * be NULL.  0 and *out, or an error from the client. */
-static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
+static int leave(rdlock_client_t *c, const rdl_lock_keys_t *keys, const char *owner, const char *op,
                  const char *call, const char *arg4, long long deadline, leave_reply_t *out)
 {
     return leave5(c, keys, owner, op, call, arg4, NULL, deadline, out);
@@ -246,24 +213,24 @@ static int leave(rdlock_client_t *c, const lock_keys_t *keys, const char *owner,
 
 /* leave() with a fifth argument: for "rx" on Redlock, the dead owner's
  * robust marker to clear where this hold is not (release.lua). */
-static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner, const char *op,
+static int leave5(rdlock_client_t *c, const rdl_lock_keys_t *keys, const char *owner, const char *op,
                   const char *call, const char *arg4, const char *arg5, long long deadline, leave_reply_t *out)
 {
-    const char *argv[RDL_NKEYS_RELEASE + 5];
-    size_t lens[RDL_NKEYS_RELEASE + 5];
+    const char *argv[RDL_LOCK_NKEYS_RELEASE + 5];
+    size_t lens[RDL_LOCK_NKEYS_RELEASE + 5];
     char keep[24];
-    int i, argc = RDL_NKEYS_RELEASE + 3;
+    int i, argc = RDL_LOCK_NKEYS_RELEASE + 3;
 
-    for (i = 0; i < RDL_NKEYS_RELEASE; i++) {
+    for (i = 0; i < RDL_LOCK_NKEYS_RELEASE; i++) {
         argv[i] = keys->v[i];
         lens[i] = keys->l[i];
     }
-    argv[RDL_NKEYS_RELEASE] = owner;
-    lens[RDL_NKEYS_RELEASE] = strlen(owner);
-    argv[RDL_NKEYS_RELEASE + 1] = op;
-    lens[RDL_NKEYS_RELEASE + 1] = strlen(op);
-    argv[RDL_NKEYS_RELEASE + 2] = call;
-    lens[RDL_NKEYS_RELEASE + 2] = strlen(call);
+    argv[RDL_LOCK_NKEYS_RELEASE] = owner;
+    lens[RDL_LOCK_NKEYS_RELEASE] = strlen(owner);
+    argv[RDL_LOCK_NKEYS_RELEASE + 1] = op;
+    lens[RDL_LOCK_NKEYS_RELEASE + 1] = strlen(op);
+    argv[RDL_LOCK_NKEYS_RELEASE + 2] = call;
+    lens[RDL_LOCK_NKEYS_RELEASE + 2] = strlen(call);
     if (op[0] == 'r') {
         /* Keep the proof of the release for as long as our retries of it
          * can take (each: a command timeout and a backoff of <= 640 ms). */
@@ -279,7 +246,7 @@ static int leave5(rdlock_client_t *c, const lock_keys_t *keys, const char *owner
             lens[argc++] = strlen(arg5);
         }
     }
-    return c->exec->release(c, argv, lens, RDL_NKEYS_RELEASE, argc, deadline, &out->r, &out->sent_at,
+    return c->exec->release(c, argv, lens, RDL_LOCK_NKEYS_RELEASE, argc, deadline, &out->r, &out->sent_at,
                             &out->ambiguous);
 }
 
@@ -389,7 +356,7 @@ static int attempt_init(attempt_t *a, rdlock_client_t *c, const rdl_handle_t *h,
     a->c = c;
     a->thread = thread;
     rdl_owner(c, thread, a->owner);
-    if (keys_make(&a->keys, h->key, h->keylen, a->owner) != 0)
+    if (rdl_lock_keys_make(&a->keys, h->key, h->keylen, h->slot, a->owner) != 0)
         return ENOMEM;
     a->mode = mode;
     a->robust = mode == 'x' && h->robust;
@@ -492,8 +459,8 @@ static int handover_turn(attempt_t *a, int how, long long deadline, unsigned lea
     rdl_handover_t w = {
         .key = a->keys.v[0],
         .keylen = a->keys.l[0],
-        .list = a->keys.v[RDL_NKEYS_RELEASE - 1],
-        .listlen = a->keys.l[RDL_NKEYS_RELEASE - 1],
+        .list = a->keys.v[RDL_LOCK_NKEYS_RELEASE - 1],
+        .listlen = a->keys.l[RDL_LOCK_NKEYS_RELEASE - 1],
         .owner = a->owner,
         .call = a->call,
         .lease = a->lease,
@@ -743,7 +710,7 @@ int rdl_acquire(rdl_handle_t *h, char mode, int how, long long deadline)
     }
     RDL_UNLOCK(c);
     rdl_hold_free(hold);
-    free(l.a.keys.buf);
+    rdl_lock_keys_free(&l.a.keys);
     return rc;
 }
 
@@ -827,7 +794,7 @@ int rdl_release(rdl_handle_t *h)
     rdlock_client_t *c = __atomic_load_n(&h->client, __ATOMIC_ACQUIRE);
     release_req_t r;
     rdl_hold_t *hold;
-    lock_keys_t keys;
+    rdl_lock_keys_t keys;
     leave_reply_t lr;
     int rc;
 
@@ -840,12 +807,12 @@ int rdl_release(rdl_handle_t *h)
     /* An acquire attempt of this hold that got no answer may still arrive:
      * released first, it would find the lock free and take it again. */
     rdl_sleep_until(r.unsure_until);
-    rc = keys_make(&keys, h->key, h->keylen, r.owner);
+    rc = rdl_lock_keys_make(&keys, h->key, h->keylen, h->slot, r.owner);
     if (rc != 0)
         free(r.dead_owner);
     if (rc == 0) {
         rc = leave5(c, &keys, r.owner, r.how, r.call, NULL, r.dead_owner, r.deadline, &lr);
-        free(keys.buf);
+        rdl_lock_keys_free(&keys);
         free(r.dead_owner);
         if (rc == 0 && lr.r.status == 3) {
             lr.r.status = 1; /* our first attempt released it: proved */
@@ -902,7 +869,7 @@ int rdl_release(rdl_handle_t *h)
  * Nothing is logged: a lock's waiters are told by the server. */
 static bool lock_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long long deadline)
 {
-    lock_keys_t keys;
+    rdl_lock_keys_t keys;
     leave_reply_t lr;
     char owner[RDL_OWNER_MAX];
     if (e->unsure_until >= deadline)
@@ -911,12 +878,12 @@ static bool lock_exit_end(rdlock_client_t *c, const rdl_exit_hold_t *e, long lon
      * free after this. */
     rdl_sleep_until(e->unsure_until);
     rdl_owner(c, e->thread, owner);
-    if (keys_make(&keys, e->key, e->keylen, owner) != 0)
+    if (rdl_lock_keys_make(&keys, e->key, e->keylen, rdl_key_slot(e->key, e->keylen), owner) != 0)
         return false;
     /* 'd': an exclusive hold keeps its robust marker, as a dead owner's
      * would; a shared one is simply released. */
     leave(c, &keys, owner, e->mode == 's' ? "rs" : "rd", e->call, NULL, deadline, &lr);
-    free(keys.buf);
+    rdl_lock_keys_free(&keys);
     return true;
 }
 
@@ -973,23 +940,23 @@ int rdl_consistent(rdl_handle_t *h)
 int rdl_lock_script_on(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen, unsigned server,
                        char *where, size_t n, redisReply **reply)
 {
-    lock_keys_t keys;
-    int rc = keys_make(&keys, key, keylen, NULL);
+    rdl_lock_keys_t keys;
+    int rc = rdl_lock_keys_make(&keys, key, keylen, rdl_key_slot(key, keylen), NULL);
     if (rc != 0)
         return rc;
-    rc = c->exec->script_on(c, script, RDL_NKEYS, keys.v, keys.l, server, where, n, reply);
-    free(keys.buf);
+    rc = c->exec->script_on(c, script, RDL_LOCK_NKEYS, keys.v, keys.l, server, where, n, reply);
+    rdl_lock_keys_free(&keys);
     return rc;
 }
 
 int rdl_lock_script(rdlock_client_t *c, const rdl_script_t *script, const char *key, size_t keylen,
                     redisReply **reply)
 {
-    lock_keys_t keys;
-    int rc = keys_make(&keys, key, keylen, NULL);
+    rdl_lock_keys_t keys;
+    int rc = rdl_lock_keys_make(&keys, key, keylen, rdl_key_slot(key, keylen), NULL);
     if (rc != 0)
         return rc;
-    rc = c->exec->script(c, script, RDL_NKEYS, keys.v, keys.l, reply);
-    free(keys.buf);
+    rc = c->exec->script(c, script, RDL_LOCK_NKEYS, keys.v, keys.l, reply);
+    rdl_lock_keys_free(&keys);
     return rc;
 }

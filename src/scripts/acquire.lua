@@ -32,7 +32,13 @@
 --                              claim a lock handed to it (see release.lua).
 --   KEYS[4] <prefix>{N}:r      zset: waiting readers, score = mark deadline;
 --                              for wake-ups only.
---   KEYS[5] <prefix>{N}:fence  the fencing counter; never expired or deleted.
+--   KEYS[5] <prefix>{T}:tokens the fencing counter, shared by every name of
+--                              the slot: T is the tag chosen for the slot
+--                              of {N} (src/proto/slottag.h), so the key is
+--                              in the name's slot; never expired or
+--                              deleted, so each name's tokens strictly
+--                              increase, and a name leaves no counter of
+--                              its own behind.
 --   KEYS[6] <prefix>{N}:x      string, robust state of the exclusive mode:
 --                              absent = clean; "<owner>" = the exclusive
 --                              holder, set by every exclusive grant and
@@ -91,6 +97,10 @@
 --                              look of a queued writer empties its own
 --                              list, so a grant popped after a look was
 --                              pushed after that look reached the server.
+--   KEYS[10] <prefix>{N}:fence the name's own counter of earlier versions
+--                              (acquire.lua only): folded into KEYS[5] and
+--                              deleted by the first grant that meets it, so
+--                              that tokens never go back across an upgrade.
 --   channel <prefix>{N}:c      "g <owner> <token>": the lock was handed to a
 --                              queued writer; "u": waiting readers may enter.
 --                              Published only when someone waits.
@@ -214,10 +224,22 @@ local function grant(fresh, xstate, fast)
 end
 
 -- Fast path, the uncontended case: nobody holds it, no writer queues, the
--- last exclusive hold ended cleanly, and no readers' index is left over.
--- It comes before the slow path's helpers are even defined.
-if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7]) == 0 then
+-- last exclusive hold ended cleanly, no readers' index is left over, and
+-- no counter of an earlier version.  It comes before the slow path's
+-- helpers are even defined.
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7], KEYS[10]) == 0 then
   return grant(true, nil, true)
+end
+
+-- The name's own counter of an earlier version (KEYS[10]): the shared one
+-- is raised to it before any grant takes a token, and it goes.
+local old = redis.call('GET', KEYS[10])
+if old then
+  old = tonumber(old)
+  if old and old > tonumber(redis.call('GET', KEYS[5]) or '0') then
+    redis.call('SET', KEYS[5], string.format('%d', old))
+  end
+  redis.call('DEL', KEYS[10])
 end
 
 -- The readers' index (KEYS[7]) of a shared hold: one member per holder

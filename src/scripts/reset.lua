@@ -1,5 +1,6 @@
 -- reset.lua: clear a lock name: every hold, every queue mark and the robust
--- state (ENOTRECOVERABLE), keeping only the fencing counter, so tokens stay
+-- state (ENOTRECOVERABLE), never the fencing counter (shared by the slot's
+-- names) nor a name's counter of an earlier version, so tokens stay
 -- strictly increasing (layout: see acquire.lua).  Waiters are told to look
 -- again.  KEYS[1..7] as acquire.lua (KEYS[7], the readers' index, goes too).  Returns the number of keys deleted.
 -- Queued writers may wait in BLPOP on their grant lists (acquire.lua's

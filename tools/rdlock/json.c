@@ -18,7 +18,8 @@
  *     "writers":         [ { "owner", "host", "pid", "thread",
  *                            "mark_remaining_ms": int } ... ] in queue order
  *     "readers_waiting": int
- *     "last_token":      int, the last fencing token given out (0: never)
+ *     "last_token":      int, the fencing counter of the name's slot: at
+ *                        least the name's last token (0: never used)
  *     "robust":          "consistent" | "owner-dead" | "inconsistent" |
  *                        "not-recoverable"
  *     and only for the primitives the name has (rdlock_status_kinds()):

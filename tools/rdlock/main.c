@@ -69,7 +69,7 @@ static const char help_text[] =
     "      --orphan=keep     ... COMMAND runs on, unprotected once the lease lapses\n"
     "      --status NAME     show NAME: free / held exclusive / held shared, each\n"
     "                        holder (host, pid, thread, hold count, remaining lease),\n"
-    "                        waiting writers and readers, the last fencing token and\n"
+    "                        waiting writers and readers, the fencing counter and\n"
     "                        the robust state; then NAME's semaphore, run-once mark,\n"
     "                        condition and barrier, if it has them; exits 0\n"
     "                        whether free or held\n"

@@ -80,7 +80,7 @@ static void print_human(FILE *f, const rdlock_status_t *st)
                 ms % 1000);
     }
     fprintf(f, "readers waiting: %lld\n", st->readers_waiting);
-    fprintf(f, "last fencing token: %" PRIu64 "\n", st->fence);
+    fprintf(f, "fencing counter: %" PRIu64 "\n", st->fence);
     fprintf(f, "robust state: %s", robust_word(st->robust));
     switch (st->robust) {
     case RDLOCK_STATE_OWNER_DEAD:
@@ -125,7 +125,7 @@ static void print_servers(FILE *f, rdlock_client_t *c, const char *name, bool js
             fprintf(f, "  %s: %s", where, st.mode == 'x' ? "held exclusive" : st.mode == 's' ? "held shared" : "free");
             if (st.mode != 0)
                 fprintf(f, " (%zu holder%s)", st.nholders, st.nholders == 1 ? "" : "s");
-            fprintf(f, ", writers waiting %zu, last token %" PRIu64 ", robust %s\n", st.nwriters, st.fence,
+            fprintf(f, ", writers waiting %zu, counter %" PRIu64 ", robust %s\n", st.nwriters, st.fence,
                     robust_word(st.robust));
         }
         if (rc == 0)
