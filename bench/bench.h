@@ -163,6 +163,22 @@ void ulock_close(ulock_t *u);
 /* n rdlock_lock + rdlock_unlock: pairs/s, or NAN (a hard error, printed). */
 double pair_rate(ulock_t *u, int n);
 
+/* A read-write lock on a dedicated client, as ulock_t. */
+typedef struct rwl {
+    rdlock_client_t *client;
+    rdlock_attr_t attr;
+    rdrwlock_t rw;
+    int ok;
+} rwl_t;
+
+/* ... opened on an ini for s (TCP, or its unix socket) with a 30 s lease;
+ * 0 or -1 (printed). */
+int rwl_open(rwl_t *u, const rdt_server_t *s, int use_socket, const char *name);
+void rwl_close(rwl_t *u);
+/* n rdrwlock_rdlock (mode 's') or rdrwlock_wrlock ('x') + rdrwlock_unlock:
+ * pairs/s, or NAN (a hard error, printed). */
+double rw_pair_rate(rwl_t *u, char mode, int n);
+
 /* ================================================================ the steps */
 
 /* ---------------------------------------------------------------- 1, 2, 5a (step_uncontended.c) */
