@@ -96,6 +96,22 @@ double ping_rate(redisContext *c, int n);
 /* n EVALSHA of the do-nothing script sha: round trips/s, or NAN. */
 double evalsha_rate(redisContext *c, const char *sha, int n);
 
+/* The totals of INFO commandstats, less the INFO calls themselves.
+ * all_*: every entry, the redis.call()s made inside scripts included;
+ * since a script's usec already holds its redis.call()s' time, all_usec
+ * counts that time twice.  top_*: the commands a client sends, the ones
+ * the server's time and round trips are made of: the script runners
+ * (EVAL, EVALSHA, their _RO forms, FCALL, FCALL_RO) and the command
+ * named top (e.g. "set"; NULL for none), which the caller knows it sent
+ * itself and no script of the workload calls. */
+typedef struct cmd_totals {
+    long long all_calls, all_usec;
+    long long top_calls, top_usec;
+} cmd_totals_t;
+
+/* One INFO commandstats into t; 0, or -1 (a hard error, printed). */
+int cmd_totals(redisContext *c, const char *top, cmd_totals_t *t);
+
 /* One server's connection counts and the library's round trips. */
 typedef struct srv_counts {
     long long conns, clients; /* total_connections_received, connected_clients */
@@ -162,6 +178,22 @@ int ulock_open(ulock_t *u, const rdt_server_t *s, int use_socket, const char *na
 void ulock_close(ulock_t *u);
 /* n rdlock_lock + rdlock_unlock: pairs/s, or NAN (a hard error, printed). */
 double pair_rate(ulock_t *u, int n);
+
+/* A read-write lock on a dedicated client, as ulock_t. */
+typedef struct rwl {
+    rdlock_client_t *client;
+    rdlock_attr_t attr;
+    rdrwlock_t rw;
+    int ok;
+} rwl_t;
+
+/* ... opened on an ini for s (TCP, or its unix socket) with a 30 s lease;
+ * 0 or -1 (printed). */
+int rwl_open(rwl_t *u, const rdt_server_t *s, int use_socket, const char *name);
+void rwl_close(rwl_t *u);
+/* n rdrwlock_rdlock (mode 's') or rdrwlock_wrlock ('x') + rdrwlock_unlock:
+ * pairs/s, or NAN (a hard error, printed). */
+double rw_pair_rate(rwl_t *u, char mode, int n);
 
 /* ================================================================ the steps */
 
@@ -383,5 +415,48 @@ void report_prims(const pr_res_t *r, tally_t *t);
 /* Step 10 (not with --no-tls): bench_tls() and its table and keys, with
  * step 2's tcp ratio next to them unless base is NULL (--tls-only). */
 void run_tls(const rdt_server_t *s, int reps, const base_res_t *base);
+
+/* ---------------------------------------------------------------- 11 (step_cost.c) */
+
+/* Step 11's workloads: redis-py's Lock in C, the mutex, the read share. */
+enum { COST_PEER, COST_MUTEX, COST_READ, COST_NW };
+
+typedef struct cost_res {
+    int n;                     /* pairs of each workload per repetition */
+    /* per pair, medians over the repetitions, [workload]: */
+    double us[COST_NW];        /* server us of the commands sent (cmd_totals top_usec) */
+    double cmds[COST_NW];      /* commands, the scripts' redis.call()s included */
+    double rt[COST_NW];        /* commands sent: round trips */
+    double all_us[COST_NW];    /* every commandstats entry's usec (the redis.call()s twice) */
+    double ratio[COST_NW];     /* us / the peer's us, median of per-repetition ratios */
+    double ratio_lo[COST_NW], ratio_hi[COST_NW];
+    double script_us[COST_NW][2]; /* per call: acquire (the peer's SET), release; medians */
+    double script_us_mean[COST_NW][2]; /* ... and means (Redis counts whole us per call) */
+    int ok;
+} cost_res_t;
+
+/* Step 11 on s (the bench's server); 0 or -1 (printed). */
+int bench_cost(const rdt_server_t *s, int reps, cost_res_t *res);
+/* Its table and keys; the targets are shown, not judged (issue 26). */
+void report_cost(const cost_res_t *c);
+
+/* ---------------------------------------------------------------- 12 (step_names.c) */
+
+typedef struct names_res {
+    long n;                  /* distinct names, each used once */
+    double pairs_per_s;      /* names used per second */
+    long long keys_before, keys_after, keys_waited; /* DBSIZE; -1 on error */
+    long long mem_before, mem_after, mem_waited;    /* used_memory; -1 on error */
+    int slots;               /* distinct Cluster slots of the names: the keys allowed to stay */
+    double wait_limit_s;     /* 60 (--quick: 5) */
+    double back_s;           /* after the last unlock, until DBSIZE <= keys_before + slots; NAN: not back */
+    char sample[128];        /* a key left after the wait ("" if none) */
+    long long sample_pttl;   /* its PTTL */
+    int ok;
+} names_res_t;
+
+/* Step 12 on a redis-server of its own; 0 or -1 (printed). */
+int bench_names(names_res_t *res);
+void report_names(const names_res_t *r);
 
 #endif

@@ -2,7 +2,7 @@
  * private redis-server (tests/fixture.c).  See bench/README.md.
  *
  *   rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]
- *                [--no-tls] [--no-million] [--watchdog-only] [--tls-only]
+ *                [--no-tls] [--no-million] [--watchdog-only] [--tls-only] [--cost-only] [--no-names]
  *
  *   --quick              fewer repetitions, 10,000 watchdog holds only
  *   --no-million         step 4 without its 1,000,000-hold run (~3 min)
@@ -12,6 +12,8 @@
  *   --no-prims           skip step 9 (condition variable, semaphore)
  *   --no-tls             skip step 10 (TLS; only built with TLS)
  *   --tls-only           only step 10
+ *   --cost-only          only steps 11 and 12 (12 not with --no-names)
+ *   --no-names           skip step 12 (100,000 names and a 60 s wait)
  *   --json-only          print only the final JSON line
  *   --cold-script-cache  skip the renew-script warm-up (shows the NOSCRIPT
  *                        pipeline problem described in bench/README.md)
@@ -51,7 +53,13 @@
  *      and leased) as a ratio to floor/2, interleaved with PING;
  *  10. (built with TLS) TLS: uncontended lock+unlock pairs/s over TLS to a
  *      TLS-only server as a ratio to a TLS PING floor/2, next to the same
- *      over plain TCP, the four interleaved (bench/tls.c).
+ *      over plain TCP, the four interleaved (bench/tls.c);
+ *  11. server cost: server time (INFO commandstats) per uncontended
+ *      mutex pair and read-share pair, as a ratio to redis-py's Lock done
+ *      in C (SET NX PX + EVALSHA of its release script), interleaved;
+ *  12. (not with --no-names) 100,000 distinct names used once, then the
+ *      server's key count and memory, and how long until the keys are
+ *      gone again (at most one per Cluster slot may stay).
  * The machine is noisy: every figure is the median of several repetitions
  * and ratios are taken to the floor measured in the same run, interleaved
  * with the measurement.  A human-readable table goes to stdout, then ONE
@@ -79,6 +87,7 @@ int cold_script_cache;
 typedef struct opts {
     int with_cluster, with_redlock, with_prims, with_million, watchdog_only;
     int with_tls, tls_only;
+    int cost_only, with_names;
 } opts_t;
 
 /* What the steps found; main keeps it because some steps print after
@@ -93,12 +102,15 @@ typedef struct results {
     cl_res_t clres;
     rl_res_t rlres;
     pr_res_t prres;
+    cost_res_t cost;
+    names_res_t names;
 } results_t;
 
 static void usage(void)
 {
     fprintf(stderr, "usage: rdlock-bench [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims]\n"
-                    "                    [--no-tls] [--no-million] [--watchdog-only] [--tls-only]\n");
+                    "                    [--no-tls] [--no-million] [--watchdog-only] [--tls-only] [--cost-only]\n"
+                    "                    [--no-names]\n");
 }
 
 /* The command line into the globals and o.  -1 to go on, or the exit
@@ -109,6 +121,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
 
     o->with_cluster = 0, o->with_redlock = 1, o->with_prims = 1, o->with_million = 1, o->watchdog_only = 0;
     o->with_tls = 1, o->tls_only = 0;
+    o->cost_only = 0, o->with_names = 1;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -130,6 +143,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->watchdog_only = 1;
         else if (strcmp(argv[i], "--tls-only") == 0)
             o->tls_only = 1;
+        else if (strcmp(argv[i], "--cost-only") == 0)
+            o->cost_only = 1;
+        else if (strcmp(argv[i], "--no-names") == 0)
+            o->with_names = 0;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage();
             return 0;
@@ -138,8 +155,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return 64;
         }
     }
-    if (o->watchdog_only && o->tls_only) {
-        fprintf(stderr, "rdlock-bench: --watchdog-only and --tls-only exclude each other\n");
+    if (o->watchdog_only + o->tls_only + o->cost_only > 1) {
+        fprintf(stderr, "rdlock-bench: --watchdog-only, --tls-only and --cost-only exclude each other\n");
         return 64;
     }
     if (o->tls_only && !o->with_tls) {
@@ -194,6 +211,8 @@ static int header(const rdt_server_t *srv, const opts_t *o, int reps, int creps)
     json_bool("million", !quick && o->with_million);
     json_bool("watchdog_only", o->watchdog_only);
     json_bool("tls_only", o->tls_only);
+    json_bool("cost_only", o->cost_only);
+    json_bool("names", o->with_names);
     return 0;
 }
 
@@ -216,7 +235,20 @@ static void run_first_steps(const rdt_server_t *srv, int reps, int creps, result
     bench_rw_mixed(srv, creps, &r->rwres);
 }
 
-/* Steps 5 (printed), 6 to 10, as the options say. */
+/* Steps 11 and 12 (not with --no-names). */
+static void run_cost_steps(const rdt_server_t *srv, const opts_t *o, int reps, results_t *r)
+{
+    phase = "server cost";
+    bench_cost(srv, reps, &r->cost);
+    report_cost(&r->cost);
+    if (!o->with_names)
+        return;
+    phase = "names";
+    bench_names(&r->names);
+    report_names(&r->names);
+}
+
+/* Steps 5 (printed), 6 to 12, as the options say. */
 static void run_last_steps(const rdt_server_t *srv, const opts_t *o, int reps, int creps, results_t *r,
                            tally_t *t)
 {
@@ -253,14 +285,22 @@ static void run_last_steps(const rdt_server_t *srv, const opts_t *o, int reps, i
     /* 10: TLS (built with TLS; skipped with --no-tls) */
     if (o->with_tls)
         run_tls(srv, reps, &r->base);
+
+    /* 11, 12: server cost, names used once */
+    run_cost_steps(srv, o, reps, r);
 }
 
 /* The steps in their order: all of them, or step 4 alone
- * (--watchdog-only), or step 10 alone (--tls-only). */
+ * (--watchdog-only), or step 10 alone (--tls-only), or steps 11 and 12
+ * alone (--cost-only). */
 static void run_steps(const rdt_server_t *srv, const opts_t *o, int reps, int creps, results_t *r, tally_t *t)
 {
     if (o->tls_only) {
         run_tls(srv, reps, NULL);
+        return;
+    }
+    if (o->cost_only) {
+        run_cost_steps(srv, o, reps, r);
         return;
     }
     if (!o->watchdog_only)

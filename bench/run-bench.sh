@@ -3,7 +3,8 @@
 #
 # BINARY is bench/rdlock-bench (or its libtool wrapper); ARGS are passed
 # through (--quick, --json-only, --cold-script-cache, --cluster,
-# --no-redlock, --no-prims, --no-million, --watchdog-only).  The benchmark
+# --no-redlock, --no-prims, --no-million, --watchdog-only, --tls-only,
+# --cost-only, --no-names).  The benchmark
 # starts its own redis-server ($REDIS_SERVER, else redis-server on PATH,
 # /usr/bin, /usr/sbin), for step 8 (unless --no-redlock) five more for
 # the Redlock quorums, and with --cluster a
@@ -17,7 +18,7 @@
 set -u
 
 if [ $# -lt 1 ]; then
-    echo "usage: $0 BINARY [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims] [--no-million] [--watchdog-only]" >&2
+    echo "usage: $0 BINARY [--quick] [--json-only] [--cold-script-cache] [--cluster] [--no-redlock] [--no-prims] [--no-million] [--watchdog-only] [--tls-only] [--cost-only] [--no-names]" >&2
     exit 64
 fi
 bin=$1

@@ -13,67 +13,6 @@
 
 #define RW_TARGET 0.85 /* uncontended rwlock pairs/s target, x floor/2 */
 
-/* The read-write lock on a dedicated client, as ulock_t. */
-typedef struct rwl {
-    rdlock_client_t *client;
-    rdlock_attr_t attr;
-    rdrwlock_t rw;
-    int ok;
-} rwl_t;
-
-static int rwl_open(rwl_t *u, const rdt_server_t *s, int use_socket, const char *name)
-{
-    const char *ini = rdt_write_ini(s, use_socket, "[lock]\nlease_ms = 30000\n");
-    int rc;
-    memset(u, 0, sizeof *u);
-    if (ini == NULL)
-        return -1;
-    if ((rc = rdlock_client_open(&u->client, ini)) != 0) {
-        fail("rdlock_client_open: %s", rdlock_strerror(rc));
-        return -1;
-    }
-    rdlock_attr_init(&u->attr);
-    rdlock_attr_setclient(&u->attr, u->client);
-    if ((rc = rdrwlock_init(&u->rw, name, &u->attr)) != 0) {
-        fail("rdrwlock_init: %s", rdlock_strerror(rc));
-        return -1;
-    }
-    u->ok = 1;
-    return 0;
-}
-
-static void rwl_close(rwl_t *u)
-{
-    int rc;
-    if (!u->ok)
-        return;
-    if ((rc = rdrwlock_destroy(&u->rw)) != 0)
-        fail("rdrwlock_destroy: %s", rdlock_strerror(rc));
-    rdlock_attr_destroy(&u->attr);
-    if ((rc = rdlock_client_close(u->client)) != 0)
-        fail("rdlock_client_close: %s", rdlock_strerror(rc));
-    u->ok = 0;
-}
-
-/* rdrwlock_rdlock (mode 's') or rdrwlock_wrlock ('x') + rdrwlock_unlock
- * pairs per second. */
-static double rw_pair_rate(rwl_t *u, char mode, int n)
-{
-    int64_t t0 = now_ns();
-    int i, rc;
-    for (i = 0; i < n; i++) {
-        if ((rc = mode == 's' ? rdrwlock_rdlock(&u->rw) : rdrwlock_wrlock(&u->rw)) != 0) {
-            fail("uncontended rdrwlock_%slock: %s", mode == 's' ? "rd" : "wr", rdlock_strerror(rc));
-            return NAN;
-        }
-        if ((rc = rdrwlock_unlock(&u->rw)) != 0) {
-            fail("uncontended rdrwlock_unlock (%s): %s", mode == 's' ? "read" : "write", rdlock_strerror(rc));
-            return NAN;
-        }
-    }
-    return n / ((double)(now_ns() - t0) / 1e9);
-}
-
 /* Step 5a: PING, rdlock+unlock, wrlock+unlock and the do-nothing EVALSHA,
  * n of each, interleaved in chunks of RW_CHUNK so that the floors and the
  * pairs see the same moment-to-moment noise (on the shared build machines
