@@ -57,9 +57,10 @@ r() { "$cli" -p "$port" "$@"; }
 
 N='rdlock:{calls}'
 # KEYS[5] the counter (a slot's shared one in the library: any key of the
-# slot will do here), KEYS[9] the grant list, KEYS[10] a name's counter of
-# earlier versions (acquire.lua); scripts that take fewer ignore the rest.
-keys="10 $N $N:w $N:wq $N:r $N:tokens $N:x $N:sd $N:rel $N:g:bench:1 $N:fence"
+# slot will do here), KEYS[9] the grant list, KEYS[10] the finished-call
+# mark, KEYS[11] a name's counter of earlier versions (acquire.lua);
+# scripts that take fewer ignore the rest.
+keys="11 $N $N:w $N:wq $N:r $N:tokens $N:x $N:sd $N:rel $N:g:bench:1 $N:f:bench:1 $N:fence"
 
 pairs() { # DIR LABEL KIND
     sa=$(r SCRIPT LOAD "$(cat "$1/acquire.lua")")

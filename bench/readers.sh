@@ -63,8 +63,8 @@ run_dir() { # DIR LABEL
     sa=$(r SCRIPT LOAD "$(cat "$dir/acquire.lua")")
     sr=$(r SCRIPT LOAD "$(cat "$dir/release.lua")")
     N='rdlock:{rd}'
-    if grep -q 'KEYS\[10\]' "$dir/acquire.lua"; then
-        keys="10 $N $N:w $N:wq $N:r $N:tokens $N:x $N:sd $N:rel $N:g:bench:1 $N:fence"
+    if grep -q 'KEYS\[11\]' "$dir/acquire.lua"; then
+        keys="11 $N $N:w $N:wq $N:r $N:tokens $N:x $N:sd $N:rel $N:g:bench:1 $N:f:bench:1 $N:fence"
     elif grep -q ':sd' "$dir/acquire.lua"; then
         keys="8 $N $N:w $N:wq $N:r $N:fence $N:x $N:sd $N:rel"
     else

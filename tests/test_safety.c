@@ -749,6 +749,65 @@ static void test_late_acquire_leaves_no_orphan(void)
     a_close(px, ca);
 }
 
+/* D11 (docs/RELIABILITY.md): a cut connection.  The proxy keeps A's lock
+ * request and resets A's connection under it, so A retries at once on a
+ * new connection and takes the lock, while the kept attempt may still act
+ * for a command timeout (3 s here).  A's unlock must not wait that long
+ * (it did: each cut cost the lock a command timeout); B then takes and
+ * releases the lock, so that the record of the last release names B and
+ * cannot void A's attempt; then the kept attempt reaches the server,
+ * within its time.  A's finished-call mark, left by the unlock, must void
+ * it: the lock is free and clean for the next robust acquirer. */
+typedef struct cut_arg {
+    tproxy_t *px;
+    int reset; /* connections reset, or -1 */
+} cut_arg_t;
+
+static void *cut_when_held(void *p)
+{
+    cut_arg_t *a = p;
+    a->reset = tproxy_wait_held(a->px, 1, 5000) == 0 ? tproxy_reset(a->px) : -1;
+    return NULL;
+}
+
+static void test_late_acquire_after_cut(void)
+{
+    const char *N = "s4c";
+    tproxy_t *px;
+    rdlock_client_t *ca;
+    rdlock_t ma;
+    cut_arg_t cut;
+    pthread_t th;
+    long long t0, lock_ms, unlock_ms;
+
+    fresh();
+    CU_ASSERT_EQUAL_FATAL(a_open(&px, &ca, "command_timeout_ms = 3000\ncommand_retries = 3\n"), 0);
+    CU_ASSERT_EQUAL_FATAL(init_nowd_mutex(&ma, N, ca), 0);
+
+    cut.px = px;
+    cut.reset = -1;
+    CU_ASSERT_EQUAL(tproxy_hold(px, TPROXY_EXISTING), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, cut_when_held, &cut), 0);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_lock(&ma)); /* the cut attempt kept, the retry takes it */
+    lock_ms = rdt_now_ms() - t0;
+    pthread_join(th, NULL);
+    CU_ASSERT(cut.reset >= 1);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(0, rdlock_unlock(&ma));
+    unlock_ms = rdt_now_ms() - t0;
+    fprintf(stderr, "[lock %lld ms, unlock %lld ms after a cut] ", lock_ms, unlock_ms);
+    CU_ASSERT(lock_ms < 1500);   /* retried at the cut, not after a timeout */
+    CU_ASSERT(unlock_ms < 1500); /* not after the kept attempt's 3 s */
+    RDT_ASSERT_RC(0, robust_try_by_other(N)); /* B's release record replaces A's */
+
+    RDT_ASSERT_EQ_LL(1, tproxy_deliver(px, DELIVER_MS)); /* the kept attempt, in its time */
+    RDT_ASSERT_RC(0, robust_try_by_other(N));
+
+    RDT_ASSERT_RC(0, rdlock_destroy(&ma));
+    a_close(px, ca);
+}
+
 /* Issue #9 item 4, variant.  Every connection A has or opens is held, so
  * A's trylock gives up after command_retries with EIO; then every one of
  * its attempts reaches the server, after A closed each connection.  None
@@ -1121,6 +1180,7 @@ static const rdt_test_t tests[] = {
     { "late_rdlock_keeps_write_hold", test_late_rdlock_keeps_write_hold },
     { "late_release_spares_newer_hold", test_late_release_spares_newer_hold },
     { "late_acquire_leaves_no_orphan", test_late_acquire_leaves_no_orphan },
+    { "late_acquire_after_cut", test_late_acquire_after_cut },
     { "late_try_attempts_leave_no_orphan", test_late_try_attempts_leave_no_orphan },
     { "killed_waiter_not_handed_the_lock", test_killed_waiter_not_handed_the_lock },
     { "handover_pop_is_the_hold", test_handover_pop_is_the_hold },

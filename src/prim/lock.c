@@ -201,7 +201,8 @@ static int leave5(rdlock_client_t *c, const rdl_lock_keys_t *keys, const char *o
                   const char *call, const char *arg4, const char *arg5, long long deadline, leave_reply_t *out);
 
 /* Run release.lua with op "rs", "rx", "rn" (release a shared, exclusive,
- * or inconsistent exclusive hold), "ax" (undo an exclusive grant; arg4 =
+ * or inconsistent exclusive hold; followed by digits: how long to keep the
+ * caller's finished-call mark), "ax" (undo an exclusive grant; arg4 =
  * the robust marker it replaced) or "u" (unwait; arg4 = the waiter's
  * lease), about the hold or call number `call`; see the script.  arg4 may
  * be NULL.  0 and *out, or an error from the client. */
@@ -459,8 +460,8 @@ static int handover_turn(attempt_t *a, int how, long long deadline, unsigned lea
     rdl_handover_t w = {
         .key = a->keys.v[0],
         .keylen = a->keys.l[0],
-        .list = a->keys.v[RDL_LOCK_NKEYS_RELEASE - 1],
-        .listlen = a->keys.l[RDL_LOCK_NKEYS_RELEASE - 1],
+        .list = a->keys.v[RDL_LOCK_KEY_GRANTS],
+        .listlen = a->keys.l[RDL_LOCK_KEY_GRANTS],
         .owner = a->owner,
         .call = a->call,
         .lease = a->lease,
@@ -796,6 +797,8 @@ int rdl_release(rdl_handle_t *h)
     rdl_hold_t *hold;
     rdl_lock_keys_t keys;
     leave_reply_t lr;
+    char op[24];
+    long long keep;
     int rc;
 
     if (c == NULL)
@@ -805,13 +808,22 @@ int rdl_release(rdl_handle_t *h)
     hold = r.hold;
 
     /* An acquire attempt of this hold that got no answer may still arrive:
-     * released first, it would find the lock free and take it again. */
-    rdl_sleep_until(r.unsure_until);
+     * released first, it would find the lock free and take it again.  The
+     * release leaves the caller's finished-call mark for as long as that
+     * can happen (release.lua's 'r' with a time), which voids it, rather
+     * than wait that long here (a connection cut cost every unlock up to
+     * a command timeout: D11 in docs/RELIABILITY.md).  The mark outlives
+     * the wait it replaces by a margin for the two clocks' rates. */
+    keep = r.unsure_until - rdl_now_ms();
+    if (keep > 0)
+        snprintf(op, sizeof op, "%s%lld", r.how, keep + keep / 50 + 5);
+    else
+        snprintf(op, sizeof op, "%s", r.how);
     rc = rdl_lock_keys_make(&keys, h->key, h->keylen, h->slot, r.owner);
     if (rc != 0)
         free(r.dead_owner);
     if (rc == 0) {
-        rc = leave5(c, &keys, r.owner, r.how, r.call, NULL, r.dead_owner, r.deadline, &lr);
+        rc = leave5(c, &keys, r.owner, op, r.call, NULL, r.dead_owner, r.deadline, &lr);
         rdl_lock_keys_free(&keys);
         free(r.dead_owner);
         if (rc == 0 && lr.r.status == 3) {

@@ -27,11 +27,11 @@ typedef struct rdl_scripts {
     const rdl_script_t *pstep; /* a primitive's step on a Redlock quorum (prim_quorum.c) */
 } rdl_scripts_t;
 
-/* The keys acquire.lua and release.lua take (lock.c says which): the
- * lock's own, the record of the last release and the caller's grant
- * list.  A property of the scripts, so both the lock (lock.c) and its
- * Redlock steps (lock_quorum.c) take it from here. */
-#define RDL_LOCK_NKEYS_CALL 9
+/* The keys acquire.lua and release.lua take (lock_keys.h says which): the
+ * lock's own, the record of the last release, the caller's grant list and
+ * its finished-call mark.  A property of the scripts, so both the lock
+ * (lock.c) and its Redlock steps (lock_quorum.c) take it from here. */
+#define RDL_LOCK_NKEYS_CALL 10
 
 /* As written: wake-ups with PUBLISH. */
 extern const rdl_scripts_t rdl_scripts_plain;

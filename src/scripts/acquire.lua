@@ -97,7 +97,15 @@
 --                              look of a queued writer empties its own
 --                              list, so a grant popped after a look was
 --                              pushed after that look reached the server.
---   KEYS[10] <prefix>{N}:fence the name's own counter of earlier versions
+--   KEYS[10] <prefix>{N}:f:<owner>  string: the caller's finished-call
+--                              mark, "<call>", left by an unlock whose
+--                              hold's acquire call had attempts that got no
+--                              answer (release.lua), for as long as such an
+--                              attempt could still arrive: a late copy of
+--                              one finds a call here as new as its own and
+--                              takes nothing, so the unlock need not wait
+--                              for it.
+--   KEYS[11] <prefix>{N}:fence the name's own counter of earlier versions
 --                              (acquire.lua only): folded into KEYS[5] and
 --                              deleted by the first grant that meets it, so
 --                              that tokens never go back across an upgrade.
@@ -224,22 +232,27 @@ local function grant(fresh, xstate, fast)
 end
 
 -- Fast path, the uncontended case: nobody holds it, no writer queues, the
--- last exclusive hold ended cleanly, no readers' index is left over, and
--- no counter of an earlier version.  It comes before the slow path's
--- helpers are even defined.
-if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7], KEYS[10]) == 0 then
+-- last exclusive hold ended cleanly, no readers' index is left over, no
+-- finished-call mark of the caller, and no counter of an earlier version.
+-- It comes before the slow path's helpers are even defined.
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6], KEYS[7], KEYS[10], KEYS[11]) == 0 then
   return grant(true, nil, true)
 end
 
--- The name's own counter of an earlier version (KEYS[10]): the shared one
+-- This call of the caller is over: an unlock ended it while an attempt of
+-- it was unanswered, and this is a late copy of that attempt.
+local done = tonumber(redis.call('GET', KEYS[10]) or '')
+if done and done >= call then return {-2, now} end
+
+-- The name's own counter of an earlier version (KEYS[11]): the shared one
 -- is raised to it before any grant takes a token, and it goes.
-local old = redis.call('GET', KEYS[10])
+local old = redis.call('GET', KEYS[11])
 if old then
   old = tonumber(old)
   if old and old > tonumber(redis.call('GET', KEYS[5]) or '0') then
     redis.call('SET', KEYS[5], string.format('%d', old))
   end
-  redis.call('DEL', KEYS[10])
+  redis.call('DEL', KEYS[11])
 end
 
 -- The readers' index (KEYS[7]) of a shared hold: one member per holder

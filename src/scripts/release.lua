@@ -2,7 +2,8 @@
 -- and hand a lock that became free to the head of the writers' queue.
 -- KEYS[1..7] as acquire.lua (KEYS[7], the readers' index, is kept here
 -- as there: a shared holder's field and member go together); KEYS[9]
--- the caller's grant list, as there; KEYS[8]
+-- the caller's grant list and KEYS[10] its finished-call mark, as there;
+-- KEYS[8]
 -- <prefix>{N}:rel, string
 -- "<owner>;<call>": the last hold released here, kept a short while
 -- (ARGV[4]) so that a retried release can prove that its first attempt,
@@ -23,6 +24,9 @@
 --         waking anyone;
 --         'u' unwait: stop waiting (also: give up a call whose attempts'
 --         outcome is unknown).
+--         'r*' may be followed by digits: an attempt of the hold's acquire
+--         call got no answer and may arrive for that many ms yet; the
+--         caller's finished-call mark (KEYS[10]) voids it meanwhile.
 -- ARGV[3] the call number of the hold or the waiting call (see
 --         acquire.lua): only that very hold or mark is touched, never a
 --         newer one of the same owner (a late or duplicated release).
@@ -87,6 +91,10 @@ if op == 'a' then
   -- itself; a wake-up now would only start the next split vote at once.
   if how == 'q' or redis.call('EXISTS', KEYS[2], KEYS[4]) == 0 then return status end
 elseif op == 'r' then
+  -- First, whatever became of the hold: a late attempt must not take the
+  -- lock again for a call whose unlock has run (acquire.lua: KEYS[10]).
+  local keep = tonumber(string.sub(ARGV[2], 3))
+  if keep and keep > 0 then redis.call('SET', KEYS[10], call, 'PX', keep) end
   local hv = redis.call('HMGET', KEYS[1], owner, 'm')
   local v = hv[1]
   if not v or call_of(v) ~= call then
