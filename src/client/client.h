@@ -45,6 +45,19 @@ typedef struct rdl_clock {
 } rdl_clock_t;
 #define RDL_CLOCKS_MAX 64
 
+/* [replication] wait_replicas = all: how many replicas an acquisition on
+ * a route waits for (client/replicas.h says when it is looked at again). */
+typedef struct rdl_replicas {
+    char route[RDL_ROUTE_MAX];
+    char addr[272];      /* the master it was counted on (conn->addr): a
+                            new master starts afresh */
+    int want;            /* what acquisitions wait for now, >= 1 */
+    int seen;            /* online at the last look */
+    long long look_at;   /* last look (monotonic ms); 0: look at the next
+                            acquisition */
+    long long low_since; /* since when looks saw fewer than want; 0 not */
+} rdl_replicas_t;
+
 struct rdlock_client {
     rdl_config_t cfg;
     const struct rdl_topology_ops *topo; /* which server serves a name (topology.h) */
@@ -69,6 +82,10 @@ struct rdlock_client {
      * attempts void (see rdl_call_t.stamp), one per route (topology.h). */
     rdl_clock_t clocks[RDL_CLOCKS_MAX];
     int nclocks;
+    /* The replica counts of wait_replicas = all, one per route; unlike the
+     * clocks, kept across pool flushes (replicas.c says why). */
+    rdl_replicas_t replicas[RDL_CLOCKS_MAX];
+    int nreplicas;
 
     /* Lost callbacks owed by unlocks that returned ENOLCK without the
      * watchdog having reported the loss: run by the background thread

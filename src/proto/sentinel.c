@@ -376,7 +376,7 @@ int rdl_sentinel_watch_service(rdl_sentinel_watch_t *w, const rdl_config_t *cfg,
          * starting with the sentinel we listen to. */
         if (rdl_sentinel_master(cfg, addr, n) == 0) {
             w->ask_at = 0;
-            if (cfg->wait_replicas > 0)
+            if (cfg->wait_replicas > 0) /* not all: it counts what is there */
                 check_replicas(w, cfg);
             return 1;
         }
