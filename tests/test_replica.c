@@ -22,6 +22,8 @@
  *       wait_replicas is 0..1000.
  *   all_confirmed_on_the_replica  wait_replicas = all, one replica
  *       online: it is counted and confirms the acquisition.
+ *   all_info_refused  wait_replicas = all for a user without INFO:
+ *       EACCES at once, logged, nothing taken.
  *   info_parser  the INFO replication decoder (src/proto/info.c) on
  *       Redis's text, this master's, and malformed input.
  *   noreplicas_is_not_confirmed  a master with min-replicas-to-write
@@ -365,6 +367,44 @@ static void test_all_confirmed_on_the_replica(void)
     RDT_ASSERT_RC(0, rdlock_client_close(ca));
 }
 
+/* wait_replicas = all needs INFO: a user without it gets EACCES from a
+ * try and from a blocking lock alike, at once and with a log line that
+ * says why, not retries without end. */
+static void test_all_info_refused(void)
+{
+    rdlock_client_t *ca = NULL;
+    rdlock_t m;
+    char extra[256];
+    long long t0;
+
+    fresh();
+    {
+        redisReply *r = redisCommand(g_m, "ACL SETUSER rep-noinfo on >pw-noinfo ~* &* +@all -info");
+        CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    snprintf(extra, sizeof extra,
+             "[redis]\nusername = rep-noinfo\npassword = pw-noinfo\ncommand_timeout_ms = %d\n[replication]\n"
+             "wait_replicas = all\nwait_timeout_ms = %d\n",
+             2 * WAIT_SURE_MS, WAIT_SURE_MS);
+    CU_ASSERT_EQUAL_FATAL(open_client(&ca, extra), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "rep-noinfo", ca, 0), 0);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(EACCES, rdlock_trylock(&m));
+    RDT_ASSERT_RC(EACCES, rdlock_lock(&m));
+    CU_ASSERT(rdt_now_ms() - t0 < 2 * WAIT_SURE_MS);
+    CU_ASSERT(rdt_log_has("INFO replication refused"));
+    CU_ASSERT(rdt_log_has("wait_replicas = all needs it"));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, rdt_key("rep-noinfo", "")));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_client_close(ca));
+    {
+        redisReply *r = redisCommand(g_m, "ACL DELUSER rep-noinfo");
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+}
+
 /* rdl_info_online_replicas on one text: its code, and *online (-1 if
  * not set). */
 static int info_count(const char *text, int *online)
@@ -578,6 +618,7 @@ static const rdt_test_t tests[] = {
     { "handover_confirmed", test_handover_confirmed },
     { "config_rules", test_config_rules },
     { "all_confirmed_on_the_replica", test_all_confirmed_on_the_replica },
+    { "all_info_refused", test_all_info_refused },
     { "info_parser", test_info_parser },
     { "noreplicas_is_not_confirmed", test_noreplicas_is_not_confirmed },
     { "demoted_master_reconnects", test_demoted_master_reconnects },

@@ -46,13 +46,10 @@ typedef struct rdl_clock {
 #define RDL_CLOCKS_MAX 64
 
 /* [replication] wait_replicas = all: how many replicas an acquisition on
- * a route waits for (client/replicas.h says when it is looked at again). */
+ * a master waits for (client/replicas.h says when it is looked at again). */
 typedef struct rdl_replicas {
-    char route[RDL_ROUTE_MAX];
-    char addr[272];      /* the master it was counted on (conn->addr): a
-                            new master starts afresh */
+    char addr[272];      /* the master ("host:port", as rdl_conn_t's addr) */
     int want;            /* what acquisitions wait for now, >= 1 */
-    int seen;            /* online at the last look */
     long long look_at;   /* last look (monotonic ms); 0: look at the next
                             acquisition */
     long long low_since; /* since when looks saw fewer than want; 0 not */
@@ -82,8 +79,8 @@ struct rdlock_client {
      * attempts void (see rdl_call_t.stamp), one per route (topology.h). */
     rdl_clock_t clocks[RDL_CLOCKS_MAX];
     int nclocks;
-    /* The replica counts of wait_replicas = all, one per route; unlike the
-     * clocks, kept across pool flushes (replicas.c says why). */
+    /* The replica counts of wait_replicas = all, one per master address;
+     * unlike the clocks, kept across pool flushes (replicas.c says why). */
     rdl_replicas_t replicas[RDL_CLOCKS_MAX];
     int nreplicas;
 

@@ -2,7 +2,7 @@
  * (replicas.h).
  *
  * The count rises at once: waiting for one more replica is never less
- * safe.  It falls only slowly, because a replica that leaves a master may
+ * safe.  Falling is the danger, because a replica that leaves a master may
  * be the one a failover is promoting: Sentinel's REPLICAOF NO ONE makes it
  * leave first, and the old master, still taking writes until Sentinel
  * demotes it (seconds later), would then confirm acquisitions on the
@@ -12,13 +12,24 @@
  *  - an acquisition that got fewer confirmations than it asked for is
  *    undone (lock.c), never counted against a lower count found after it:
  *    the replica that did not answer may be the next master;
- *  - a lower count is believed only once every look for
- *    RDL_WAIT_ALL_DROP_MS saw it (clients hear of a failover well before:
- *    Sentinel names the new master about a second after the promotion),
- *    and with [sentinel] only if the sentinels still name this master;
- *  - the counts outlive pool flushes (every unconfirmed acquisition flushes
- *    the pool with Sentinel, lock.c), and a new master (another address on
- *    the route) starts afresh: its replicas are what they are. */
+ *  - the counts are kept per master address, across pool flushes (every
+ *    unconfirmed acquisition flushes the pool with Sentinel, lock.c): a
+ *    count on one master never stands for another's;
+ *  - a lower count is believed once every look for RDL_WAIT_ALL_DROP_MS
+ *    saw it (a client hears of a failover well before: the sentinels name
+ *    the new master about a second after the promotion, and their
+ *    notifications move the client at once);
+ *  - with [sentinel], a first count of a master, and a lower one when its
+ *    time has come, are checked with every sentinel that answers
+ *    (sentinel.h): the count is at least the replicas one of them could
+ *    promote (a replica being promoted stays listed as one until the
+ *    sentinel names it the master), and a master that the newest of them
+ *    no longer names is not counted at all (EROFS: the caller looks for
+ *    the master again).  If none answers, a first count fails (EIO) and a
+ *    lower one is not believed yet;
+ *  - without Sentinel nothing promotes a replica on its own, and a first
+ *    count is what the master reports (rdlock.ini(5) says what that
+ *    leaves to whoever runs a failover by hand). */
 #include "rdl_build.h"
 
 #include <errno.h>
@@ -32,13 +43,13 @@
 #include "client/replicas.h"
 #include "proto/sentinel.h"
 
-/* route's entry (mu held), made (reusing the oldest look) if create;
- * NULL if none. */
-static rdl_replicas_t *replicas_of(rdlock_client_t *c, const char *route, bool create)
+/* addr's entry (mu held), made (reusing the oldest look) if create; NULL
+ * if none. */
+static rdl_replicas_t *replicas_of(rdlock_client_t *c, const char *addr, bool create)
 {
     rdl_replicas_t *oldest = NULL;
     for (int i = 0; i < c->nreplicas; i++) {
-        if (strcmp(c->replicas[i].route, route) == 0)
+        if (strcmp(c->replicas[i].addr, addr) == 0)
             return &c->replicas[i];
         if (oldest == NULL || c->replicas[i].look_at < oldest->look_at)
             oldest = &c->replicas[i];
@@ -48,102 +59,122 @@ static rdl_replicas_t *replicas_of(rdlock_client_t *c, const char *route, bool c
     if (c->nreplicas < RDL_CLOCKS_MAX)
         oldest = &c->replicas[c->nreplicas++];
     memset(oldest, 0, sizeof *oldest);
-    snprintf(oldest->route, sizeof oldest->route, "%s", route);
+    snprintf(oldest->addr, sizeof oldest->addr, "%s", addr);
     return oldest;
 }
 
-/* With [sentinel]: do the sentinels still name addr as the master?  A
- * sentinel that does not answer is no reason to lower the count. */
-static bool still_master(const rdl_config_t *cfg, const char *addr)
+/* Store want for addr, looked at now, with low_since; logged if it
+ * changed.  Returns want. */
+static int store(rdlock_client_t *c, const char *addr, int want, long long now, long long low_since, int online)
 {
-    char now[RDL_MASTER_ADDR_MAX];
-    if (cfg->sentinel_master == NULL)
-        return true;
-    return rdl_sentinel_master(cfg, now, sizeof now) == 0 && strcmp(now, addr) == 0;
+    rdl_replicas_t *e;
+    int was;
+    RDL_LOCK(c);
+    e = replicas_of(c, addr, true);
+    was = e->want;
+    e->want = want;
+    e->look_at = now;
+    e->low_since = low_since;
+    RDL_UNLOCK(c);
+    if (was != want)
+        rdl_log(RDLOCK_LOG_INFO, "%s: %d replicas online: acquisitions wait for %d (wait_replicas = all)", addr,
+                online, want);
+    return want;
 }
 
-/* A look at conn's master found online replicas at now: update e (mu
- * held) and return what acquisitions wait for.  *drop: the count is to
- * fall now, if the sentinels agree (asked without mu; then
- * rdl_client_wait_want calls this again with the answer in sure). */
-static int count_update(rdl_replicas_t *e, const rdl_conn_t *conn, int online, long long now, bool sure, bool *drop)
+/* A count n below known (> 0): believed once every look for
+ * RDL_WAIT_ALL_DROP_MS saw it and then, with [sentinel], as far as the
+ * sentinels allow (rdl_sentinel_replicas).  0 and *want, or EROFS. */
+static int lower_slowly(rdlock_client_t *c, const char *addr, int known, int n, int online, long long now,
+                        int *want)
 {
-    int n = online > 0 ? online : 1; /* at least one: none is no confirmation */
-    *drop = false;
-    e->seen = online;
-    e->look_at = now;
-    if (e->want == 0 || strcmp(e->addr, conn->addr) != 0) {
-        snprintf(e->addr, sizeof e->addr, "%s", conn->addr);
-        e->want = n;
-        e->low_since = 0;
-        rdl_log(RDLOCK_LOG_INFO, "%s: %d replicas online: acquisitions wait for %d (wait_replicas = all)",
-                conn->addr, online, n);
-    } else if (n >= e->want) {
-        if (n > e->want)
-            rdl_log(RDLOCK_LOG_INFO, "%s: %d replicas online: acquisitions wait for %d (wait_replicas = all)",
-                    conn->addr, online, n);
-        e->want = n;
-        e->low_since = 0;
-    } else if (e->low_since == 0) {
-        e->low_since = now;
-        rdl_log(RDLOCK_LOG_WARN,
-                "%s: %d replicas online, acquisitions wait for %d: still so for %d ms, if no failover "
-                "explains it (wait_replicas = all)",
-                conn->addr, online, e->want, RDL_WAIT_ALL_DROP_MS);
-    } else if (now - e->low_since >= RDL_WAIT_ALL_DROP_MS) {
-        if (!sure) {
-            *drop = true;
-        } else {
-            rdl_log(RDLOCK_LOG_WARN, "%s: %d replicas online for %lld ms: acquisitions wait for %d (wait_replicas = all)",
-                    conn->addr, online, now - e->low_since, n);
-            e->want = n;
-            e->low_since = 0;
+    rdl_replicas_t *e;
+    long long since;
+    int s = 0, rc;
+
+    RDL_LOCK(c);
+    e = replicas_of(c, addr, true);
+    since = e->low_since != 0 ? e->low_since : now;
+    RDL_UNLOCK(c);
+    if (now - since < RDL_WAIT_ALL_DROP_MS) {
+        if (since == now)
+            rdl_log(RDLOCK_LOG_WARN,
+                    "%s: %d replicas online, acquisitions wait for %d: still so after %d ms, they may wait for %d "
+                    "(wait_replicas = all)",
+                    addr, online, known, RDL_WAIT_ALL_DROP_MS, n);
+        *want = store(c, addr, known, now, since, online);
+        return 0;
+    }
+    if (c->cfg.sentinel_master != NULL) {
+        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s)) == EROFS)
+            return EROFS;
+        if (rc != 0) {
+            /* No sentinel's word: the count stays, asked again later. */
+            rdl_log(RDLOCK_LOG_WARN, "%s: no sentinel answers: acquisitions still wait for %d (wait_replicas = all)",
+                    addr, known);
+            *want = store(c, addr, known, now, now, online);
+            return 0;
+        }
+        if (s > n)
+            n = s < known ? s : known;
+    }
+    if (n < known)
+        rdl_log(RDLOCK_LOG_WARN, "%s: %d replicas online for %lld ms: acquisitions wait for %d (wait_replicas = all)",
+                addr, online, now - since, n);
+    *want = store(c, addr, n, now, 0, online);
+    return 0;
+}
+
+/* A first count of addr, n: with [sentinel], at least what the sentinels
+ * could promote.  0 and *want, EROFS, or EIO (no sentinel answered). */
+static int first_count(rdlock_client_t *c, const char *addr, int n, int online, long long now, int *want)
+{
+    int s = 0, rc;
+    if (c->cfg.sentinel_master != NULL) {
+        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s)) == EROFS)
+            return EROFS;
+        if (rc != 0) {
+            rdl_log(RDLOCK_LOG_WARN, "%s: no sentinel answers: its replicas cannot be counted (wait_replicas = all)",
+                    addr);
+            return EIO;
         }
     }
-    return e->want;
+    *want = store(c, addr, s > n ? s : n, now, 0, online);
+    return 0;
 }
 
 int rdl_client_wait_want(rdlock_client_t *c, rdl_conn_t *conn, int *want)
 {
     rdl_replicas_t *e;
     long long now = rdl_now_ms();
-    int online = 0, rc;
-    bool drop;
+    int online = 0, known = 0, n, rc;
 
     if (c->cfg.wait_replicas != RDL_WAIT_ALL) {
         *want = c->cfg.wait_replicas > 0 ? c->cfg.wait_replicas : 0;
         return 0;
     }
     RDL_LOCK(c);
-    e = replicas_of(c, conn->route, false);
-    if (conn->counted && e != NULL && e->look_at != 0 && now - e->look_at < RDL_WAIT_ALL_LOOK_MS &&
-        strcmp(e->addr, conn->addr) == 0) {
-        *want = e->want;
-        RDL_UNLOCK(c);
-        return 0;
+    e = replicas_of(c, conn->addr, false);
+    if (e != NULL) {
+        known = e->want;
+        if (conn->counted && e->look_at != 0 && now - e->look_at < RDL_WAIT_ALL_LOOK_MS) {
+            *want = known;
+            RDL_UNLOCK(c);
+            return 0;
+        }
     }
     RDL_UNLOCK(c);
     if ((rc = rdl_conn_online_replicas(conn, &online)) != 0)
         return rc;
     conn->counted = true;
-    RDL_LOCK(c);
-    e = replicas_of(c, conn->route, true);
-    *want = count_update(e, conn, online, now, false, &drop);
-    RDL_UNLOCK(c);
-    if (drop && still_master(&c->cfg, conn->addr)) {
-        RDL_LOCK(c);
-        e = replicas_of(c, conn->route, true);
-        *want = count_update(e, conn, online, now, true, &drop);
-        RDL_UNLOCK(c);
-    } else if (drop) {
-        RDL_LOCK(c);
-        if ((e = replicas_of(c, conn->route, false)) != NULL)
-            e->low_since = now; /* not the master: keep the count, ask again later */
-        RDL_UNLOCK(c);
-        rdl_log(RDLOCK_LOG_WARN, "%s: the sentinels do not name it the master: acquisitions still wait for %d",
-                conn->addr, *want);
+    n = online > 0 ? online : 1; /* at least one: none is no confirmation */
+    if (known == 0)
+        return first_count(c, conn->addr, n, online, now, want);
+    if (n >= known) {
+        *want = store(c, conn->addr, n, now, 0, online);
+        return 0;
     }
-    return 0;
+    return lower_slowly(c, conn->addr, known, n, online, now, want);
 }
 
 void rdl_client_wait_acked(rdlock_client_t *c, const rdl_conn_t *conn, int want, int acked)
@@ -152,7 +183,7 @@ void rdl_client_wait_acked(rdlock_client_t *c, const rdl_conn_t *conn, int want,
     if (c->cfg.wait_replicas != RDL_WAIT_ALL || want <= 0 || acked >= want)
         return;
     RDL_LOCK(c);
-    if ((e = replicas_of(c, conn->route, false)) != NULL)
+    if ((e = replicas_of(c, conn->addr, false)) != NULL)
         e->look_at = 0;
     RDL_UNLOCK(c);
 }

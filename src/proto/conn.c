@@ -685,10 +685,14 @@ static int rdl_conn_online_replicas_io(rdl_conn_t *c, int *online)
     int rc;
     if (r == NULL)
         return EIO;
-    if (r->type == REDIS_REPLY_ERROR) {
-        rc = rdl_reply_error(r);
-        rdl_log(RDLOCK_LOG_ERROR, "%s: INFO replication refused: %s%s", c->addr, r->str,
-                rc == EACCES ? " ([replication] wait_replicas = all needs it)" : "");
+    if (r->type == REDIS_REPLY_ERROR && rdl_reply_transient(r)) {
+        rc = EIO; /* loading, busy: asked again */
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        /* Not permitted, or renamed away (unknown command): asking again
+         * would not help, so the acquisition fails with EACCES. */
+        rc = EACCES;
+        rdl_log(RDLOCK_LOG_ERROR, "%s: INFO replication refused: %s ([replication] wait_replicas = all needs it)",
+                c->addr, r->str);
     } else if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) {
         rc = EIO;
         rdl_log(RDLOCK_LOG_ERROR, "%s: INFO replication: unexpected reply", c->addr);

@@ -145,7 +145,8 @@ int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, i
  * text decoded by rdl_info_online_replicas, info.h).  0 and *online; EIO
  * (no answer: rdl_conn_ok says the connection is lost; or a text that does
  * not read as a master's: logged), EROFS (the server is a replica now),
- * EACCES (INFO refused: permission, logged). */
+ * EACCES (INFO refused: not permitted or renamed away, logged); a
+ * loading or busy server is EIO. */
 int rdl_conn_online_replicas(rdl_conn_t *c, int *online);
 
 /* Pipelining: append an EVALSHA without waiting, then read replies in

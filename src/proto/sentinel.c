@@ -187,6 +187,136 @@ int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n)
     return rc;
 }
 
+/* Does the comma-separated flag list [f, f + len) hold flag? */
+static bool has_flag(const char *f, size_t len, const char *flag)
+{
+    size_t fl = strlen(flag), i = 0;
+    while (i < len) {
+        const char *comma = memchr(f + i, ',', len - i);
+        size_t end = comma != NULL ? (size_t)(comma - f) : len;
+        if (end - i == fl && memcmp(f + i, flag, fl) == 0)
+            return true;
+        i = end + 1;
+    }
+    return false;
+}
+
+/* Field name of one replica's entry r in SENTINEL REPLICAS (a flat array
+ * of names and values); NULL if absent or not a string. */
+static const redisReply *entry_field(const redisReply *r, const char *name)
+{
+    size_t nl = strlen(name);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        if (k != NULL && k->type == REDIS_REPLY_STRING && k->len == nl && memcmp(k->str, name, nl) == 0)
+            return v != NULL && v->type == REDIS_REPLY_STRING ? v : NULL;
+    }
+    return NULL;
+}
+
+/* Sentinel i's view of our master: its configuration epoch (*epoch), where
+ * it is ("host:port" in named, n bytes: during a failover, the replica
+ * being promoted once the sentinel has seen it a master) and how many
+ * replicas could take its place (*count): those listed that are not down
+ * (s_down, o_down), that the sentinel reaches (not disconnected: Sentinel
+ * promotes none it cannot reach) and that report themselves replicas.  A
+ * replica being promoted stays listed, as a replica, until then.  0, or
+ * EIO (no answer, or an answer that does not read as Sentinel's). */
+static int sentinel_view_io(const rdl_config_t *cfg, int i, long long *epoch, char *named, size_t n, int *count)
+{
+    char why[200];
+    bool refused;
+    redisContext *sc = sentinel_connect_io(cfg, i, why, sizeof why, &refused);
+    redisReply *m = NULL, *a = NULL, *r = NULL;
+    const redisReply *ep;
+    int rc = EIO;
+
+    if (sc == NULL) {
+        rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i], why);
+        return EIO;
+    }
+    m = redisCommand(sc, "SENTINEL master %s", cfg->sentinel_master);
+    if (m != NULL)
+        a = redisCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master);
+    if (a != NULL)
+        r = redisCommand(sc, "SENTINEL replicas %s", cfg->sentinel_master);
+    ep = entry_field(m, "config-epoch");
+    if (ep != NULL && a != NULL && a->type == REDIS_REPLY_ARRAY && a->elements == 2 &&
+        a->element[0]->type == REDIS_REPLY_STRING && a->element[1]->type == REDIS_REPLY_STRING && r != NULL &&
+        r->type == REDIS_REPLY_ARRAY) {
+        char *end;
+        *epoch = strtoll(ep->str, &end, 10);
+        snprintf(named, n, "%s:%s", a->element[0]->str, a->element[1]->str);
+        *count = 0;
+        for (size_t k = 0; k < r->elements; k++) {
+            const redisReply *flags = entry_field(r->element[k], "flags");
+            const redisReply *role = entry_field(r->element[k], "role-reported");
+            if (flags == NULL || has_flag(flags->str, flags->len, "s_down") ||
+                has_flag(flags->str, flags->len, "o_down") || has_flag(flags->str, flags->len, "disconnected"))
+                continue;
+            if (role != NULL && strcmp(role->str, "master") == 0)
+                continue;
+            ++*count;
+        }
+        rc = *end == '\0' && end != ep->str ? 0 : EIO;
+    }
+    if (rc != 0)
+        rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: no view of master '%s'", cfg->sentinel_host[i],
+                cfg->sentinel_port[i], cfg->sentinel_master);
+    if (m != NULL)
+        freeReplyObject(m);
+    if (a != NULL)
+        freeReplyObject(a);
+    if (r != NULL)
+        freeReplyObject(r);
+    redisFree(sc);
+    return rc;
+}
+
+int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count)
+{
+    rdl_nosigpipe_t st;
+    long long top = -1, ep[RDL_SENTINELS_MAX];
+    char named[RDL_SENTINELS_MAX][RDL_MASTER_ADDR_MAX];
+    int cnt[RDL_SENTINELS_MAX], answered = 0, best = 0, other = -1;
+    bool ok[RDL_SENTINELS_MAX] = { false };
+
+    rdl_nosigpipe_enter(&st);
+    for (int i = 0; i < cfg->nsentinels && i < RDL_SENTINELS_MAX; i++) {
+        if (sentinel_view_io(cfg, i, &ep[i], named[i], sizeof named[i], &cnt[i]) != 0)
+            continue;
+        ok[i] = true;
+        answered++;
+        if (ep[i] > top)
+            top = ep[i];
+    }
+    rdl_nosigpipe_leave(&st);
+    if (answered == 0)
+        return EIO;
+    /* The newest configuration decides where the master is: a sentinel
+     * that has not heard of a failover yet names the old one.  Every
+     * sentinel that names addr counts, the lagging ones too. */
+    for (int i = 0; i < cfg->nsentinels && i < RDL_SENTINELS_MAX; i++) {
+        if (!ok[i])
+            continue;
+        if (strcmp(named[i], addr) == 0) {
+            if (cnt[i] > best)
+                best = cnt[i];
+        } else if (ep[i] == top) {
+            other = i;
+        }
+    }
+    if (other >= 0) {
+        rdl_log(RDLOCK_LOG_WARN, "sentinel %s:%d names %s the master of '%s' (epoch %lld), not %s",
+                cfg->sentinel_host[other], cfg->sentinel_port[other], named[other], cfg->sentinel_master, top, addr);
+        return EROFS;
+    }
+    *count = best;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* The kept link                                                       */
 /* ------------------------------------------------------------------ */

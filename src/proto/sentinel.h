@@ -40,6 +40,15 @@ int rdl_sentinel_ask(const rdl_config_t *cfg, char *host, size_t hostlen, int *p
  * rdl_sentinel_ask. */
 int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
 
+/* For [replication] wait_replicas = all: ask every sentinel about the
+ * master that addr ("host:port") is.  0 and *count, the most replicas that
+ * a sentinel naming addr counts as able to take its place (listed, not
+ * down, reached, reporting themselves replicas); EROFS if a sentinel with
+ * the newest configuration epoch among those that answered names another
+ * master (logged; one with an older epoch has not heard of a failover
+ * yet); EIO if none answered. */
+int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count);
+
 typedef struct rdl_sentinel_watch rdl_sentinel_watch_t;
 
 /* A watch with no link yet; NULL on ENOMEM. */
