@@ -540,13 +540,20 @@ static void test_with_wait_replicas_all(void)
     RDT_ASSERT_EQ_LL(0, r.overlaps);
     RDT_ASSERT_EQ_LL(0, r.regressions);
     CU_ASSERT(r.after >= SECTIONS_AFTER);
-    CU_ASSERT(r.first_after_online_ms >= 0 && r.first_after_online_ms <= 1000);
+    /* From there on: a WAIT that times out (wait_timeout_ms 300), a look
+     * at the count (once a second), the next attempt. */
+    if (r.first_after_online_ms < 0 || r.first_after_online_ms > 1500)
+        fprintf(stderr, "  the first section %lld ms after the new master counted a replica online\n",
+                r.first_after_online_ms);
+    CU_ASSERT(r.first_after_online_ms >= 0 && r.first_after_online_ms <= 1500);
     CU_ASSERT(r.longest_gap_ms <= 5000);
 }
 
 /* Could sentinel k promote server rep now, by its own view?  1 if it
- * lists rep as a replica of the master that is not down, that it reaches
- * and that reports itself a replica; 0 if not; -1 if it does not answer. */
+ * lists rep, not down (s_down, o_down), as a replica (role-reported slave,
+ * or flagged promoted), whether or not its link to rep is up at this
+ * moment (a promotion kills the sentinels' links for a moment); 0 if not;
+ * -1 if it does not answer. */
 static int sentinel_could_promote(int k, const rdt_server_t *rep)
 {
     redisReply *r = rdt_cmd_on(&g_sent[k], "SENTINEL REPLICAS %s", MASTER_NAME);
@@ -574,17 +581,40 @@ static int sentinel_could_promote(int k, const rdt_server_t *rep)
                 role = v;
         }
         if (p != NULL && strcmp(p, port) == 0 && flags != NULL && strstr(flags, "s_down") == NULL &&
-            strstr(flags, "o_down") == NULL && strstr(flags, "disconnected") == NULL &&
-            (role == NULL || strcmp(role, "master") != 0))
+            strstr(flags, "o_down") == NULL &&
+            (strstr(flags, "promoted") != NULL || role == NULL || strcmp(role, "master") != 0))
             could = 1;
     }
     freeReplyObject(r);
     return could;
 }
 
+/* Send rep what Sentinel sends the replica it promotes, in one
+ * transaction: it leaves its master, and every other client of it is cut
+ * off, the sentinels' links included.  0, or -1. */
+static int promote_by_hand(const rdt_server_t *rep)
+{
+    redisContext *c = rdt_connect(rep);
+    static const char *const cmds[] = { "MULTI", "REPLICAOF NO ONE", "CONFIG REWRITE", "CLIENT KILL TYPE normal",
+                                        "CLIENT KILL TYPE pubsub", "EXEC" };
+    int rc = 0;
+    if (c == NULL)
+        return -1;
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        redisReply *r = redisCommand(c, cmds[i]);
+        if (r == NULL || (i == 5 && r->type != REDIS_REPLY_ARRAY))
+            rc = -1;
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+    redisFree(c);
+    return rc;
+}
+
 /* The master reports one replica fewer because that replica is leaving
- * the way a promotion begins (REPLICAOF NO ONE, sent here by hand, so that
- * it is the sentinels' view alone that tells it from a replica lost): as
+ * the way a promotion begins (Sentinel's own transaction, sent here by
+ * hand, so that it is the sentinels' view alone that tells it from a
+ * replica lost; it cuts off their links to it for a moment): as
  * long as a sentinel could still promote it, no acquisition is confirmed
  * on the one replica left, neither by a client that counted two before
  * nor by one opened after.  Checked at each acquisition that succeeds
@@ -600,6 +630,7 @@ static void test_all_counts_what_sentinels_could_promote(void)
     const char *ini;
     redisReply *r;
     int ok[2] = { 0, 0 }, early = 0;
+    char role[32];
     long long end;
 
     if (topology_start(NULL) != 0) {
@@ -619,9 +650,7 @@ static void test_all_counts_what_sentinels_could_promote(void)
     RDT_ASSERT_RC(0, rdlock_unlock(&m[0]));
     CU_ASSERT(rdt_log_has("2 replicas online: acquisitions wait for 2"));
 
-    r = rdt_cmd_on(&g_srv[1], "REPLICAOF NO ONE");
-    CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
+    CU_ASSERT_FATAL(promote_by_hand(&g_srv[1]) == 0);
     /* The master counts one replica now. */
     end = rdt_now_ms() + 10000;
     while (rdt_now_ms() < end) {
@@ -648,7 +677,10 @@ static void test_all_counts_what_sentinels_could_promote(void)
             if (rc != 0)
                 continue;
             ok[i] = 1;
-            for (int k = 0; k < NSENTINELS; k++)
+            /* Unless a sentinel has already made the leaver a replica
+             * again (then the master counts it again, soon). */
+            rdt_role_of(&g_srv[1], role, sizeof role);
+            for (int k = 0; strcmp(role, "master") == 0 && k < NSENTINELS; k++)
                 if (sentinel_could_promote(k, &g_srv[1]) == 1) {
                     fprintf(stderr, "\n  client %d: confirmed while sentinel %d could promote the replica that "
                             "left\n", i, k);

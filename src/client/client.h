@@ -50,8 +50,9 @@ typedef struct rdl_clock {
 typedef struct rdl_replicas {
     char addr[272];      /* the master ("host:port", as rdl_conn_t's addr) */
     int want;            /* what acquisitions wait for now, >= 1 */
-    long long look_at;   /* last look (monotonic ms); 0: look at the next
-                            acquisition */
+    long long look_at;   /* last look (monotonic ms) */
+    bool due;            /* look again at the next acquisition (one got
+                            fewer confirmations than it asked for) */
     long long low_since; /* since when looks saw fewer than want; 0 not */
 } rdl_replicas_t;
 

@@ -71,10 +71,18 @@ static int store(rdlock_client_t *c, const char *addr, int want, long long now, 
     int was;
     RDL_LOCK(c);
     e = replicas_of(c, addr, true);
+    if (e->look_at > now) {
+        /* Another thread looked later (its count read after ours) and
+         * stored already: its count stands. */
+        want = e->want;
+        RDL_UNLOCK(c);
+        return want;
+    }
     was = e->want;
     e->want = want;
     e->look_at = now;
     e->low_since = low_since;
+    e->due = false;
     RDL_UNLOCK(c);
     if (was != want)
         rdl_log(RDLOCK_LOG_INFO, "%s: %d replicas online: acquisitions wait for %d (wait_replicas = all)", addr,
@@ -83,8 +91,9 @@ static int store(rdlock_client_t *c, const char *addr, int want, long long now, 
 }
 
 /* A count n below known (> 0): believed once every look for
- * RDL_WAIT_ALL_DROP_MS saw it and then, with [sentinel], as far as the
- * sentinels allow (rdl_sentinel_replicas).  0 and *want, or EROFS. */
+ * RDL_WAIT_ALL_DROP_MS saw it and then, with [sentinel], as far as a
+ * majority of the sentinels allows and none sees a failover under way
+ * (rdl_sentinel_replicas).  0 and *want, or EROFS. */
 static int lower_slowly(rdlock_client_t *c, const char *addr, int known, int n, int online, long long now,
                         int *want)
 {
@@ -94,7 +103,9 @@ static int lower_slowly(rdlock_client_t *c, const char *addr, int known, int n, 
 
     RDL_LOCK(c);
     e = replicas_of(c, addr, true);
-    since = e->low_since != 0 ? e->low_since : now;
+    /* Looks that did not happen did not see the lower count: one that
+     * went long unlooked at starts the wait afresh. */
+    since = e->low_since != 0 && e->look_at >= now - 2 * RDL_WAIT_ALL_LOOK_MS ? e->low_since : now;
     RDL_UNLOCK(c);
     if (now - since < RDL_WAIT_ALL_DROP_MS) {
         if (since == now)
@@ -106,12 +117,15 @@ static int lower_slowly(rdlock_client_t *c, const char *addr, int known, int n, 
         return 0;
     }
     if (c->cfg.sentinel_master != NULL) {
-        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s)) == EROFS)
+        bool frozen;
+        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s, &frozen)) == EROFS)
             return EROFS;
-        if (rc != 0) {
-            /* No sentinel's word: the count stays, asked again later. */
-            rdl_log(RDLOCK_LOG_WARN, "%s: no sentinel answers: acquisitions still wait for %d (wait_replicas = all)",
-                    addr, known);
+        if (rc != 0 || frozen) {
+            /* No word from a majority of the sentinels, or a failover
+             * under way: the count stays, asked again later. */
+            rdl_log(RDLOCK_LOG_WARN, "%s: %s: acquisitions still wait for %d (wait_replicas = all)", addr,
+                    rc != 0 ? "too few sentinels answer" : "the sentinels see the master down or failing over",
+                    known);
             *want = store(c, addr, known, now, now, online);
             return 0;
         }
@@ -126,17 +140,19 @@ static int lower_slowly(rdlock_client_t *c, const char *addr, int known, int n, 
 }
 
 /* A first count of addr, n: with [sentinel], at least what the sentinels
- * could promote.  0 and *want, EROFS, or EIO (no sentinel answered). */
+ * could promote (every replica they list, during a failover).  0 and
+ * *want, EROFS, or EIO / EACCES (too few sentinels answered). */
 static int first_count(rdlock_client_t *c, const char *addr, int n, int online, long long now, int *want)
 {
     int s = 0, rc;
+    bool frozen;
     if (c->cfg.sentinel_master != NULL) {
-        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s)) == EROFS)
+        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s, &frozen)) == EROFS)
             return EROFS;
         if (rc != 0) {
-            rdl_log(RDLOCK_LOG_WARN, "%s: no sentinel answers: its replicas cannot be counted (wait_replicas = all)",
-                    addr);
-            return EIO;
+            rdl_log(RDLOCK_LOG_WARN, "%s: too few sentinels answer: its replicas cannot be counted "
+                    "(wait_replicas = all)", addr);
+            return rc == EACCES ? EACCES : EIO;
         }
     }
     *want = store(c, addr, s > n ? s : n, now, 0, online);
@@ -157,7 +173,7 @@ int rdl_client_wait_want(rdlock_client_t *c, rdl_conn_t *conn, int *want)
     e = replicas_of(c, conn->addr, false);
     if (e != NULL) {
         known = e->want;
-        if (conn->counted && e->look_at != 0 && now - e->look_at < RDL_WAIT_ALL_LOOK_MS) {
+        if (conn->counted && !e->due && now - e->look_at < RDL_WAIT_ALL_LOOK_MS) {
             *want = known;
             RDL_UNLOCK(c);
             return 0;
@@ -184,6 +200,6 @@ void rdl_client_wait_acked(rdlock_client_t *c, const rdl_conn_t *conn, int want,
         return;
     RDL_LOCK(c);
     if ((e = replicas_of(c, conn->addr, false)) != NULL)
-        e->look_at = 0;
+        e->due = true;
     RDL_UNLOCK(c);
 }

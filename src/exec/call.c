@@ -237,7 +237,7 @@ static enum script_next script_want(script_try_t *t, rdl_conn_t *conn, int *want
         return TRY_RETURN;
     }
     snprintf(t->why, sizeof t->why, "cannot count the replicas: %.90s",
-             rdl_conn_ok(conn) ? "INFO replication unreadable" : conn->ctx->errstr);
+             rdl_conn_ok(conn) ? "INFO replication unreadable, or too few sentinels answer" : conn->ctx->errstr);
     if (rdl_conn_ok(conn)) {
         rdl_client_conn_put(c, conn);
     } else {

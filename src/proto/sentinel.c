@@ -216,104 +216,176 @@ static const redisReply *entry_field(const redisReply *r, const char *name)
     return NULL;
 }
 
-/* Sentinel i's view of our master: its configuration epoch (*epoch), where
- * it is ("host:port" in named, n bytes: during a failover, the replica
- * being promoted once the sentinel has seen it a master) and how many
- * replicas could take its place (*count): those listed that are not down
- * (s_down, o_down), that the sentinel reaches (not disconnected: Sentinel
- * promotes none it cannot reach) and that report themselves replicas.  A
- * replica being promoted stays listed, as a replica, until then.  0, or
- * EIO (no answer, or an answer that does not read as Sentinel's). */
-static int sentinel_view_io(const rdl_config_t *cfg, int i, long long *epoch, char *named, size_t n, int *count)
+/* One sentinel's view of our master (sentinel_view_io). */
+typedef struct sview {
+    long long epoch;                 /* its configuration epoch */
+    char named[RDL_MASTER_ADDR_MAX]; /* where it says the master is */
+    int could;                       /* replicas it could promote */
+    int listed;                      /* replicas listed and not down */
+    bool failing;                    /* the master down or failing over */
+} sview_t;
+
+/* The replies of one sentinel, in the order sent: SENTINEL replicas, then
+ * get-master-addr-by-name, then master.  Sent as one pipeline, so that
+ * the sentinel answers them in one pass (no INFO or hello of its own in
+ * between), and in that order, so that a change between them can only
+ * make the later ones newer: a master it names after listing the old
+ * master's replicas is the new one (EROFS), never the reverse. */
+#define VIEW_CMDS 3
+
+/* Is r an error that asking again will not cure (permission, a command or
+ * subcommand the sentinel does not know)? */
+static bool view_refused(const redisReply *r)
+{
+    return r != NULL && r->type == REDIS_REPLY_ERROR &&
+           (rdl_reply_error(r) == EACCES || strncmp(r->str, "ERR unknown", 11) == 0 ||
+            strncmp(r->str, "ERR Unknown", 11) == 0);
+}
+
+/* Does replica entry e of the master at addr count, and could Sentinel
+ * promote it?  Not if it is addr itself, if it is down (s_down, o_down) or has priority 0 (Sentinel never promotes those):
+ * 0.  A replica that reports itself a master is listed but not one it
+ * could promote (1), unless this sentinel is promoting it (flag promoted):
+ * after a failover the old master is listed so until Sentinel turns it
+ * into a replica.  Else 2.  A disconnected replica still counts: Sentinel's
+ * own promotion kills every client of the replica it promotes, its own
+ * links too, for a moment. */
+static int replica_class(const redisReply *e, const char *addr)
+{
+    const redisReply *flags = entry_field(e, "flags");
+    const redisReply *ip = entry_field(e, "ip"), *port = entry_field(e, "port");
+    char at[RDL_MASTER_ADDR_MAX];
+    const redisReply *role = entry_field(e, "role-reported");
+    const redisReply *prio = entry_field(e, "slave-priority");
+    /* The master itself: the replica this sentinel has promoted stays in
+     * the old master's list until the failover ends. */
+    if (ip != NULL && port != NULL) {
+        snprintf(at, sizeof at, "%s:%s", ip->str, port->str);
+        if (strcmp(at, addr) == 0)
+            return 0;
+    }
+    if (flags == NULL)
+        return 2; /* unreadable: counted, the safe side */
+    if (has_flag(flags->str, flags->len, "s_down") || has_flag(flags->str, flags->len, "o_down"))
+        return 0;
+    if (prio != NULL && strcmp(prio->str, "0") == 0)
+        return 0;
+    if (has_flag(flags->str, flags->len, "promoted"))
+        return 2;
+    if (role != NULL && strcmp(role->str, "master") == 0)
+        return 1;
+    return 2;
+}
+
+/* Sentinel i's view of our master into v (addr: the master we count).  0; EACCES (it refuses one of
+ * the commands: logged); EIO (no answer, or one that does not read as
+ * Sentinel's). */
+static int sentinel_view_io(const rdl_config_t *cfg, int i, const char *addr, sview_t *v)
 {
     char why[200];
     bool refused;
     redisContext *sc = sentinel_connect_io(cfg, i, why, sizeof why, &refused);
-    redisReply *m = NULL, *a = NULL, *r = NULL;
-    const redisReply *ep;
-    int rc = EIO;
+    redisReply *rep[VIEW_CMDS] = { NULL, NULL, NULL };
+    const redisReply *r, *a, *m, *ep, *mflags;
+    int rc = EIO, k;
 
+    memset(v, 0, sizeof *v);
     if (sc == NULL) {
         rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i], why);
-        return EIO;
+        return refused ? EACCES : EIO;
     }
-    m = redisCommand(sc, "SENTINEL master %s", cfg->sentinel_master);
-    if (m != NULL)
-        a = redisCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master);
-    if (a != NULL)
-        r = redisCommand(sc, "SENTINEL replicas %s", cfg->sentinel_master);
+    if (redisAppendCommand(sc, "SENTINEL replicas %s", cfg->sentinel_master) == REDIS_OK &&
+        redisAppendCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master) == REDIS_OK &&
+        redisAppendCommand(sc, "SENTINEL master %s", cfg->sentinel_master) == REDIS_OK)
+        for (k = 0; k < VIEW_CMDS; k++)
+            if (redisGetReply(sc, (void **)&rep[k]) != REDIS_OK)
+                break;
+    r = rep[0], a = rep[1], m = rep[2];
+    for (k = 0; k < VIEW_CMDS; k++)
+        if (view_refused(rep[k])) {
+            rdl_log(RDLOCK_LOG_ERROR, "sentinel %s:%d refuses what [replication] wait_replicas = all asks: %s",
+                    cfg->sentinel_host[i], cfg->sentinel_port[i], rep[k]->str);
+            rc = EACCES;
+        }
     ep = entry_field(m, "config-epoch");
-    if (ep != NULL && a != NULL && a->type == REDIS_REPLY_ARRAY && a->elements == 2 &&
-        a->element[0]->type == REDIS_REPLY_STRING && a->element[1]->type == REDIS_REPLY_STRING && r != NULL &&
-        r->type == REDIS_REPLY_ARRAY) {
+    mflags = entry_field(m, "flags");
+    if (rc != EACCES && ep != NULL && mflags != NULL && a != NULL && a->type == REDIS_REPLY_ARRAY &&
+        a->elements == 2 && a->element[0]->type == REDIS_REPLY_STRING &&
+        a->element[1]->type == REDIS_REPLY_STRING && r != NULL && r->type == REDIS_REPLY_ARRAY) {
         char *end;
-        *epoch = strtoll(ep->str, &end, 10);
-        snprintf(named, n, "%s:%s", a->element[0]->str, a->element[1]->str);
-        *count = 0;
-        for (size_t k = 0; k < r->elements; k++) {
-            const redisReply *flags = entry_field(r->element[k], "flags");
-            const redisReply *role = entry_field(r->element[k], "role-reported");
-            if (flags == NULL || has_flag(flags->str, flags->len, "s_down") ||
-                has_flag(flags->str, flags->len, "o_down") || has_flag(flags->str, flags->len, "disconnected"))
-                continue;
-            if (role != NULL && strcmp(role->str, "master") == 0)
-                continue;
-            ++*count;
+        v->epoch = strtoll(ep->str, &end, 10);
+        snprintf(v->named, sizeof v->named, "%s:%s", a->element[0]->str, a->element[1]->str);
+        v->failing = has_flag(mflags->str, mflags->len, "failover_in_progress") ||
+                     has_flag(mflags->str, mflags->len, "s_down") || has_flag(mflags->str, mflags->len, "o_down");
+        for (size_t e = 0; e < r->elements; e++) {
+            int cl = replica_class(r->element[e], addr);
+            v->listed += cl > 0;
+            v->could += cl == 2;
         }
         rc = *end == '\0' && end != ep->str ? 0 : EIO;
     }
-    if (rc != 0)
+    if (rc == EIO)
         rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: no view of master '%s'", cfg->sentinel_host[i],
                 cfg->sentinel_port[i], cfg->sentinel_master);
-    if (m != NULL)
-        freeReplyObject(m);
-    if (a != NULL)
-        freeReplyObject(a);
-    if (r != NULL)
-        freeReplyObject(r);
+    for (k = 0; k < VIEW_CMDS; k++)
+        if (rep[k] != NULL)
+            freeReplyObject(rep[k]);
     redisFree(sc);
     return rc;
 }
 
-int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count)
+int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count, bool *frozen)
 {
     rdl_nosigpipe_t st;
-    long long top = -1, ep[RDL_SENTINELS_MAX];
-    char named[RDL_SENTINELS_MAX][RDL_MASTER_ADDR_MAX];
-    int cnt[RDL_SENTINELS_MAX], answered = 0, best = 0, other = -1;
+    sview_t v[RDL_SENTINELS_MAX];
     bool ok[RDL_SENTINELS_MAX] = { false };
+    long long top = -1;
+    int n = cfg->nsentinels < RDL_SENTINELS_MAX ? cfg->nsentinels : RDL_SENTINELS_MAX;
+    int answered = 0, refused = 0, could = 0, listed = 0, newest = -1;
 
+    *frozen = false;
     rdl_nosigpipe_enter(&st);
-    for (int i = 0; i < cfg->nsentinels && i < RDL_SENTINELS_MAX; i++) {
-        if (sentinel_view_io(cfg, i, &ep[i], named[i], sizeof named[i], &cnt[i]) != 0)
+    for (int i = 0; i < n; i++) {
+        int rc = sentinel_view_io(cfg, i, addr, &v[i]);
+        refused += rc == EACCES;
+        if (rc != 0)
             continue;
         ok[i] = true;
         answered++;
-        if (ep[i] > top)
-            top = ep[i];
-    }
-    rdl_nosigpipe_leave(&st);
-    if (answered == 0)
-        return EIO;
-    /* The newest configuration decides where the master is: a sentinel
-     * that has not heard of a failover yet names the old one.  Every
-     * sentinel that names addr counts, the lagging ones too. */
-    for (int i = 0; i < cfg->nsentinels && i < RDL_SENTINELS_MAX; i++) {
-        if (!ok[i])
-            continue;
-        if (strcmp(named[i], addr) == 0) {
-            if (cnt[i] > best)
-                best = cnt[i];
-        } else if (ep[i] == top) {
-            other = i;
+        if (v[i].epoch > top) {
+            top = v[i].epoch;
+            newest = i;
         }
     }
-    if (other >= 0) {
+    rdl_nosigpipe_leave(&st);
+    /* A majority of the sentinels, as a failover needs: one that has
+     * heard of a failover, or voted in it, is among them. */
+    if (answered < n / 2 + 1) {
+        rdl_log(RDLOCK_LOG_DEBUG, "%d of %d sentinels answered about master '%s'", answered, n,
+                cfg->sentinel_master);
+        return refused > 0 ? EACCES : EIO;
+    }
+    /* The newest configuration decides where the master is: a sentinel
+     * that has not heard of a failover yet names the old one. */
+    if (strcmp(v[newest].named, addr) != 0) {
+        /* Look for the master there first. */
+        __atomic_store_n((int *)&cfg->sentinel_hint, newest, __ATOMIC_RELAXED);
         rdl_log(RDLOCK_LOG_WARN, "sentinel %s:%d names %s the master of '%s' (epoch %lld), not %s",
-                cfg->sentinel_host[other], cfg->sentinel_port[other], named[other], cfg->sentinel_master, top, addr);
+                cfg->sentinel_host[newest], cfg->sentinel_port[newest], v[newest].named, cfg->sentinel_master, top,
+                addr);
         return EROFS;
     }
-    *count = best;
+    /* Every sentinel that names addr counts, the lagging ones too. */
+    for (int i = 0; i < n; i++) {
+        if (!ok[i] || strcmp(v[i].named, addr) != 0)
+            continue;
+        *frozen |= v[i].failing;
+        if (v[i].could > could)
+            could = v[i].could;
+        if (v[i].listed > listed)
+            listed = v[i].listed;
+    }
+    *count = *frozen ? listed : could;
     return 0;
 }
 

@@ -41,13 +41,17 @@ int rdl_sentinel_ask(const rdl_config_t *cfg, char *host, size_t hostlen, int *p
 int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
 
 /* For [replication] wait_replicas = all: ask every sentinel about the
- * master that addr ("host:port") is.  0 and *count, the most replicas that
- * a sentinel naming addr counts as able to take its place (listed, not
- * down, reached, reporting themselves replicas); EROFS if a sentinel with
- * the newest configuration epoch among those that answered names another
- * master (logged; one with an older epoch has not heard of a failover
- * yet); EIO if none answered. */
-int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count);
+ * master that addr ("host:port") is.  A majority of the configured
+ * sentinels must answer.  0 and *count: the most replicas that a sentinel
+ * naming addr could promote (listed, not down, priority above 0,
+ * reporting themselves replicas unless it is promoting them); with
+ * *frozen, a sentinel naming addr sees the master down or failing over,
+ * and *count is every replica listed and not down (the count must not
+ * fall now).  EROFS: the sentinel with the newest configuration epoch
+ * names another master (logged; it is asked first from then on).
+ * EACCES: too few answered and one refuses a command (logged).  EIO: too
+ * few answered. */
+int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count, bool *frozen);
 
 typedef struct rdl_sentinel_watch rdl_sentinel_watch_t;
 
