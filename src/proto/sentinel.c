@@ -247,7 +247,7 @@ static bool view_refused(const redisReply *r)
  * 0.  A replica that reports itself a master is listed but not one it
  * could promote (1), unless this sentinel is promoting it (flag promoted):
  * after a failover the old master is listed so until Sentinel turns it
- * into a replica.  Else 2.  A disconnected replica still counts: Sentinel's
+ * into a replica; so is one it has not looked at yet.  Else 2.  A disconnected replica still counts: Sentinel's
  * own promotion kills every client of the replica it promotes, its own
  * links too, for a moment. */
 static int replica_class(const redisReply *e, const char *addr)
@@ -257,6 +257,7 @@ static int replica_class(const redisReply *e, const char *addr)
     char at[RDL_MASTER_ADDR_MAX];
     const redisReply *role = entry_field(e, "role-reported");
     const redisReply *prio = entry_field(e, "slave-priority");
+    const redisReply *mhost = entry_field(e, "master-host");
     /* The master itself: the replica this sentinel has promoted stays in
      * the old master's list until the failover ends. */
     if (ip != NULL && port != NULL) {
@@ -273,6 +274,11 @@ static int replica_class(const redisReply *e, const char *addr)
     if (has_flag(flags->str, flags->len, "promoted"))
         return 2;
     if (role != NULL && strcmp(role->str, "master") == 0)
+        return 1;
+    /* Never looked at yet (no INFO of it, so its master is unknown: a
+     * record made as a failover ends): Sentinel promotes no replica whose
+     * INFO is not recent, and looks at it within a second. */
+    if (mhost != NULL && strcmp(mhost->str, "?") == 0)
         return 1;
     return 2;
 }
@@ -341,7 +347,7 @@ int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count,
     bool ok[RDL_SENTINELS_MAX] = { false };
     long long top = -1;
     int n = cfg->nsentinels < RDL_SENTINELS_MAX ? cfg->nsentinels : RDL_SENTINELS_MAX;
-    int answered = 0, refused = 0, could = 0, listed = 0, newest = -1;
+    int answered = 0, refused = 0, could = 0, newest = -1;
 
     *frozen = false;
     rdl_nosigpipe_enter(&st);
@@ -352,6 +358,9 @@ int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count,
             continue;
         ok[i] = true;
         answered++;
+        rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: epoch %lld, master %s: %d replicas it could promote, %d listed%s",
+                cfg->sentinel_host[i], cfg->sentinel_port[i], v[i].epoch, v[i].named, v[i].could, v[i].listed,
+                v[i].failing ? ", down or failing over" : "");
         if (v[i].epoch > top) {
             top = v[i].epoch;
             newest = i;
@@ -375,17 +384,19 @@ int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count,
                 addr);
         return EROFS;
     }
-    /* Every sentinel that names addr counts, the lagging ones too. */
+    /* Every sentinel that names addr counts, the lagging ones too; one
+     * that sees the master down or failing over with every replica it
+     * lists (the one it promotes may not look like one yet). */
     for (int i = 0; i < n; i++) {
+        int c;
         if (!ok[i] || strcmp(v[i].named, addr) != 0)
             continue;
         *frozen |= v[i].failing;
-        if (v[i].could > could)
-            could = v[i].could;
-        if (v[i].listed > listed)
-            listed = v[i].listed;
+        c = v[i].failing ? v[i].listed : v[i].could;
+        if (c > could)
+            could = c;
     }
-    *count = *frozen ? listed : could;
+    *count = could;
     return 0;
 }
 

@@ -44,10 +44,10 @@ int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
  * master that addr ("host:port") is.  A majority of the configured
  * sentinels must answer.  0 and *count: the most replicas that a sentinel
  * naming addr could promote (listed, not down, priority above 0,
- * reporting themselves replicas unless it is promoting them); with
- * *frozen, a sentinel naming addr sees the master down or failing over,
- * and *count is every replica listed and not down (the count must not
- * fall now).  EROFS: the sentinel with the newest configuration epoch
+ * reporting themselves replicas unless it is promoting them), or for one
+ * that sees the master down or failing over, every replica it lists that
+ * is not down; *frozen if there is such a one (the count must not fall
+ * now).  EROFS: the sentinel with the newest configuration epoch
  * names another master (logged; it is asked first from then on).
  * EACCES: too few answered and one refuses a command (logged).  EIO: too
  * few answered. */
