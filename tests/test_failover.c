@@ -533,20 +533,23 @@ static void test_with_wait_replicas_all(void)
      * until the sentinel sees it (its INFO refresh) and points that replica
      * at the new master, then the resynchronisation.  The library's part
      * is from there on: the first section after the new master counts a
-     * replica online.  The whole gap is printed (measured: 1.1 to 1.9 s;
-     * 15.8 to 16.6 s with wait_replicas = 2) and bounded loosely: it is
+     * replica online.  The whole gap is printed (measured: 1.1 to 1.8 s;
+     * 15.6 to 16.8 s with wait_replicas = 2) and bounded loosely: it is
      * Sentinel's timers that decide it. */
     run("all", "--repl-diskless-sync-delay 0", &r);
     RDT_ASSERT_EQ_LL(0, r.overlaps);
     RDT_ASSERT_EQ_LL(0, r.regressions);
     CU_ASSERT(r.after >= SECTIONS_AFTER);
     /* From there on: a WAIT that times out (wait_timeout_ms 300), a look
-     * at the count (once a second), the next attempt. */
-    if (r.first_after_online_ms < 0 || r.first_after_online_ms > 1500)
+     * at the count (once a second), the next attempt after a retry
+     * interval, ten workers taking turns; measured 0.1 to 0.8 s, 1.9 s
+     * under ThreadSanitizer.  Bounded well below what waiting for the old
+     * master to rejoin takes (10 s and more), which is what it catches. */
+    if (r.first_after_online_ms < 0 || r.first_after_online_ms > 3000)
         fprintf(stderr, "  the first section %lld ms after the new master counted a replica online\n",
                 r.first_after_online_ms);
-    CU_ASSERT(r.first_after_online_ms >= 0 && r.first_after_online_ms <= 1500);
-    CU_ASSERT(r.longest_gap_ms <= 5000);
+    CU_ASSERT(r.first_after_online_ms >= 0 && r.first_after_online_ms <= 3000);
+    CU_ASSERT(r.longest_gap_ms <= 6000);
 }
 
 /* Could sentinel k promote server rep now, by its own view?  1 if it
