@@ -16,17 +16,18 @@
  *    unconfirmed acquisition flushes the pool with Sentinel, lock.c): a
  *    count on one master never stands for another's;
  *  - a lower count is believed once every look for RDL_WAIT_ALL_DROP_MS
- *    saw it (a client hears of a failover well before: the sentinels name
- *    the new master about a second after the promotion, and their
- *    notifications move the client at once);
- *  - with [sentinel], a first count of a master, and a lower one when its
- *    time has come, are checked with every sentinel that answers
- *    (sentinel.h): the count is at least the replicas one of them could
- *    promote (a replica being promoted stays listed as one until the
- *    sentinel names it the master), and a master that the newest of them
- *    no longer names is not counted at all (EROFS: the caller looks for
- *    the master again).  If none answers, a first count fails (EIO) and a
- *    lower one is not believed yet;
+ *    saw fewer (a client hears of a failover well before: the sentinels
+ *    name the new master about a second after the promotion, and their
+ *    notifications move the client at once); only that path lowers it,
+ *    one look at a time, so threads that look at once cannot lower it
+ *    early by storing what they read before another's look;
+ *  - with [sentinel], a first count of a master is checked with the
+ *    sentinels (a majority must answer) and a lower one, when its time has
+ *    come, with every configured sentinel (the one that runs a failover is
+ *    the only one that knows of it at first): the count is at least the
+ *    replicas one of them could promote (sentinel.h), a failover under way
+ *    keeps it, and a master that the newest of them no longer names is not
+ *    counted at all (EROFS: the caller looks for the master again);
  *  - without Sentinel nothing promotes a replica on its own, and a first
  *    count is what the master reports (rdlock.ini(5) says what that
  *    leaves to whoever runs a failover by hand). */
@@ -63,25 +64,30 @@ static rdl_replicas_t *replicas_of(rdlock_client_t *c, const char *addr, bool cr
     return oldest;
 }
 
-/* Store want for addr, looked at now, with low_since; logged if it
- * changed.  Returns want. */
-static int store(rdlock_client_t *c, const char *addr, int want, long long now, long long low_since, int online)
+/* A look at addr made at now found want (online: the master's figure,
+ * for the log): raise the count to it (never lower it: only lower() does),
+ * unless a later look stored already.  A look that found no fewer than the
+ * count ends a wait to lower it.  Returns what acquisitions wait for. */
+static int raise_to(rdlock_client_t *c, const char *addr, int want, long long now, int online)
 {
     rdl_replicas_t *e;
     int was;
     RDL_LOCK(c);
     e = replicas_of(c, addr, true);
+    was = e->want;
     if (e->look_at > now) {
         /* Another thread looked later (its count read after ours) and
          * stored already: its count stands. */
-        want = e->want;
+        want = was;
         RDL_UNLOCK(c);
         return want;
     }
-    was = e->want;
+    if (want < was)
+        want = was;
+    else
+        e->low_since = 0;
     e->want = want;
     e->look_at = now;
-    e->low_since = low_since;
     e->due = false;
     RDL_UNLOCK(c);
     if (was != want)
@@ -90,52 +96,68 @@ static int store(rdlock_client_t *c, const char *addr, int want, long long now, 
     return want;
 }
 
-/* A count n below known (> 0): believed once every look for
- * RDL_WAIT_ALL_DROP_MS saw it and then, with [sentinel], as far as a
- * majority of the sentinels allows and none sees a failover under way
- * (rdl_sentinel_replicas).  0 and *want, or EROFS. */
-static int lower_slowly(rdlock_client_t *c, const char *addr, int known, int n, int online, long long now,
-                        int *want)
+/* A look at now found n, fewer than the count: believed once every look
+ * for RDL_WAIT_ALL_DROP_MS saw fewer, and then, with [sentinel], as far as
+ * every configured sentinel allows (rdl_sentinel_replicas) and none sees a
+ * failover under way.  0 and *want, or EROFS. */
+static int lower(rdlock_client_t *c, const char *addr, int n, int online, long long now, int *want)
 {
     rdl_replicas_t *e;
     long long since;
-    int s = 0, rc;
+    int known, s = 0, rc;
+    bool frozen = false;
 
     RDL_LOCK(c);
     e = replicas_of(c, addr, true);
-    /* Looks that did not happen did not see the lower count: one that
-     * went long unlooked at starts the wait afresh. */
-    since = e->low_since != 0 && e->look_at >= now - 2 * RDL_WAIT_ALL_LOOK_MS ? e->low_since : now;
-    RDL_UNLOCK(c);
-    if (now - since < RDL_WAIT_ALL_DROP_MS) {
-        if (since == now)
-            rdl_log(RDLOCK_LOG_WARN,
-                    "%s: %d replicas online, acquisitions wait for %d: still so after %d ms, they may wait for %d "
-                    "(wait_replicas = all)",
-                    addr, online, known, RDL_WAIT_ALL_DROP_MS, n);
-        *want = store(c, addr, known, now, since, online);
+    known = e->want;
+    if (known <= n || e->look_at > now) {
+        *want = known; /* another thread lowered it, or looked later */
+        RDL_UNLOCK(c);
         return 0;
     }
+    if (e->low_since == 0) {
+        e->low_since = now;
+        rdl_log(RDLOCK_LOG_WARN,
+                "%s: %d replicas online, acquisitions wait for %d: if still so after %d ms, they may wait for %d "
+                "(wait_replicas = all)",
+                addr, online, known, RDL_WAIT_ALL_DROP_MS, n);
+    }
+    since = e->low_since;
+    e->look_at = now;
+    e->due = false;
+    RDL_UNLOCK(c);
+    *want = known;
+    if (now - since < RDL_WAIT_ALL_DROP_MS)
+        return 0;
     if (c->cfg.sentinel_master != NULL) {
-        bool frozen;
-        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s, &frozen)) == EROFS)
+        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, true, &s, &frozen)) == EROFS)
             return EROFS;
         if (rc != 0 || frozen) {
-            /* No word from a majority of the sentinels, or a failover
-             * under way: the count stays, asked again later. */
+            /* Not every sentinel answered, or one sees a failover under
+             * way: the count stays, asked again after the same wait. */
             rdl_log(RDLOCK_LOG_WARN, "%s: %s: acquisitions still wait for %d (wait_replicas = all)", addr,
-                    rc != 0 ? "too few sentinels answer" : "the sentinels see the master down or failing over",
+                    rc != 0 ? "not every sentinel answers" : "a sentinel sees the master down or failing over",
                     known);
-            *want = store(c, addr, known, now, now, online);
+            RDL_LOCK(c);
+            if (e == replicas_of(c, addr, false) && e->low_since == since)
+                e->low_since = rdl_now_ms();
+            RDL_UNLOCK(c);
             return 0;
         }
         if (s > n)
             n = s < known ? s : known;
     }
-    if (n < known)
+    RDL_LOCK(c);
+    /* Unless a look found the replicas back meanwhile (it ended the wait)
+     * or the entry went to another master. */
+    if (e == replicas_of(c, addr, false) && e->low_since == since && n < e->want) {
         rdl_log(RDLOCK_LOG_WARN, "%s: %d replicas online for %lld ms: acquisitions wait for %d (wait_replicas = all)",
                 addr, online, now - since, n);
-    *want = store(c, addr, n, now, 0, online);
+        e->want = n;
+        e->low_since = 0;
+    }
+    *want = e->want;
+    RDL_UNLOCK(c);
     return 0;
 }
 
@@ -147,7 +169,7 @@ static int first_count(rdlock_client_t *c, const char *addr, int n, int online, 
     int s = 0, rc;
     bool frozen;
     if (c->cfg.sentinel_master != NULL) {
-        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, &s, &frozen)) == EROFS)
+        if ((rc = rdl_sentinel_replicas(&c->cfg, addr, false, &s, &frozen)) == EROFS)
             return EROFS;
         if (rc != 0) {
             rdl_log(RDLOCK_LOG_WARN, "%s: too few sentinels answer: its replicas cannot be counted "
@@ -155,7 +177,7 @@ static int first_count(rdlock_client_t *c, const char *addr, int n, int online, 
             return rc == EACCES ? EACCES : EIO;
         }
     }
-    *want = store(c, addr, s > n ? s : n, now, 0, online);
+    *want = raise_to(c, addr, s > n ? s : n, now, online);
     return 0;
 }
 
@@ -187,10 +209,10 @@ int rdl_client_wait_want(rdlock_client_t *c, rdl_conn_t *conn, int *want)
     if (known == 0)
         return first_count(c, conn->addr, n, online, now, want);
     if (n >= known) {
-        *want = store(c, conn->addr, n, now, 0, online);
+        *want = raise_to(c, conn->addr, n, now, online);
         return 0;
     }
-    return lower_slowly(c, conn->addr, known, n, online, now, want);
+    return lower(c, conn->addr, n, online, now, want);
 }
 
 void rdl_client_wait_acked(rdlock_client_t *c, const rdl_conn_t *conn, int want, int acked)

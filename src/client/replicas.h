@@ -26,8 +26,8 @@
  * (rdl_client_wait_acked).  0 and *want; or (all only) as
  * rdl_conn_online_replicas: EIO (conn lost, or the text unreadable),
  * EROFS (a replica now), EACCES (INFO refused); or with [sentinel]: EROFS
- * (a sentinel names another master), EIO (a first count, and no sentinel
- * answered). */
+ * (the newest sentinels name another master), EIO or EACCES (a first
+ * count, and too few sentinels answered, one refusing a command). */
 int rdl_client_wait_want(rdlock_client_t *c, rdl_conn_t *conn, int *want);
 
 /* A WAIT on conn asked for want replicas and acked confirmed (< 0:

@@ -267,12 +267,14 @@ static int replica_class(const redisReply *e, const char *addr)
     }
     if (flags == NULL)
         return 2; /* unreadable: counted, the safe side */
+    /* The one this sentinel promotes, even if it sees it down: the
+     * promotion cut its links to it. */
+    if (has_flag(flags->str, flags->len, "promoted"))
+        return 2;
     if (has_flag(flags->str, flags->len, "s_down") || has_flag(flags->str, flags->len, "o_down"))
         return 0;
     if (prio != NULL && strcmp(prio->str, "0") == 0)
         return 0;
-    if (has_flag(flags->str, flags->len, "promoted"))
-        return 2;
     if (role != NULL && strcmp(role->str, "master") == 0)
         return 1;
     /* Never looked at yet (no INFO of it, so its master is unknown: a
@@ -340,7 +342,7 @@ static int sentinel_view_io(const rdl_config_t *cfg, int i, const char *addr, sv
     return rc;
 }
 
-int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count, bool *frozen)
+int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, bool all, int *count, bool *frozen)
 {
     rdl_nosigpipe_t st;
     sview_t v[RDL_SENTINELS_MAX];
@@ -367,15 +369,22 @@ int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, int *count,
         }
     }
     rdl_nosigpipe_leave(&st);
-    /* A majority of the sentinels, as a failover needs: one that has
-     * heard of a failover, or voted in it, is among them. */
-    if (answered < n / 2 + 1) {
+    /* At first only the sentinel that runs a failover knows of it (a vote
+     * leaves no trace in what the others answer, and a SENTINEL FAILOVER
+     * takes none): with all, every sentinel must answer; else a majority,
+     * enough to find a master that most of them have moved from. */
+    if (answered < (all ? n : n / 2 + 1)) {
         rdl_log(RDLOCK_LOG_DEBUG, "%d of %d sentinels answered about master '%s'", answered, n,
                 cfg->sentinel_master);
         return refused > 0 ? EACCES : EIO;
     }
     /* The newest configuration decides where the master is: a sentinel
-     * that has not heard of a failover yet names the old one. */
+     * that has not heard of a failover yet names the old one.  One of the
+     * newest that names addr settles it (two may write one master
+     * differently). */
+    for (int i = 0; i < n; i++)
+        if (ok[i] && v[i].epoch == top && strcmp(v[i].named, addr) == 0)
+            newest = i;
     if (strcmp(v[newest].named, addr) != 0) {
         /* Look for the master there first. */
         __atomic_store_n((int *)&cfg->sentinel_hint, newest, __ATOMIC_RELAXED);
