@@ -54,6 +54,7 @@ typedef struct rdl_replicas {
     bool due;            /* look again at the next acquisition (one got
                             fewer confirmations than it asked for) */
     long long low_since; /* since when looks saw fewer than want; 0 not */
+    int low_max;         /* the most a look saw since then */
 } rdl_replicas_t;
 
 struct rdlock_client {

@@ -18,9 +18,10 @@
  *  - a lower count is believed once every look for RDL_WAIT_ALL_DROP_MS
  *    saw fewer (a client hears of a failover well before: the sentinels
  *    name the new master about a second after the promotion, and their
- *    notifications move the client at once); only that path lowers it,
- *    one look at a time, so threads that look at once cannot lower it
- *    early by storing what they read before another's look;
+ *    notifications move the client at once), to the most any of them
+ *    saw; only that path lowers it, re-checked under the client's mutex,
+ *    so threads that look at once cannot lower it early by storing what
+ *    they read before another's look;
  *  - with [sentinel], a first count of a master is checked with the
  *    sentinels (a majority must answer) and a lower one, when its time has
  *    come, with every configured sentinel (the one that runs a failover is
@@ -100,29 +101,49 @@ static int raise_to(rdlock_client_t *c, const char *addr, int want, long long no
  * for RDL_WAIT_ALL_DROP_MS saw fewer, and then, with [sentinel], as far as
  * every configured sentinel allows (rdl_sentinel_replicas) and none sees a
  * failover under way.  0 and *want, or EROFS. */
+static int first_count(rdlock_client_t *c, const char *addr, int n, int online, long long now, int *want);
+
 static int lower(rdlock_client_t *c, const char *addr, int n, int online, long long now, int *want)
 {
     rdl_replicas_t *e;
     long long since;
     int known, s = 0, rc;
     bool frozen = false;
+    const char *why = NULL;
 
     RDL_LOCK(c);
-    e = replicas_of(c, addr, true);
+    e = replicas_of(c, addr, false);
+    if (e == NULL || e->want == 0) {
+        /* Gone from the table meanwhile (another master took its place):
+         * a first count again. */
+        RDL_UNLOCK(c);
+        return first_count(c, addr, n, online, now, want);
+    }
     known = e->want;
     if (known <= n || e->look_at > now) {
-        *want = known; /* another thread lowered it, or looked later */
+        /* Another thread lowered it, or looked later.  A look that found
+         * no fewer than the count ends a wait to lower it. */
+        if (e->look_at <= now) {
+            e->look_at = now;
+            e->low_since = 0;
+            e->due = false;
+        }
+        *want = known;
         RDL_UNLOCK(c);
         return 0;
     }
     if (e->low_since == 0) {
         e->low_since = now;
+        e->low_max = n;
         rdl_log(RDLOCK_LOG_WARN,
-                "%s: %d replicas online, acquisitions wait for %d: if still so after %d ms, they may wait for %d "
-                "(wait_replicas = all)",
-                addr, online, known, RDL_WAIT_ALL_DROP_MS, n);
+                "%s: %d replicas online, acquisitions wait for %d: if still so after %d ms, they may wait for "
+                "fewer (wait_replicas = all)",
+                addr, online, known, RDL_WAIT_ALL_DROP_MS);
+    } else if (n > e->low_max) {
+        e->low_max = n; /* the most that a look during the wait saw */
     }
     since = e->low_since;
+    n = e->low_max;
     e->look_at = now;
     e->due = false;
     RDL_UNLOCK(c);
@@ -132,32 +153,34 @@ static int lower(rdlock_client_t *c, const char *addr, int n, int online, long l
     if (c->cfg.sentinel_master != NULL) {
         if ((rc = rdl_sentinel_replicas(&c->cfg, addr, true, &s, &frozen)) == EROFS)
             return EROFS;
-        if (rc != 0 || frozen) {
-            /* Not every sentinel answered, or one sees a failover under
-             * way: the count stays, asked again after the same wait. */
-            rdl_log(RDLOCK_LOG_WARN, "%s: %s: acquisitions still wait for %d (wait_replicas = all)", addr,
-                    rc != 0 ? "not every sentinel answers" : "a sentinel sees the master down or failing over",
-                    known);
-            RDL_LOCK(c);
-            if (e == replicas_of(c, addr, false) && e->low_since == since)
-                e->low_since = rdl_now_ms();
-            RDL_UNLOCK(c);
-            return 0;
-        }
-        if (s > n)
-            n = s < known ? s : known;
+        if (rc != 0)
+            why = "not every sentinel answers";
+        else if (frozen)
+            why = "a sentinel sees the master down or failing over";
+        else if (s >= known)
+            why = "the sentinels could still promote them all";
+        else if (s > n)
+            n = s;
     }
     RDL_LOCK(c);
     /* Unless a look found the replicas back meanwhile (it ended the wait)
      * or the entry went to another master. */
-    if (e == replicas_of(c, addr, false) && e->low_since == since && n < e->want) {
-        rdl_log(RDLOCK_LOG_WARN, "%s: %d replicas online for %lld ms: acquisitions wait for %d (wait_replicas = all)",
-                addr, online, now - since, n);
-        e->want = n;
-        e->low_since = 0;
+    if (e == replicas_of(c, addr, false) && e->low_since == since) {
+        if (why != NULL) {
+            /* The count stays; the sentinels are asked again after the
+             * same wait, not at every look. */
+            e->low_since = rdl_now_ms();
+        } else if (n < e->want) {
+            rdl_log(RDLOCK_LOG_WARN, "%s: fewer replicas online for %lld ms: acquisitions wait for %d "
+                    "(wait_replicas = all)", addr, now - since, n);
+            e->want = n;
+            e->low_since = 0;
+        }
     }
     *want = e->want;
     RDL_UNLOCK(c);
+    if (why != NULL)
+        rdl_log(RDLOCK_LOG_WARN, "%s: %s: acquisitions still wait for %d (wait_replicas = all)", addr, why, known);
     return 0;
 }
 

@@ -243,7 +243,9 @@ static bool view_refused(const redisReply *r)
 }
 
 /* Does replica entry e of the master at addr count, and could Sentinel
- * promote it?  Not if it is addr itself, if it is down (s_down, o_down) or has priority 0 (Sentinel never promotes those):
+ * promote it?  The one it is promoting (flag promoted) always, even if it
+ * sees it down (the promotion cut its links to it): 2.  Else not if it is
+ * addr itself, if it is down (s_down, o_down) or has priority 0 (Sentinel never promotes those):
  * 0.  A replica that reports itself a master is listed but not one it
  * could promote (1), unless this sentinel is promoting it (flag promoted):
  * after a failover the old master is listed so until Sentinel turns it
@@ -393,14 +395,18 @@ int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, bool all, i
                 addr);
         return EROFS;
     }
-    /* Every sentinel that names addr counts, the lagging ones too; one
-     * that sees the master down or failing over with every replica it
-     * lists (the one it promotes may not look like one yet). */
+    /* Every sentinel that names addr counts, the lagging ones too, and
+     * every one of the newest (it may write the same master another way);
+     * one that sees the master down or failing over with every replica it
+     * lists (the one it promotes may not look like one yet).  Any one that
+     * sees that freezes the count: the safe side. */
     for (int i = 0; i < n; i++) {
         int c;
-        if (!ok[i] || strcmp(v[i].named, addr) != 0)
+        if (!ok[i])
             continue;
         *frozen |= v[i].failing;
+        if (strcmp(v[i].named, addr) != 0 && v[i].epoch != top)
+            continue;
         c = v[i].failing ? v[i].listed : v[i].could;
         if (c > could)
             could = c;
