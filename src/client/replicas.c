@@ -207,13 +207,14 @@ static int first_count(rdlock_client_t *c, const char *addr, int n, int online, 
 int rdl_client_wait_want(rdlock_client_t *c, rdl_conn_t *conn, int *want)
 {
     rdl_replicas_t *e;
-    long long now = rdl_now_ms();
+    long long now;
     int online = 0, known = 0, n, rc;
 
     if (c->cfg.wait_replicas != RDL_WAIT_ALL) {
         *want = c->cfg.wait_replicas > 0 ? c->cfg.wait_replicas : 0;
         return 0;
     }
+    now = rdl_now_ms();
     RDL_LOCK(c);
     e = replicas_of(c, conn->addr, false);
     if (e != NULL) {

@@ -228,7 +228,7 @@ static enum script_next script_want(script_try_t *t, rdl_conn_t *conn, int *want
     rdlock_client_t *c = t->c;
 
     *want = 0;
-    if (!t->call->confirm || (*rc = rdl_client_wait_want(c, conn, want)) == 0)
+    if (!t->call->confirm || c->cfg.wait_replicas == 0 || (*rc = rdl_client_wait_want(c, conn, want)) == 0)
         return TRY_SEND;
     if (*rc == EROFS)
         return script_failed(t, conn, EROFS, 0);
