@@ -548,6 +548,59 @@ static void test_numeric_ranges(void)
     }
 }
 
+/* wait_replicas = all: the one word the key takes besides 0..1000, in
+ * lower case only; it turns the wait_timeout_ms rule on as a number does. */
+static void test_wait_replicas_all(void)
+{
+    static const char *const bad[][2] = {
+        { "All", "not a decimal number (0..1000) or all" },
+        { "ALL", "not a decimal number (0..1000) or all" },
+        { "alll", "not a decimal number (0..1000) or all" },
+        { "all1", "not a decimal number (0..1000) or all" },
+        { "-1", "must not be negative" },
+    };
+    rdl_config_t c;
+    char text[256];
+    size_t i;
+
+    EXPECT_INT(load_text(&c, "[replication]\nwait_replicas = all\n"), 0);
+    if (log_n)
+        logs_dump("wait_replicas = all");
+    EXPECT_INT(log_n, 0);
+    EXPECT_INT(c.wait_replicas, RDL_WAIT_ALL);
+    CU_ASSERT(rdl_config_wait_on(&c));
+    rdl_config_free(&c);
+    /* Quoted, as any value may be. */
+    EXPECT_INT(load_text(&c, "[replication]\nwait_replicas = \"all\"\n"), 0);
+    EXPECT_INT(c.wait_replicas, RDL_WAIT_ALL);
+    rdl_config_free(&c);
+    /* The numbers still mean what they meant. */
+    EXPECT_INT(load_text(&c, "[replication]\nwait_replicas = 0\n"), 0);
+    CU_ASSERT(!rdl_config_wait_on(&c));
+    rdl_config_free(&c);
+    EXPECT_INT(load_text(&c, "[replication]\nwait_replicas = 3\n"), 0);
+    EXPECT_INT(c.wait_replicas, 3);
+    CU_ASSERT(rdl_config_wait_on(&c));
+    rdl_config_free(&c);
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "[replication]\nwait_replicas = %s\n", bad[i][0]);
+        EXPECT_INT(load_text(&c, text), EINVAL);
+        EXPECT_LOG("t.ini:2: replication:wait_replicas", bad[i][1]);
+        CU_ASSERT(is_zeroed(&c));
+        rdl_config_free(&c);
+    }
+
+    /* all is "on": wait_timeout_ms must stay below command_timeout_ms. */
+    EXPECT_INT(load_text(&c, "[replication]\nwait_replicas = all\nwait_timeout_ms = 1000\n"), EINVAL);
+    EXPECT_LOG("t.ini:3: replication:wait_timeout_ms", "below [redis] command_timeout_ms");
+    rdl_config_free(&c);
+    EXPECT_INT(load_text(&c, "[replication]\nwait_replicas = all\nwait_timeout_ms = 999\n"), 0);
+    EXPECT_INT(c.wait_timeout_ms, 999);
+    rdl_config_free(&c);
+    /* (Refused beside [redlock] as a number is: test_redlock_section.) */
+}
+
 static void test_string_limits(void)
 {
     rdl_config_t c;
@@ -859,6 +912,7 @@ static void test_redlock_section(void)
         { "[sentinel]\nmaster_name = m\nsentinels = s:26379\n", "t.ini:5: sentinel:sentinels", NULL },
         { "[cluster]\nnodes = n:7000\n", "t.ini:4: cluster:nodes", NULL },
         { "[replication]\nwait_replicas = 1\n", "t.ini:4: replication:wait_replicas", NULL },
+        { "[replication]\nwait_replicas = all\n", "t.ini:4: replication:wait_replicas", NULL },
     };
     rdl_config_t c;
     char extra[128];
@@ -1736,6 +1790,7 @@ int main(void)
         { "case-insensitive names", test_case_insensitive },
         { "relative socket path", test_relative_socket },
         { "numeric range boundaries", test_numeric_ranges },
+        { "wait_replicas = all", test_wait_replicas_all },
         { "string limits", test_string_limits },
         { "bad numbers", test_bad_numbers },
         { "rdl_config_parse_bool", test_parse_bool },

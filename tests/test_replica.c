@@ -20,6 +20,12 @@
  *       return until it continues.
  *   config_rules  wait_timeout_ms must be below command_timeout_ms;
  *       wait_replicas is 0..1000.
+ *   all_confirmed_on_the_replica  wait_replicas = all, one replica
+ *       online: it is counted and confirms the acquisition.
+ *   all_info_refused  wait_replicas = all for a user without INFO:
+ *       EACCES at once, logged, nothing taken.
+ *   info_parser  the INFO replication decoder (src/proto/info.c) on
+ *       Redis's text, this master's, and malformed input.
  *   noreplicas_is_not_confirmed  a master with min-replicas-to-write
  *       above its replicas refuses writes (NOREPLICAS): an unlock retries,
  *       then returns EIO and keeps the hold (held, renewed, unlock may be
@@ -41,6 +47,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "proto/info.h"
 #include "testlib.h"
 #include "testutil.h"
 
@@ -336,6 +343,154 @@ static void test_config_rules(void)
     }
 }
 
+/* wait_replicas = all with the one replica online: the acquisition waits
+ * for it (the replica has the hold when lock returns), and the count is
+ * logged. */
+static void test_all_confirmed_on_the_replica(void)
+{
+    rdlock_client_t *ca = NULL;
+    rdlock_t m;
+    char extra[160];
+    const char *k = rdt_key("rep-all", "");
+
+    fresh();
+    snprintf(extra, sizeof extra, "[redis]\ncommand_timeout_ms = %d\n[replication]\nwait_replicas = all\nwait_timeout_ms = %d\n",
+             2 * WAIT_SURE_MS, WAIT_SURE_MS);
+    CU_ASSERT_EQUAL_FATAL(open_client(&ca, extra), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "rep-all", ca, 0), 0);
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    RDT_ASSERT_EQ_LL(2, replica_hlen(k));
+    CU_ASSERT(rdt_log_has("1 replicas online: acquisitions wait for 1 (wait_replicas = all)"));
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    CU_ASSERT(!rdt_log_has("undone"));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_client_close(ca));
+}
+
+/* wait_replicas = all needs INFO: a user without it gets EACCES from a
+ * try and from a blocking lock alike, at once and with a log line that
+ * says why, not retries without end. */
+static void test_all_info_refused(void)
+{
+    rdlock_client_t *ca = NULL;
+    rdlock_t m;
+    char extra[256];
+    long long t0;
+
+    fresh();
+    {
+        redisReply *r = redisCommand(g_m, "ACL SETUSER rep-noinfo on >pw-noinfo ~* &* +@all -info");
+        CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    snprintf(extra, sizeof extra,
+             "[redis]\nusername = rep-noinfo\npassword = pw-noinfo\ncommand_timeout_ms = %d\n[replication]\n"
+             "wait_replicas = all\nwait_timeout_ms = %d\n",
+             2 * WAIT_SURE_MS, WAIT_SURE_MS);
+    CU_ASSERT_EQUAL_FATAL(open_client(&ca, extra), 0);
+    CU_ASSERT_EQUAL_FATAL(rdt_mutex_on(&m, "rep-noinfo", ca, 0), 0);
+    t0 = rdt_now_ms();
+    RDT_ASSERT_RC(EACCES, rdlock_trylock(&m));
+    RDT_ASSERT_RC(EACCES, rdlock_lock(&m));
+    CU_ASSERT(rdt_now_ms() - t0 < 2 * WAIT_SURE_MS);
+    CU_ASSERT(rdt_log_has("INFO replication refused"));
+    CU_ASSERT(rdt_log_has("wait_replicas = all needs it"));
+    RDT_ASSERT_EQ_LL(0, rdt_exists(g_m, rdt_key("rep-noinfo", "")));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+    RDT_ASSERT_RC(0, rdlock_client_close(ca));
+    {
+        redisReply *r = redisCommand(g_m, "ACL DELUSER rep-noinfo");
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+}
+
+/* rdl_info_online_replicas on one text: its code, and *online (-1 if
+ * not set). */
+static int info_count(const char *text, int *online)
+{
+    *online = -1;
+    return rdl_info_online_replicas(text, strlen(text), online);
+}
+
+/* The INFO replication decoder (src/proto/info.c, linked in: the library
+ * hides it): Redis's own text, then what a master never writes. */
+static void test_info_parser(void)
+{
+    static const struct {
+        const char *text;
+        int rc, online;
+    } cases[] = {
+        { "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n", 0, 0 },
+        { "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n"
+          "slave0:ip=127.0.0.1,port=7001,state=online,offset=100,lag=0\r\n"
+          "slave1:ip=127.0.0.1,port=7002,state=wait_bgsave,offset=0,lag=0\r\nmaster_failover_state:no-failover\r\n",
+          0, 1 },
+        { "role:master\nconnected_slaves:3\nslave0:state=online\nslave1:ip=a,state=online,lag=1\n"
+          "slave12:ip=b,port=1,state=online\n", 0, 3 },
+        /* "onlinex" and "send_bulk" are not online. */
+        { "role:master\nconnected_slaves:2\nslave0:state=onlinex\nslave1:state=send_bulk\n", 0, 0 },
+        /* A replica. */
+        { "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\nslave_read_only:1\r\nconnected_slaves:0\r\n",
+          EROFS, -1 },
+        /* Malformed: no role, an unknown role, more replica lines than
+         * connected_slaves, a
+         * replica line without its state, numbers that are not. */
+        { "", EIO, -1 },
+        { "connected_slaves:0\n", EIO, -1 },
+        { "role:sentinel\nconnected_slaves:0\n", EIO, -1 },
+        { "role:master\n", EIO, -1 },
+        /* Fewer lines than connected_slaves: Redis leaves out replicas it
+         * cannot name (never online). */
+        { "role:master\nconnected_slaves:2\nslave0:state=online\n", 0, 1 },
+        { "role:master\nconnected_slaves:0\nslave0:state=online\n", EIO, -1 },
+        { "role:master\nconnected_slaves:1\nslave0:ip=1.2.3.4,port=1\n", EIO, -1 },
+        { "role:master\nconnected_slaves:x\n", EIO, -1 },
+        { "role:master\nconnected_slaves:\n", EIO, -1 },
+        { "role:master\nconnected_slaves:99999999999999999999\n", EIO, -1 },
+        { "role:master\nconnected_slaves:-1\n", EIO, -1 },
+        { "role:master\nconnected_slaves:1\nslave0:\n", EIO, -1 },
+        { "role:master\nconnected_slaves:1\nslave0:state=", EIO, -1 },
+        { "role:masterx\nconnected_slaves:0\n", EIO, -1 },
+        { "\n\n\r\n:::,,,\n", EIO, -1 },
+        /* "slaveX:" is not a replica line: not counted, not refused. */
+        { "role:master\nconnected_slaves:0\nslavex:state=online\nslave:state=online\n", 0, 0 },
+    };
+    char big[4096];
+    int online;
+    size_t i, n;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = info_count(cases[i].text, &online);
+        if (rc != cases[i].rc || online != cases[i].online)
+            fprintf(stderr, "\n    info case %zu: rc %d online %d, expected %d %d\n", i, rc, online, cases[i].rc,
+                    cases[i].online);
+        RDT_ASSERT_RC(cases[i].rc, rc);
+        RDT_ASSERT_EQ_LL(cases[i].online, online);
+    }
+    /* A NUL inside the text, and a text cut short: read as given (len), no
+     * further (the replica line cut off is not counted). */
+    RDT_ASSERT_RC(0, rdl_info_online_replicas("role:master\nconnected_slaves:0\n\0slave0:state=online\n", 50,
+                                              &online));
+    RDT_ASSERT_EQ_LL(0, online);
+    RDT_ASSERT_RC(0, rdl_info_online_replicas("role:master\nconnected_slaves:1\nslave0:state=online\n", 30,
+                                              &online));
+    RDT_ASSERT_EQ_LL(0, online);
+    RDT_ASSERT_RC(EIO, rdl_info_online_replicas(NULL, 0, &online));
+    /* Bytes that are no text at all. */
+    for (n = 0; n < sizeof big; n++)
+        big[n] = (char)(n * 131 + 7);
+    RDT_ASSERT_RC(EIO, rdl_info_online_replicas(big, sizeof big, &online));
+    /* And the master of this suite, as it answers. */
+    {
+        redisReply *r = redisCommand(g_m, "INFO replication");
+        CU_ASSERT_FATAL(r != NULL && r->type == REDIS_REPLY_STRING);
+        RDT_ASSERT_RC(0, rdl_info_online_replicas(r->str, r->len, &online));
+        RDT_ASSERT_EQ_LL(1, online);
+        freeReplyObject(r);
+    }
+}
+
 /* Point the symlink at path target (replacing it atomically). */
 static int point_link(const char *link, const char *target)
 {
@@ -467,6 +622,9 @@ static const rdt_test_t tests[] = {
     { "robust_marker_survives_undo", test_robust_marker_survives_undo },
     { "handover_confirmed", test_handover_confirmed },
     { "config_rules", test_config_rules },
+    { "all_confirmed_on_the_replica", test_all_confirmed_on_the_replica },
+    { "all_info_refused", test_all_info_refused },
+    { "info_parser", test_info_parser },
     { "noreplicas_is_not_confirmed", test_noreplicas_is_not_confirmed },
     { "demoted_master_reconnects", test_demoted_master_reconnects },
     { NULL, NULL },

@@ -671,8 +671,18 @@ static char g_logcap[16384];
 
 static void logcap_fn(int level, const char *msg, void *arg)
 {
+    static int echo = -1; /* read once, by whichever thread logs first */
+    int e = __atomic_load_n(&echo, __ATOMIC_RELAXED);
     size_t n;
     (void)arg;
+    /* RDT_LOG_ECHO=1: every captured line on stderr too, with the
+     * monotonic ms, for a test that failed on timing. */
+    if (e < 0) {
+        e = getenv("RDT_LOG_ECHO") != NULL;
+        __atomic_store_n(&echo, e, __ATOMIC_RELAXED);
+    }
+    if (e)
+        fprintf(stderr, "[%lld] %d %s\n", rdt_now_ms(), level, msg);
     pthread_mutex_lock(&g_logcap_mu);
     n = strlen(g_logcap);
     if (n < sizeof g_logcap - 1)

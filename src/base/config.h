@@ -12,6 +12,9 @@
 #define RDL_CLUSTER_SEEDS_MAX 64
 #define RDL_REDLOCK_MAX 15
 #define RDL_DRIFT_PPM_DEFAULT 10000 /* drift_factor 0.01 */
+/* [replication] wait_replicas = all: every replica the master reports
+ * online, and at least one (client/replicas.h). */
+#define RDL_WAIT_ALL (-1)
 
 typedef struct rdl_config {
     /* [redis] */
@@ -46,8 +49,9 @@ typedef struct rdl_config {
     unsigned watchdog_interval_ms; /* 0 = lease_ms / 3 */
     unsigned max_hold_ms;          /* 0 = unlimited; else >= lease_ms */
     /* [replication] */
-    int wait_replicas;             /* 0 = off; else confirm acquisitions (WAIT) */
-    int wait_timeout_ms;           /* < command_timeout_ms when wait_replicas > 0 */
+    int wait_replicas;             /* 0 = off; 1..1000, or RDL_WAIT_ALL: confirm
+                                      acquisitions (WAIT); rdl_config_wait_on */
+    int wait_timeout_ms;           /* < command_timeout_ms when wait_replicas is on */
     /* [sentinel]: the master's address comes from these instead of host
      * and port (both set, or neither). */
     char *sentinel_master;         /* NULL = no Sentinel; else the master's name */
@@ -112,5 +116,12 @@ void rdl_config_free(rdl_config_t *cfg);
 /* Parse a boolean as the ini file does (yes/no, true/false, on/off, 1/0,
  * case-insensitive).  Returns 0 and sets *out, or EINVAL. */
 int rdl_config_parse_bool(const char *s, bool *out);
+
+/* Whether acquisitions are confirmed on replicas ([replication]
+ * wait_replicas: a number above 0, or all). */
+static inline bool rdl_config_wait_on(const rdl_config_t *cfg)
+{
+    return cfg->wait_replicas > 0 || cfg->wait_replicas == RDL_WAIT_ALL;
+}
 
 #endif

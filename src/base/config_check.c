@@ -157,7 +157,7 @@ static void check_redlock(rdl_load_t *ld)
         rdl_config_key_problem(ld, "cluster", "nodes", "cannot be used with [redlock]");
         ld->problems++;
     }
-    if (cfg->wait_replicas > 0) {
+    if (rdl_config_wait_on(cfg)) {
         rdl_config_key_problem(ld, "replication", "wait_replicas",
                                "cannot be used with [redlock] (the quorum is the masters' own)");
         ld->problems++;
@@ -170,7 +170,7 @@ static void check_wait(rdl_load_t *ld)
 {
     rdl_config_t *cfg = ld->cfg;
 
-    if (cfg->wait_replicas > 0 && cfg->wait_timeout_ms >= cfg->command_timeout_ms) {
+    if (rdl_config_wait_on(cfg) && cfg->wait_timeout_ms >= cfg->command_timeout_ms) {
         rdl_config_key_problem(ld, "replication", "wait_timeout_ms",
                                "%d must be below [redis] command_timeout_ms (%d)", cfg->wait_timeout_ms,
                                cfg->command_timeout_ms);

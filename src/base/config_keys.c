@@ -77,6 +77,7 @@ static const rdl_keydef_t keydefs[] = {
     { "watchdog", "interval_ms", K_WD_INTERVAL, T_NUM, 0, 86400000 - 1 },
     /* 0 or >= lease_ms: the lower bound is checked against lease_ms. */
     { "watchdog", "max_hold_ms", K_MAX_HOLD, T_NUM, 0, UINT_MAX },
+    /* or "all" (RDL_WAIT_ALL): apply_num. */
     { "replication", "wait_replicas", K_WAIT_REPLICAS, T_NUM, 0, 1000 },
     /* below [redis] command_timeout_ms: checked against it. */
     { "replication", "wait_timeout_ms", K_WAIT_TIMEOUT, T_NUM, 1, 3600000 },
@@ -229,13 +230,20 @@ static void apply_num(rdl_load_t *ld, const rdl_keydef_t *kd, const char *val)
     rdl_config_t *cfg = ld->cfg;
     unsigned long long v = 0;
 
+    if (kd->id == K_WAIT_REPLICAS && strcmp(val, "all") == 0) {
+        /* The one word a number key takes, written as documented (lower
+         * case): "All" or "-1" is a typo, not a choice. */
+        cfg->wait_replicas = RDL_WAIT_ALL;
+        return;
+    }
     switch (parse_num(val, &v)) {
     case NUM_NEGATIVE:
         rdl_config_key_problem(ld, kd->section, kd->key, "must not be negative (range %llu..%llu)",
                                kd->min, kd->max);
         goto bad;
     case NUM_GARBAGE:
-        rdl_config_key_problem(ld, kd->section, kd->key, "not a decimal number");
+        rdl_config_key_problem(ld, kd->section, kd->key, "not a decimal number%s",
+                               kd->id == K_WAIT_REPLICAS ? " (0..1000) or all" : "");
         goto bad;
     case NUM_HUGE:
         rdl_config_key_problem(ld, kd->section, kd->key, "number too large (range %llu..%llu)",

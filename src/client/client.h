@@ -45,6 +45,18 @@ typedef struct rdl_clock {
 } rdl_clock_t;
 #define RDL_CLOCKS_MAX 64
 
+/* [replication] wait_replicas = all: how many replicas an acquisition on
+ * a master waits for (client/replicas.h says when it is looked at again). */
+typedef struct rdl_replicas {
+    char addr[272];      /* the master ("host:port", as rdl_conn_t's addr) */
+    int want;            /* what acquisitions wait for now, >= 1 */
+    long long look_at;   /* last look (monotonic ms) */
+    bool due;            /* look again at the next acquisition (one got
+                            fewer confirmations than it asked for) */
+    long long low_since; /* since when looks saw fewer than want; 0 not */
+    int low_max;         /* the most a look saw since then */
+} rdl_replicas_t;
+
 struct rdlock_client {
     rdl_config_t cfg;
     const struct rdl_topology_ops *topo; /* which server serves a name (topology.h) */
@@ -69,6 +81,10 @@ struct rdlock_client {
      * attempts void (see rdl_call_t.stamp), one per route (topology.h). */
     rdl_clock_t clocks[RDL_CLOCKS_MAX];
     int nclocks;
+    /* The replica counts of wait_replicas = all, one per master address;
+     * unlike the clocks, kept across pool flushes (replicas.c says why). */
+    rdl_replicas_t replicas[RDL_CLOCKS_MAX];
+    int nreplicas;
 
     /* Lost callbacks owed by unlocks that returned ENOLCK without the
      * watchdog having reported the loss: run by the background thread

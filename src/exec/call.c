@@ -12,6 +12,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/pool.h"
+#include "client/replicas.h"
 #include "exec/call.h"
 #include "topology/topology.h"
 
@@ -68,7 +69,8 @@ enum script_next {
     TRY_RETURN,  /* return the attempt's code: the server answered with an error */
     TRY_AGAIN,   /* at once, or after a wait of its own: not a retry */
     TRY_RETRY,   /* a retry: counted, after a backoff */
-    TRY_GIVE_UP  /* stop: EIO, the connection reported lost */
+    TRY_GIVE_UP, /* stop: EIO, the connection reported lost */
+    TRY_SEND     /* (script_want) go on: send the attempt */
 };
 
 /* Sleep pause ms, but never past deadline (monotonic ms, < 0 none): the
@@ -215,6 +217,36 @@ static enum script_next script_failed(script_try_t *t, rdl_conn_t *conn, int rc,
     return TRY_RETRY;
 }
 
+/* With call->confirm, how many replicas this attempt on *conn waits for
+ * (rdl_client_wait_want: wait_replicas = all counts them on the
+ * connection first).  TRY_SEND and *want; else the attempt is over before
+ * it was sent, and conn is put back or closed: TRY_RETURN with *rc
+ * (EACCES: INFO refused), TRY_RETRY (the connection was lost, the count
+ * unreadable, or the server is a replica now). */
+static enum script_next script_want(script_try_t *t, rdl_conn_t *conn, int *want, int *rc)
+{
+    rdlock_client_t *c = t->c;
+
+    *want = 0;
+    if (!t->call->confirm || c->cfg.wait_replicas == 0 || (*rc = rdl_client_wait_want(c, conn, want)) == 0)
+        return TRY_SEND;
+    if (*rc == EROFS)
+        return script_failed(t, conn, EROFS, 0);
+    if (*rc == EACCES) {
+        rdl_client_conn_put(c, conn);
+        return TRY_RETURN;
+    }
+    snprintf(t->why, sizeof t->why, "cannot count the replicas: %.90s",
+             rdl_conn_ok(conn) ? "INFO replication unreadable, or too few sentinels answer" : conn->ctx->errstr);
+    if (rdl_conn_ok(conn)) {
+        rdl_client_conn_put(c, conn);
+    } else {
+        rdl_conn_close(conn);
+        rdl_client_pool_flush(c);
+    }
+    return TRY_RETRY;
+}
+
 int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys, int argc,
                       const char *const *argv, const size_t *lens, long long deadline,
                       redisReply **reply, rdl_call_t *call)
@@ -231,6 +263,7 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
     call->maybe_ran = call->ambiguous = false;
     call->sent_at = -1;
     call->acked = -1;
+    call->wanted = 0;
     call->unsure_until = 0;
     call->route[0] = '\0';
     t.c = c;
@@ -242,16 +275,20 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
     t.busy_budget = (long long)c->cfg.command_timeout_ms * (c->cfg.command_retries + 1);
     memcpy(t.why, "no connection", sizeof "no connection");
     t.ask_route[0] = '\0';
-    replicas = call->confirm ? c->cfg.wait_replicas : 0;
 
     for (attempt = 0;; attempt++) {
         rdl_conn_t *conn = NULL;
         bool ask = t.ask_route[0] != '\0';
+        enum script_next next;
         rc = script_conn(&t, key, keylen, ask, &conn);
         if (rc != 0 && rc != EIO)
             return rc;
+        if (rc == 0 && (next = script_want(&t, conn, &replicas, &rc)) != TRY_SEND) {
+            if (next == TRY_RETURN)
+                return rc;
+            rc = EIO; /* TRY_RETRY: nothing sent */
+        }
         if (rc == 0) {
-            enum script_next next;
             long long sent = rdl_now_ms();
             if (!call->maybe_ran)
                 call->sent_at = sent; /* else an earlier attempt may have acted */
@@ -260,7 +297,9 @@ int rdl_client_script(rdlock_client_t *c, const rdl_script_t *script, int nkeys,
             conn->asking = ask;
             rc = rdl_conn_script_wait(conn, script, nkeys, argc, argv, lens, replicas, c->cfg.wait_timeout_ms,
                                       reply, &call->acked);
+            call->wanted = replicas;
             if (rc == 0) {
+                rdl_client_wait_acked(c, conn, replicas, call->acked);
                 call->answer_sent = sent;
                 call->answer_at = rdl_now_ms();
                 memcpy(call->route, conn->route, strlen(conn->route) + 1);

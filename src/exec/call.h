@@ -20,10 +20,12 @@ typedef struct rdl_call {
                            may be gone with it: not ambiguous) */
     long long sent_at;  /* monotonic ms when the earliest attempt that may
                            have taken effect was sent */
-    bool confirm;       /* in: with [replication] wait_replicas > 0, WAIT
-                           for that many replicas after the script */
+    bool confirm;       /* in: with [replication] wait_replicas on, WAIT
+                           for that many replicas after the script (all:
+                           those online, client/replicas.h) */
     int acked;          /* out: replicas that confirmed it (-1: not asked,
                            or WAIT refused) */
+    int wanted;         /* out: replicas it asked for (0: none) */
     char *stamp;        /* in, or NULL: RDL_STAMP_LEN bytes inside one of the
                            arguments, rewritten before every attempt with the
                            server time after which that attempt is void
@@ -50,8 +52,9 @@ int rdl_client_conn_get(rdlock_client_t *c, const char *route, rdl_conn_t **out)
  *   EIO     no answer within the retries (also: a server busy, loading or
  *           without its master that long, more than cluster_max_redirects
  *           redirections), or the script's own error reply
- *   EACCES  refused: authentication, or permission (ACL); also a
- *           sentinel or cluster node that refused our credentials
+ *   EACCES  refused: authentication, or permission (ACL; also INFO, which
+ *           wait_replicas = all needs); also a sentinel or cluster node
+ *           that refused our credentials
  *   EINVAL  a new connection's SELECT refused (the db)
  *   ENOMEM
  * *call (may be NULL) tells about the retries; its `confirm` is the only

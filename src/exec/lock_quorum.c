@@ -318,6 +318,7 @@ int rdl_quorum_acquire(rdlock_client_t *c, const char *const *argv, const size_t
     call->unsure_until = q.unsure_until;
     call->maybe_ran = q.unsure_until != 0;
     call->acked = -1;
+    call->wanted = 0;
     if (rc != 0) {
         free(buf);
         return rc;

@@ -890,6 +890,7 @@ int rdl_prim_quorum_script(rdlock_client_t *c, const rdl_script_t *script, int n
     call->maybe_ran = call->ambiguous = false;
     call->sent_at = -1;
     call->acked = -1;
+    call->wanted = 0;
     call->unsure_until = 0;
     call->route[0] = '\0';
     if (nkeys < 2 || nkeys > KEYS_MAX || hkey >= nkeys - 1)

@@ -80,6 +80,7 @@ typedef struct attempt {
     bool new_call;   /* the next attempt is a call of its own (try_once) */
     bool robust;
     int acked;       /* replicas that confirmed the last try (-1: not asked) */
+    int wanted;      /* ... and how many it asked for (0: none) */
     char prev[RDL_WHO_MAX + 2]; /* the robust marker the last grant replaced */
     long long unsure_until; /* until when an attempt that got no answer may
                                still act on the server (monotonic ms, 0 none) */
@@ -160,6 +161,7 @@ static int try_once(attempt_t *a, bool waiting, bool queued, long long deadline)
         if (call.sent_at >= 0)
             a->sent_at = call.sent_at; /* else nothing went out: keep the last */
         a->acked = call.acked;
+        a->wanted = call.wanted;
         if (rc != ESTALE)
             break;
         /* Void on arrival: our idea of the server's clock was off (a
@@ -269,8 +271,8 @@ static void leave_notify(rdlock_client_t *c, const char *key, size_t keylen, con
 static int try_confirmed(attempt_t *a, bool waiting, bool queued, long long deadline)
 {
     rdlock_client_t *c = a->c;
-    int want = c->cfg.wait_replicas;
     int rc = try_once(a, waiting, queued, deadline);
+    int want = a->wanted; /* wait_replicas, or with all those online then */
     leave_reply_t lr;
 
     if ((rc != 0 && rc != EOWNERDEAD) || want <= 0 || a->acked >= want)
@@ -497,7 +499,7 @@ static int give_up(attempt_t *a, const rdl_handle_t *h, bool queued, int rc)
                                      "cannot be told to undo it: it ends with its lease", h->name);
         return rc;
     }
-    if (lr.r.status == 2 && c->cfg.wait_replicas > 0) {
+    if (lr.r.status == 2 && rdl_config_wait_on(&c->cfg)) {
         /* Ours after all, but not yet confirmed on the replicas: one more
          * look does that (or undoes it).  As a try, so that a lock lost
          * meanwhile does not queue us again. */
@@ -548,7 +550,7 @@ static int acquire_setup(acquire_loop_t *l, rdlock_client_t *c, rdl_handle_t *h,
      * confirmation on replicas, and the watchdog can turn the claim
      * window into a lease; else it claims by a look after a pub/sub
      * message, as readers do. */
-    l->a.listed = mode == 'x' && how != RDL_TRY && l->a.claim_ms > 0 && c->cfg.wait_replicas <= 0 &&
+    l->a.listed = mode == 'x' && how != RDL_TRY && l->a.claim_ms > 0 && !rdl_config_wait_on(&c->cfg) &&
                   (h->watchdog >= 0 ? h->watchdog != 0 : c->cfg.watchdog_enabled);
     return 0;
 }

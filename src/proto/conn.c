@@ -19,6 +19,7 @@
 #include "base/fmt.h"
 #include "base/log.h"
 #include "proto/conn.h"
+#include "proto/info.h"
 #include "proto/reply.h"
 #include "proto/slotmap.h"
 #include "proto/tls.h"
@@ -678,6 +679,31 @@ static int rdl_conn_time_io(rdl_conn_t *c, long long *ms)
     return rc;
 }
 
+static int rdl_conn_online_replicas_io(rdl_conn_t *c, int *online)
+{
+    redisReply *r = redisCommand(c->ctx, "INFO replication");
+    int rc;
+    if (r == NULL)
+        return EIO;
+    if (r->type == REDIS_REPLY_ERROR && rdl_reply_transient(r)) {
+        rc = EIO; /* loading, busy: asked again */
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        /* Not permitted, or renamed away (unknown command): asking again
+         * would not help, so the acquisition fails with EACCES. */
+        rc = EACCES;
+        rdl_log(RDLOCK_LOG_ERROR, "%s: INFO replication refused: %s ([replication] wait_replicas = all needs it)",
+                c->addr, r->str);
+    } else if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) {
+        rc = EIO;
+        rdl_log(RDLOCK_LOG_ERROR, "%s: INFO replication: unexpected reply", c->addr);
+    } else if ((rc = rdl_info_online_replicas(r->str, r->len, online)) == EIO) {
+        rdl_log(RDLOCK_LOG_ERROR, "%s: INFO replication does not read as a master's: cannot count its replicas",
+                c->addr);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 static int rdl_conn_check_channel_io(rdl_conn_t *c, const char *channel, size_t len)
 {
     const char *pub[3] = { "PUBLISH", channel, "" };
@@ -721,6 +747,16 @@ int rdl_conn_time(rdl_conn_t *c, long long *ms)
     int rc;
     rdl_nosigpipe_enter(&st);
     rc = rdl_conn_time_io(c, ms);
+    rdl_nosigpipe_leave(&st);
+    return rc;
+}
+
+int rdl_conn_online_replicas(rdl_conn_t *c, int *online)
+{
+    rdl_nosigpipe_t st;
+    int rc;
+    rdl_nosigpipe_enter(&st);
+    rc = rdl_conn_online_replicas_io(c, online);
     rdl_nosigpipe_leave(&st);
     return rc;
 }

@@ -47,6 +47,9 @@ typedef struct rdl_conn {
     bool ready;            /* the topology's first questions about this
                             * server were answered (Redlock: its uptime
                             * and clock, topology_redlock.c) */
+    bool counted;          /* its server's replicas were counted on it
+                            * ([replication] wait_replicas = all,
+                            * client/replicas.h) */
 } rdl_conn_t;
 
 /* Connect to host:port (port 0: host is a unix socket path), then
@@ -137,6 +140,14 @@ int rdl_conn_script(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int ar
 int rdl_conn_script_wait(rdl_conn_t *c, const rdl_script_t *script, int nkeys, int argc,
                          const char *const *argv, const size_t *lens, int replicas, int timeout_ms,
                          redisReply **reply, int *acked);
+
+/* How many replicas the server reports online (INFO replication; the
+ * text decoded by rdl_info_online_replicas, info.h).  0 and *online; EIO
+ * (no answer: rdl_conn_ok says the connection is lost; or a text that does
+ * not read as a master's: logged), EROFS (the server is a replica now),
+ * EACCES (INFO refused: not permitted or renamed away, logged); a
+ * loading or busy server is EIO. */
+int rdl_conn_online_replicas(rdl_conn_t *c, int *online);
 
 /* Pipelining: append an EVALSHA without waiting, then read replies in
  * order with rdl_conn_read.  0, or EIO/ENOMEM. */

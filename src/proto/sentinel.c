@@ -187,6 +187,234 @@ int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n)
     return rc;
 }
 
+/* Does the comma-separated flag list [f, f + len) hold flag? */
+static bool has_flag(const char *f, size_t len, const char *flag)
+{
+    size_t fl = strlen(flag), i = 0;
+    while (i < len) {
+        const char *comma = memchr(f + i, ',', len - i);
+        size_t end = comma != NULL ? (size_t)(comma - f) : len;
+        if (end - i == fl && memcmp(f + i, flag, fl) == 0)
+            return true;
+        i = end + 1;
+    }
+    return false;
+}
+
+/* Field name of one replica's entry r in SENTINEL REPLICAS (a flat array
+ * of names and values); NULL if absent or not a string. */
+static const redisReply *entry_field(const redisReply *r, const char *name)
+{
+    size_t nl = strlen(name);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        if (k != NULL && k->type == REDIS_REPLY_STRING && k->len == nl && memcmp(k->str, name, nl) == 0)
+            return v != NULL && v->type == REDIS_REPLY_STRING ? v : NULL;
+    }
+    return NULL;
+}
+
+/* One sentinel's view of our master (sentinel_view_io). */
+typedef struct sview {
+    long long epoch;                 /* its configuration epoch */
+    char named[RDL_MASTER_ADDR_MAX]; /* where it says the master is */
+    int could;                       /* replicas it could promote */
+    int listed;                      /* replicas listed and not down */
+    bool failing;                    /* the master down or failing over */
+} sview_t;
+
+/* The replies of one sentinel, in the order sent: SENTINEL replicas, then
+ * get-master-addr-by-name, then master.  Sent as one pipeline, so that
+ * the sentinel answers them in one pass (no INFO or hello of its own in
+ * between), and in that order, so that a change between them can only
+ * make the later ones newer: a master it names after listing the old
+ * master's replicas is the new one (EROFS), never the reverse. */
+#define VIEW_CMDS 3
+
+/* Is r an error that asking again will not cure (permission, a command or
+ * subcommand the sentinel does not know)? */
+static bool view_refused(const redisReply *r)
+{
+    return r != NULL && r->type == REDIS_REPLY_ERROR &&
+           (rdl_reply_error(r) == EACCES || strncmp(r->str, "ERR unknown", 11) == 0 ||
+            strncmp(r->str, "ERR Unknown", 11) == 0);
+}
+
+/* Does replica entry e of the master at addr count, and could Sentinel
+ * promote it?  The one it is promoting (flag promoted) always, even if it
+ * sees it down (the promotion cut its links to it): 2.  Else not if it is
+ * addr itself, if it is down (s_down, o_down) or has priority 0 (Sentinel never promotes those):
+ * 0.  A replica that reports itself a master is listed but not one it
+ * could promote (1), unless this sentinel is promoting it (flag promoted):
+ * after a failover the old master is listed so until Sentinel turns it
+ * into a replica; so is one it has not looked at yet.  Else 2.  A disconnected replica still counts: Sentinel's
+ * own promotion kills every client of the replica it promotes, its own
+ * links too, for a moment. */
+static int replica_class(const redisReply *e, const char *addr)
+{
+    const redisReply *flags = entry_field(e, "flags");
+    const redisReply *ip = entry_field(e, "ip"), *port = entry_field(e, "port");
+    char at[RDL_MASTER_ADDR_MAX];
+    const redisReply *role = entry_field(e, "role-reported");
+    const redisReply *prio = entry_field(e, "slave-priority");
+    const redisReply *mhost = entry_field(e, "master-host");
+    /* The master itself: the replica this sentinel has promoted stays in
+     * the old master's list until the failover ends. */
+    if (ip != NULL && port != NULL) {
+        snprintf(at, sizeof at, "%s:%s", ip->str, port->str);
+        if (strcmp(at, addr) == 0)
+            return 0;
+    }
+    if (flags == NULL)
+        return 2; /* unreadable: counted, the safe side */
+    /* The one this sentinel promotes, even if it sees it down: the
+     * promotion cut its links to it. */
+    if (has_flag(flags->str, flags->len, "promoted"))
+        return 2;
+    if (has_flag(flags->str, flags->len, "s_down") || has_flag(flags->str, flags->len, "o_down"))
+        return 0;
+    if (prio != NULL && strcmp(prio->str, "0") == 0)
+        return 0;
+    if (role != NULL && strcmp(role->str, "master") == 0)
+        return 1;
+    /* Never looked at yet (no INFO of it, so its master is unknown: a
+     * record made as a failover ends): Sentinel promotes no replica whose
+     * INFO is not recent, and looks at it within a second. */
+    if (mhost != NULL && strcmp(mhost->str, "?") == 0)
+        return 1;
+    return 2;
+}
+
+/* Sentinel i's view of our master into v (addr: the master we count).  0; EACCES (it refuses one of
+ * the commands: logged); EIO (no answer, or one that does not read as
+ * Sentinel's). */
+static int sentinel_view_io(const rdl_config_t *cfg, int i, const char *addr, sview_t *v)
+{
+    char why[200];
+    bool refused;
+    redisContext *sc = sentinel_connect_io(cfg, i, why, sizeof why, &refused);
+    redisReply *rep[VIEW_CMDS] = { NULL, NULL, NULL };
+    const redisReply *r, *a, *m, *ep, *mflags;
+    int rc = EIO, k;
+
+    memset(v, 0, sizeof *v);
+    if (sc == NULL) {
+        rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: %s", cfg->sentinel_host[i], cfg->sentinel_port[i], why);
+        return refused ? EACCES : EIO;
+    }
+    if (redisAppendCommand(sc, "SENTINEL replicas %s", cfg->sentinel_master) == REDIS_OK &&
+        redisAppendCommand(sc, "SENTINEL get-master-addr-by-name %s", cfg->sentinel_master) == REDIS_OK &&
+        redisAppendCommand(sc, "SENTINEL master %s", cfg->sentinel_master) == REDIS_OK)
+        for (k = 0; k < VIEW_CMDS; k++)
+            if (redisGetReply(sc, (void **)&rep[k]) != REDIS_OK)
+                break;
+    r = rep[0], a = rep[1], m = rep[2];
+    for (k = 0; k < VIEW_CMDS; k++)
+        if (view_refused(rep[k])) {
+            rdl_log(RDLOCK_LOG_ERROR, "sentinel %s:%d refuses what [replication] wait_replicas = all asks: %s",
+                    cfg->sentinel_host[i], cfg->sentinel_port[i], rep[k]->str);
+            rc = EACCES;
+        }
+    ep = entry_field(m, "config-epoch");
+    mflags = entry_field(m, "flags");
+    if (rc != EACCES && ep != NULL && mflags != NULL && a != NULL && a->type == REDIS_REPLY_ARRAY &&
+        a->elements == 2 && a->element[0]->type == REDIS_REPLY_STRING &&
+        a->element[1]->type == REDIS_REPLY_STRING && r != NULL && r->type == REDIS_REPLY_ARRAY) {
+        char *end;
+        v->epoch = strtoll(ep->str, &end, 10);
+        snprintf(v->named, sizeof v->named, "%s:%s", a->element[0]->str, a->element[1]->str);
+        v->failing = has_flag(mflags->str, mflags->len, "failover_in_progress") ||
+                     has_flag(mflags->str, mflags->len, "s_down") || has_flag(mflags->str, mflags->len, "o_down");
+        for (size_t e = 0; e < r->elements; e++) {
+            int cl = replica_class(r->element[e], addr);
+            v->listed += cl > 0;
+            v->could += cl == 2;
+        }
+        rc = *end == '\0' && end != ep->str ? 0 : EIO;
+    }
+    if (rc == EIO)
+        rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: no view of master '%s'", cfg->sentinel_host[i],
+                cfg->sentinel_port[i], cfg->sentinel_master);
+    for (k = 0; k < VIEW_CMDS; k++)
+        if (rep[k] != NULL)
+            freeReplyObject(rep[k]);
+    redisFree(sc);
+    return rc;
+}
+
+int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, bool all, int *count, bool *frozen)
+{
+    rdl_nosigpipe_t st;
+    sview_t v[RDL_SENTINELS_MAX];
+    bool ok[RDL_SENTINELS_MAX] = { false };
+    long long top = -1;
+    int n = cfg->nsentinels < RDL_SENTINELS_MAX ? cfg->nsentinels : RDL_SENTINELS_MAX;
+    int answered = 0, refused = 0, could = 0, newest = -1;
+
+    *frozen = false;
+    rdl_nosigpipe_enter(&st);
+    for (int i = 0; i < n; i++) {
+        int rc = sentinel_view_io(cfg, i, addr, &v[i]);
+        refused += rc == EACCES;
+        if (rc != 0)
+            continue;
+        ok[i] = true;
+        answered++;
+        rdl_log(RDLOCK_LOG_DEBUG, "sentinel %s:%d: epoch %lld, master %s: %d replicas it could promote, %d listed%s",
+                cfg->sentinel_host[i], cfg->sentinel_port[i], v[i].epoch, v[i].named, v[i].could, v[i].listed,
+                v[i].failing ? ", down or failing over" : "");
+        if (v[i].epoch > top) {
+            top = v[i].epoch;
+            newest = i;
+        }
+    }
+    rdl_nosigpipe_leave(&st);
+    /* At first only the sentinel that runs a failover knows of it (a vote
+     * leaves no trace in what the others answer, and a SENTINEL FAILOVER
+     * takes none): with all, every sentinel must answer; else a majority,
+     * enough to find a master that most of them have moved from. */
+    if (answered < (all ? n : n / 2 + 1)) {
+        rdl_log(RDLOCK_LOG_DEBUG, "%d of %d sentinels answered about master '%s'", answered, n,
+                cfg->sentinel_master);
+        return refused > 0 ? EACCES : EIO;
+    }
+    /* The newest configuration decides where the master is: a sentinel
+     * that has not heard of a failover yet names the old one.  One of the
+     * newest that names addr settles it (two may write one master
+     * differently). */
+    for (int i = 0; i < n; i++)
+        if (ok[i] && v[i].epoch == top && strcmp(v[i].named, addr) == 0)
+            newest = i;
+    if (strcmp(v[newest].named, addr) != 0) {
+        /* Look for the master there first. */
+        __atomic_store_n((int *)&cfg->sentinel_hint, newest, __ATOMIC_RELAXED);
+        rdl_log(RDLOCK_LOG_WARN, "sentinel %s:%d names %s the master of '%s' (epoch %lld), not %s",
+                cfg->sentinel_host[newest], cfg->sentinel_port[newest], v[newest].named, cfg->sentinel_master, top,
+                addr);
+        return EROFS;
+    }
+    /* Every sentinel that names addr counts, the lagging ones too, and
+     * every one of the newest (it may write the same master another way);
+     * one that sees the master down or failing over with every replica it
+     * lists (the one it promotes may not look like one yet).  Any one that
+     * sees that freezes the count: the safe side. */
+    for (int i = 0; i < n; i++) {
+        int c;
+        if (!ok[i])
+            continue;
+        *frozen |= v[i].failing;
+        if (strcmp(v[i].named, addr) != 0 && v[i].epoch != top)
+            continue;
+        c = v[i].failing ? v[i].listed : v[i].could;
+        if (c > could)
+            could = c;
+    }
+    *count = could;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* The kept link                                                       */
 /* ------------------------------------------------------------------ */
@@ -376,7 +604,7 @@ int rdl_sentinel_watch_service(rdl_sentinel_watch_t *w, const rdl_config_t *cfg,
          * starting with the sentinel we listen to. */
         if (rdl_sentinel_master(cfg, addr, n) == 0) {
             w->ask_at = 0;
-            if (cfg->wait_replicas > 0)
+            if (cfg->wait_replicas > 0) /* not all: it counts what is there */
                 check_replicas(w, cfg);
             return 1;
         }

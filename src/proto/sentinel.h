@@ -40,6 +40,19 @@ int rdl_sentinel_ask(const rdl_config_t *cfg, char *host, size_t hostlen, int *p
  * rdl_sentinel_ask. */
 int rdl_sentinel_master(const rdl_config_t *cfg, char *buf, size_t n);
 
+/* For [replication] wait_replicas = all: ask every sentinel about the
+ * master that addr ("host:port") is.  A majority of the configured
+ * sentinels must answer, or with all every one of them.  0 and *count: the
+ * most replicas that a sentinel naming addr could promote (listed, not
+ * down, priority above 0, looked at, reporting themselves replicas, or the
+ * one it is promoting), or for one that sees the master down or failing
+ * over, every replica it lists that is not down; *frozen if there is such
+ * a one (the count must not fall now).  EROFS: the sentinels with the
+ * newest configuration epoch name another master (logged; the client asks
+ * one of them first from then on).  EACCES: too few answered and one
+ * refuses a command (logged).  EIO: too few answered. */
+int rdl_sentinel_replicas(const rdl_config_t *cfg, const char *addr, bool all, int *count, bool *frozen);
+
 typedef struct rdl_sentinel_watch rdl_sentinel_watch_t;
 
 /* A watch with no link yet; NULL on ENOMEM. */

@@ -107,9 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             strpbrk(cfg.key_prefix, "{}") != NULL || cfg.key_prefix[0] == '\0' ||
             cfg.port < 1 || cfg.port > 65535 || cfg.db < 0 || cfg.lease_ms < 10 ||
             (cfg.watchdog_interval_ms != 0 && cfg.watchdog_interval_ms >= cfg.lease_ms) ||
-            (cfg.max_hold_ms != 0 && cfg.max_hold_ms < cfg.lease_ms) || cfg.wait_replicas < 0 ||
-            cfg.wait_replicas > 1000 || cfg.wait_timeout_ms < 1 ||
-            (cfg.wait_replicas > 0 && cfg.wait_timeout_ms >= cfg.command_timeout_ms) ||
+            (cfg.max_hold_ms != 0 && cfg.max_hold_ms < cfg.lease_ms) ||
+            (cfg.wait_replicas < 0 && cfg.wait_replicas != RDL_WAIT_ALL) || cfg.wait_replicas > 1000 || cfg.wait_timeout_ms < 1 ||
+            (rdl_config_wait_on(&cfg) && cfg.wait_timeout_ms >= cfg.command_timeout_ms) ||
             (cfg.sentinel_master != NULL) != (cfg.nsentinels > 0) || (cfg.nsentinels > 0 && cfg.socket != NULL) ||
             cfg.nsentinels < 0 || cfg.nsentinels > RDL_SENTINELS_MAX) {
             fprintf(stderr, "fuzz_config: a loaded config breaks an invariant\n");
