@@ -29,31 +29,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 srv=${REDIS_SERVER:-redis-server}
 cli=${REDIS_CLI:-redis-cli}
 iter=${CALLS_ITER:-20000}
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-port=$(( 20000 + ($$ + 7919) % 20000 ))
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-    "$srv" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-        --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-    pid=$!
-    for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-        "$cli" -p "$port" PING >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-    "$cli" -p "$port" PING >/dev/null 2>&1 && break
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=
-    port=$(( port + 1 ))
-done
-[ -n "$pid" ] || { echo "calls.sh: could not start $srv" >&2; exit 1; }
-r() { "$cli" -p "$port" "$@"; }
+me=calls.sh
+. "$here/private-server.sh"
 
 N='rdlock:{calls}'
 # KEYS[5] the counter (a slot's shared one in the library: any key of the
@@ -81,7 +58,7 @@ pairs() { # DIR LABEL KIND
         /^cmdstat_(config|info|echo)/ { next }
         /^cmdstat_/ { c = substr($1, 9); inner += $3; by = by sprintf(" %s %.0f", toupper(c), $3 / n) }
         END { printf "%-8s %-4s %8.1f %12.1f %12.2f  %s\n", label, kind, ev / n, inner / n, us / n, by }'
-    [ "$(r GET "$N:tokens")" = "$iter" ] || { echo "calls.sh: $2 $3: not every acquire was granted" >&2; exit 1; }
+    [ "$(r GET "$N:tokens")" = "$iter" ] || die "$2 $3: not every acquire was granted"
 }
 
 cost() { # LABEL LUA (one iteration's body): the least of 3 runs

@@ -26,31 +26,8 @@ srv=${REDIS_SERVER:-redis-server}
 cli=${REDIS_CLI:-redis-cli}
 iter=${READERS_ITER:-2000}
 counts=${READERS_COUNTS:-"1 100 1000 5000"}
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-port=$(( 20000 + $$ % 20000 ))
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-    "$srv" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-        --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-    pid=$!
-    for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-        "$cli" -p "$port" PING >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-    "$cli" -p "$port" PING >/dev/null 2>&1 && break
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=
-    port=$(( port + 1 ))
-done
-[ -n "$pid" ] || { echo "readers.sh: could not start $srv" >&2; exit 1; }
-r() { "$cli" -p "$port" "$@"; }
+me=readers.sh
+. "$here/private-server.sh"
 
 # usec per evalsha call since the last CONFIG RESETSTAT
 per_call() {
@@ -110,7 +87,7 @@ run_dir() { # DIR LABEL
         r FLUSHALL >/dev/null
         fill "$n"
         held=$(r HLEN "$N")
-        [ "$held" -eq $((n + 1)) ] || { echo "readers.sh: $n readers wanted, hash has $held fields" >&2; exit 1; }
+        [ "$held" -eq $((n + 1)) ] || die "$n readers wanted, hash has $held fields"
         s=$(pairs s)
         x=$(tries)
         printf '%-10s %-8s %6s %10s\n' "$label" s-pair "$n" "$s"
