@@ -9,7 +9,8 @@
 #                    short torture run); about 10 minutes on 2 cores
 #   ./run.sh ci      what CI runs (.ci/run): the test command, then
 #                    ./run.sh ci-more
-#   ./run.sh ci-more make distcheck, the suites under AddressSanitizer+UBSan,
+#   ./run.sh ci-more make distcheck, a short run of the server-side bench
+#                    scripts, the suites under AddressSanitizer+UBSan,
 #                    the threaded ones under ThreadSanitizer, the
 #                    single-server ones under valgrind memcheck, a short
 #                    fuzz run, the Debian packages (built, lintian-clean,
@@ -343,6 +344,15 @@ ci_more() {
     make -C "$top/build" distcheck TESTS="$DISTCHECK_TESTS" >"$top/build/distcheck.out" 2>&1 ||
         { tail -80 "$top/build/distcheck.out"; exit 1; }
     tail -4 "$top/build/distcheck.out"
+    # The server-side bench scripts, shrunk: each checks its own replies
+    # and counts and exits 1 on a wrong one, so a script change that breaks
+    # their measurement shows here rather than in the next bench run.
+    stage "bench scripts (calls.sh, readers.sh, floor.sh: a short run each)"
+    { CALLS_ITER=500 sh "$top/bench/calls.sh" &&
+        READERS_ITER=50 READERS_COUNTS="1 20" sh "$top/bench/readers.sh" &&
+        FLOOR_ITER=500 FLOOR_REPS=1 sh "$top/bench/floor.sh"; } >"$top/build/bench-scripts.out" 2>&1 ||
+        { tail -40 "$top/build/bench-scripts.out"; exit 1; }
+    tail -4 "$top/build/bench-scripts.out"
     # Sanitizers report through the test programs' exit codes.
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     # die_after_fork=0: the fork tests start threads in multi-threaded children on purpose.

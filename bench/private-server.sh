@@ -1,5 +1,6 @@
-# private-server.sh - sourced by calls.sh and floor.sh: start a private
-# redis-server for them, and stop it by PID whatever way they end.
+# private-server.sh - sourced by the server-side bench scripts (calls.sh,
+# readers.sh, floor.sh): start a private redis-server for them, and stop
+# it by PID whatever way they end.
 #
 # In:  $srv, $cli (the server and redis-cli to run), $me (the caller's
 #      name, for messages).
