@@ -682,6 +682,57 @@ static void test_key_layout(void)
     RDT_ASSERT_RC(0, rdlock_destroy(&m));
 }
 
+/* A waiter that dies while queued leaves nothing behind either: the
+ * waiters' keys expire with their longest mark (src/scripts/acquire.lua,
+ * outlive()), so once a dead waiter's mark has run out its keys are gone
+ * without anyone using the name again (docs/CONTRACT.md, section 1).  A
+ * writer and a reader wait on a held lock with a 1.5 s lease and are
+ * SIGKILLed: their queue keys carry expiries no longer than that lease,
+ * and go by themselves while the lock is still held. */
+static void test_dead_waiter_leaves_nothing(void)
+{
+    static const char *const wkeys[3] = { "rdlock:{deadwait}:w", "rdlock:{deadwait}:wq", "rdlock:{deadwait}:r" };
+    rdt_actor_opts_t o = RDT_ACTOR_OPTS;
+    rdt_actor_t w, r;
+    rdlock_t m;
+    long long ttl;
+    redisReply *k;
+
+    FRESH_DB();
+    RDT_ASSERT_RC(0, rdt_mutex_on(&m, "deadwait", g_c1, 0));
+    RDT_ASSERT_RC(0, rdlock_lock(&m));
+    o.lease = 1500;
+    CU_ASSERT_FATAL(rdt_actor_start(&w, g_ini, "deadwait", &o) == 0);
+    CU_ASSERT_FATAL(rdt_actor_start(&r, g_ini, "deadwait", &o) == 0);
+    CU_ASSERT_EQUAL(rdt_actor_send(&w, "lock"), 0);
+    CU_ASSERT(rdt_wait_zcard(g_rc, wkeys[0], 1, 5000));
+    CU_ASSERT_EQUAL(rdt_actor_send(&r, "rdlock"), 0);
+    CU_ASSERT(rdt_wait_zcard(g_rc, wkeys[2], 1, 5000));
+    for (int i = 0; i < 3; i++) {
+        ttl = rdt_pttl(g_rc, wkeys[i]);
+        if (!(ttl > 0 && ttl <= 1500))
+            fprintf(stderr, "%s: PTTL %lld with a waiter of lease 1500 ms\n", wkeys[i], ttl);
+        CU_ASSERT(ttl > 0 && ttl <= 1500);
+    }
+    rdt_actor_kill(&w);
+    rdt_actor_kill(&r);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT(rdt_wait_gone(g_rc, wkeys[i], 5000));
+    /* Only the holder's keys are left. */
+    k = redisCommand(g_rc, "KEYS %s", "rdlock:{deadwait}*");
+    CU_ASSERT_FATAL(k != NULL && k->type == REDIS_REPLY_ARRAY);
+    for (size_t i = 0; k != NULL && i < k->elements; i++) {
+        const char *key = k->element[i]->str;
+        int ok = strcmp(key, "rdlock:{deadwait}") == 0 || strcmp(key, "rdlock:{deadwait}:x") == 0;
+        if (!ok)
+            fprintf(stderr, "%s left by the dead waiters\n", key);
+        CU_ASSERT(ok);
+    }
+    freeReplyObject(k);
+    RDT_ASSERT_RC(0, rdlock_unlock(&m));
+    RDT_ASSERT_RC(0, rdlock_destroy(&m));
+}
+
 /* A client with `socket =` in its ini (unix socket) locks and unlocks. */
 static void test_unix_socket(void)
 {
@@ -1334,6 +1385,7 @@ static const rdt_test_t tests[] = {
     { "destroy_busy", test_destroy_busy },
     { "two_handles_same_owner", test_two_handles_same_owner },
     { "key_layout", test_key_layout },
+    { "dead_waiter_leaves_nothing", test_dead_waiter_leaves_nothing },
     { "unix_socket", test_unix_socket },
     { "static_initializer_race", test_static_initializer_race },
     { "default_client", test_default_client },

@@ -19,7 +19,9 @@
 --                              dead sole holder's lock vanishes by itself.
 --   KEYS[2] <prefix>{N}:w      zset: the queue of waiting exclusive callers
 --                              (writers), score = arrival (server ms, made
---                              strictly increasing): FIFO.
+--                              strictly increasing): FIFO.  It and KEYS[3],
+--                              KEYS[4] expire with their longest mark
+--                              (outlive() below).
 --                              A queued writer holds back new readers (writer
 --                              preference); only the head may take a free
 --                              lock, and a release hands the lock straight to
@@ -461,6 +463,15 @@ if mode == 's' then
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 end
 
+-- A waiters' key (KEYS[2], KEYS[3], KEYS[4]) lives at least as long as
+-- the mark just written in it, and is never shortened (another waiter's
+-- mark may have a longer lease): so the key lapses by itself once its
+-- last mark has run out, and a waiter that died leaves nothing behind
+-- (a key without an expiry, of an earlier version, gets one here).
+local function outlive(k)
+  if redis.call('PTTL', k) < lease then redis.call('PEXPIRE', k, lease) end
+end
+
 local function busy(hint)
   local first = 0
   if waiting then
@@ -482,6 +493,8 @@ local function busy(hint)
         redis.call('ZADD', KEYS[2], score, owner)
       end
       redis.call('HSET', KEYS[3], owner, (now + lease) .. ';' .. lease .. ';' .. claim .. ';' .. info)
+      outlive(KEYS[2])
+      outlive(KEYS[3])
       if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == owner then first = 1 end
       -- Our grant list: a grant in it now is of a hand-over that lapsed
       -- (or of an older call); after this look, a grant is new.  A
@@ -490,6 +503,7 @@ local function busy(hint)
       redis.call('DEL', KEYS[9])
     else
       redis.call('ZADD', KEYS[4], now + lease, owner)
+      outlive(KEYS[4])
     end
   end
   return {0, hint, tonumber(redis.call('GET', KEYS[5]) or '0'), first, now}
