@@ -279,7 +279,8 @@ RDLOCK_API int rdlock_fencing_token(rdlock_t *m, uint64_t *token);
 RDLOCK_API int rdlock_holdcount(rdlock_t *m, unsigned *count);
 
 /* Clear every hold, queue mark and the robust state (ENOTRECOVERABLE) of
- * a name, keeping its fencing counter; what `rdlock --reset NAME` does.
+ * a name, keeping the fencing counter it shares with its slot; what
+ * `rdlock --reset NAME` does.
  * Holders find their hold lost (ENOLCK on unlock).  c NULL: the default
  * client.  0, EINVAL (bad name), EIO, EACCES, ENOENT, ENOMEM. */
 RDLOCK_API int rdlock_reset_name(rdlock_client_t *c, const char *name);
@@ -307,7 +308,11 @@ typedef struct rdlock_status {
     size_t nwriters;
     rdlock_party_t *writers;     /* queued writers, first in line first */
     long long readers_waiting;
-    uint64_t fence;              /* the last fencing token given out */
+    uint64_t fence;              /* the slot's fencing counter: at least the
+                                    name's last token (lower only just after
+                                    an upgrade, until the name's next
+                                    acquisition folds in the counter an
+                                    earlier version kept for the name) */
     int robust;                  /* RDLOCK_STATE_* */
 } rdlock_status_t;
 
