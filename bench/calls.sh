@@ -17,7 +17,8 @@
 #           make, from a Lua loop of N calls (EVAL usec / N, less an empty
 #           loop's; the least of 3 runs, the machine being shared): the
 #           call as the script makes it, arguments included;
-#           and the fixed cost of an EVALSHA with the lock's 10 arguments,
+#           and the fixed cost of an EVALSHA with the lock's 11 keys and 2
+#           arguments,
 #           and of a table reply.
 # Only the scripts are measured, not the client library; see
 # bench/README.md for what the figures say.  Needs redis-server, redis-cli
@@ -129,6 +130,6 @@ echo "costs: usec of one redis.call() as the fast paths make it (Lua loop of $it
 echo
 echo "fixed: usec per EVALSHA"
 evalsha "return 1, no arguments" "return 1" 0
-evalsha "return 1, the lock's 8 keys + 2 arguments" "return 1" $keys bench:1 x00030000\;0\;0\;1\;1\;1\;5\;host
+evalsha "return 1, the lock's 11 keys + 2 arguments" "return 1" $keys bench:1 x00030000\;0\;0\;1\;1\;1\;5\;host
 evalsha "return {1, 7, 0, '', now}, same arguments" "return {1, 7, 0, '', 1795586714124}" $keys bench:1 x00030000\;0\;0\;1\;1\;1\;5\;host
 evalsha "return '7;now', same arguments" "return '7;1795586714124'" $keys bench:1 x00030000\;0\;0\;1\;1\;1\;5\;host

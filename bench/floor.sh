@@ -15,7 +15,7 @@
 # same server and interleaved repetitions as the peer:
 #   peer    redis-py's Lock: SET <key> <token> NX PX 30000 (a new 32-hex-
 #           digit token per pair), then EVALSHA of its release script
-#           (Lock.LUA_RELEASE_SCRIPT, text for text)
+#           (Lock.LUA_RELEASE_SCRIPT: the same statements, on one line)
 #   lib     SCRIPTS_DIR's acquire.lua and release.lua (default: src/scripts
 #           beside this file), sent as calls.sh's pairs() sends its 'x'
 #           kind: the same 11 keys and arguments
@@ -23,7 +23,7 @@
 #           robust marker, the call's release proof and the name's old
 #           counter, INCR of the shared counter, SET hold PXAT deadline,
 #           SET marker owner; release: GET hold, compare, DEL hold marker,
-#           SET proof 1 PX 10000 (7 redis.call()s beside TIME)
+#           SET proof <owner>;<call> PX 10000 (7 redis.call()s beside TIME)
 #   floor6  floor7 without the robust marker (6)
 #   lean5   acquire: TIME, deadline check, GET hold (a value starting with
 #           'r' is a release proof and counts as free), INCR, SET hold PXAT
@@ -77,7 +77,7 @@ load() { # FILE: SCRIPT LOAD the file, its SHA1 on stdout (a subshell: die ends
 }
 
 # ---- the scripts ---------------------------------------------------------
-# redis-py's release script, text for text (redis/lock.py).
+# redis-py's release script (redis/lock.py): the same statements, on one line.
 cat >"$tmp/peer_rel.lua" <<'EOF'
 local token = redis.call('get', KEYS[1]) if not token or token ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1
 EOF

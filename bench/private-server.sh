@@ -6,7 +6,7 @@
 #      name, for messages).
 # Out: $tmp (a temp dir, removed at the end), $pid and $port (the server),
 #      r (redis-cli to it), die MESSAGE (print, exit 1).
-# The server listens on 127.0.0.1 only, on a port from 20000-39999 that
+# The server listens on 127.0.0.1 only, on a port from 20000-40009 that
 # nothing answered on, without persistence.  Its INFO must name our own
 # process (process_id), so that the callers' FLUSHALLs never reach
 # someone else's server that took the port first.  A signal ends the

@@ -14,7 +14,7 @@
 # acquire + release pairs.  Calls go straight to the scripts with
 # EVALSHA through redis-cli, so only the scripts are measured, not the
 # client library.  The key layout is read from acquire.lua's header (a
-# ":sd" key or not).  Prints one line per case and the ratios
+# ":sd" key or not, and an eleventh key or not).  Prints one line per case and the ratios
 # 5000-reader / 1-reader.  Takes about a minute per scripts directory.
 #
 # Variables: REDIS_SERVER, REDIS_CLI (default: on PATH); READERS_ITER
